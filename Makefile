@@ -1,0 +1,33 @@
+# The two commands of the README: `make run` (the main job on config/default.yaml) and `make test`.
+# Both install what they need themselves.
+SHELL := /bin/bash
+NODE_STAMP := node_modules/.telebench-installed
+TELEBENCH := node bin/telebench.js
+CONFIG ?= config/default.yaml
+PIPELINE ?= all
+
+.PHONY: run test lint format bench setup clean-state
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+setup: $(NODE_STAMP)
+	node scripts/setup.mjs
+
+run: setup
+	$(TELEBENCH) run $(PIPELINE) --config $(CONFIG)
+
+test: setup
+	npx vitest run
+
+lint: $(NODE_STAMP)
+	npx tsc --noEmit -p tsconfig.json
+	npx eslint .
+	npx prettier --check .
+
+format: $(NODE_STAMP)
+	npx prettier --write .
+
+bench: setup
+	node scripts/bench.mjs

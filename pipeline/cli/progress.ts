@@ -1,0 +1,97 @@
+/**
+ * Renders run events for a person or a program: on a TTY one progress bar per stage
+ * (cli-progress, why: the most used Node progress-bar library, with multi-bar support, rate and
+ * ETA), otherwise one JSON line per event on stdout. Every event also goes to the run's
+ * `events.jsonl` (see {@link eventLogWriter}).
+ */
+import cliProgress from 'cli-progress';
+import { openSync, writeSync, closeSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { EventBus, StampedEvent } from '../events.js';
+
+/** Appends every event as a JSON line to `file` (unbuffered writes: a kill loses at most the line being written). */
+export function eventLogWriter(bus: EventBus, file: string): () => void {
+  mkdirSync(dirname(file), { recursive: true });
+  const fd = openSync(file, 'a');
+  const off = bus.on((e) => writeSync(fd, `${JSON.stringify(e)}\n`));
+  return () => {
+    off();
+    closeSync(fd);
+  };
+}
+
+/** JSON-lines renderer for pipes: item-level events are left out unless `verbose`, to keep logs small. */
+export function jsonLinesRenderer(
+  bus: EventBus,
+  out: NodeJS.WritableStream,
+  verbose = false,
+): () => void {
+  return bus.on((e: StampedEvent) => {
+    if (!verbose && (e.kind === 'item-start' || (e.kind === 'item-end' && e.state === 'done')))
+      return;
+    out.write(`${JSON.stringify(e)}\n`);
+  });
+}
+
+/** Progress bars on a TTY: one bar per stage with done/total, rate and ETA; logs print above. */
+export function ttyRenderer(bus: EventBus): () => void {
+  const multi = new cliProgress.MultiBar(
+    {
+      format: ' {stage} [{bar}] {value}/{total} | {rate}/s | ETA {eta_formatted} | {note}',
+      hideCursor: true,
+      clearOnComplete: false,
+      stopOnComplete: false,
+      etaBuffer: 50,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const bars = new Map<
+    string,
+    { bar: cliProgress.SingleBar; start: number; done: number; failed: number; skipped: number }
+  >();
+  const pad = (s: string): string => s.padEnd(22);
+  const off = bus.on((e) => {
+    switch (e.kind) {
+      case 'stage-start': {
+        const bar = multi.create(Math.max(e.total, 1), e.alreadyDone, {
+          stage: pad(e.stage),
+          rate: '0',
+          note: '',
+        });
+        bars.set(e.stage, { bar, start: Date.now(), done: e.alreadyDone, failed: 0, skipped: 0 });
+        break;
+      }
+      case 'item-end': {
+        const b = bars.get(e.stage);
+        if (!b || e.state === 'abandoned') break;
+        b.done++;
+        if (e.state === 'failed') b.failed++;
+        if (e.state === 'skipped') b.skipped++;
+        const rate = ((b.done * 1000) / Math.max(1, Date.now() - b.start)).toFixed(1);
+        b.bar.update(b.done, { rate, note: `${b.failed} failed, ${b.skipped} skipped` });
+        break;
+      }
+      case 'stage-preflight-failed':
+        multi.log(`stage ${e.stage} stopped at preflight: ${e.message}\n  -> ${e.hint}\n`);
+        break;
+      case 'stage-blocked':
+        multi.log(`stage ${e.stage} not started: ${e.because}\n`);
+        break;
+      case 'rate-limit':
+        multi.log(`${e.service}: rate limited, waiting ${e.waitSeconds}s (${e.reason})\n`);
+        break;
+      case 'log':
+        multi.log(`${e.stage ? `[${e.stage}] ` : ''}${e.message}\n`);
+        break;
+      case 'interrupted':
+        multi.log(`received ${e.signal}: finishing in-flight items, starting no new ones\n`);
+        break;
+      default:
+        break;
+    }
+  });
+  return () => {
+    off();
+    multi.stop();
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * YAML configuration loading with zod validation. Every problem becomes a {@link ConfigError} whose
+ * message names the file, the path inside it (`github.repos[3].name`), the line when known, and what
+ * was expected. The `yaml` package (why: it keeps source positions, so messages can give the line).
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError } from '../errors.js';
+
+/** Formats a zod/yaml path as `a.b[3].c`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) {
+    if (typeof p === 'number') out += `[${p}]`;
+    else out += out === '' ? String(p) : `.${String(p)}`;
+  }
+  return out === '' ? '(top level)' : out;
+}
+
+function lineOf(
+  doc: Document,
+  counter: LineCounter,
+  path: readonly PropertyKey[],
+): number | undefined {
+  // Walk up the path until a node with a source range is found.
+  for (let n = path.length; n >= 0; n--) {
+    const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n) as unknown[], true);
+    if (isNode(node) && node.range) return counter.linePos(node.range[0]).line;
+  }
+  return undefined;
+}
+
+/**
+ * Parses YAML text and validates it against `schema`.
+ * @param text the YAML source
+ * @param file the name used in messages (usually the absolute path)
+ * @returns the parsed value, typed by the schema (defaults applied)
+ * @throws ConfigError for YAML syntax errors (with line and column) and schema violations (every
+ *   violation listed, each with its path, line and expectation)
+ */
+export function parseConfigText<S extends z.ZodType>(
+  text: string,
+  file: string,
+  schema: S,
+): z.output<S> {
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0]!;
+    const pos = first.linePos?.[0];
+    const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
+    throw new ConfigError(`${where}: invalid YAML: ${first.message.split('\n')[0]}`, {
+      file,
+      ...(pos ? { line: pos.line } : {}),
+    });
+  }
+  const value: unknown = doc.toJS() ?? {};
+  const result = schema.safeParse(value);
+  if (result.success) return result.data as z.output<S>;
+  const lines: string[] = [];
+  let firstPath = '';
+  let firstLine: number | undefined;
+  for (const issue of result.error.issues) {
+    let path = [...issue.path];
+    let what = issue.message;
+    if (issue.code === 'unrecognized_keys') {
+      const keys = (issue as unknown as { keys: string[] }).keys;
+      path = [...path, keys[0]!];
+      what = `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')} (allowed keys are listed in config/telebench.schema.json)`;
+    }
+    const line = lineOf(doc, counter, path);
+    const p = formatPath(path);
+    if (!firstPath) {
+      firstPath = p;
+      firstLine = line;
+    }
+    lines.push(`  ${file}${line ? `:${line}` : ''}: ${p}: ${what}`);
+  }
+  throw new ConfigError(`invalid configuration in ${file}:\n${lines.join('\n')}`, {
+    file,
+    path: firstPath,
+    ...(firstLine ? { line: firstLine } : {}),
+  });
+}
+
+/**
+ * Reads and validates a YAML file.
+ * @param file path (resolved against the current directory)
+ * @throws ConfigError when the file is missing or unreadable, or as {@link parseConfigText}
+ */
+export function loadConfigFile<S extends z.ZodType>(file: string, schema: S): z.output<S> {
+  const abs = resolve(file);
+  if (!existsSync(abs)) {
+    throw new ConfigError(`configuration file not found: ${abs}`, { file: abs });
+  }
+  let text: string;
+  try {
+    text = readFileSync(abs, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read configuration file ${abs}: ${(err as Error).message}`, {
+      file: abs,
+    });
+  }
+  return parseConfigText(text, abs, schema);
+}

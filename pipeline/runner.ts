@@ -1,0 +1,412 @@
+/**
+ * The runner: orders the selected stages by their `needs`, runs independent stages at the same
+ * time, runs each stage's items under a concurrency limit (p-limit, why: the standard small
+ * concurrency limiter), and records every item's state in the {@link Store}.
+ *
+ * Resumability: `plan` is re-run on every start; an item is skipped when the store holds it `done`
+ * (or `skipped`) at the same stage version and input hash. A row left `running` by a killed process
+ * is started again, so after a SIGKILL at most `concurrency` items per running stage are repeated
+ * and nothing done is lost (each finish is one SQLite transaction).
+ */
+import { randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
+import type { Pipeline, Stage, StageContext, WorkItem, RunContext, StoreReader } from './stage.js';
+import { Store, type PlanDecision } from './store/store.js';
+import { BlobStore } from './store/blobs.js';
+import { EventBus, type TelebenchEvent } from './events.js';
+import { canonicalJson, sha256 } from './hash.js';
+import {
+  ConfigError,
+  PreflightError,
+  SkipItem,
+  TelebenchError,
+  asTelebenchError,
+} from './errors.js';
+import { redact } from './secrets.js';
+
+export type StageRegistry = ReadonlyMap<string, Stage<any, any, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export interface RunOptions<Cfg> {
+  pipeline: Pipeline<Cfg>;
+  registry: StageRegistry;
+  config: Cfg;
+  configFile: string;
+  stateDir: string;
+  store: Store;
+  blobs: BlobStore;
+  bus: EventBus;
+  /** Aborted by SIGINT/SIGTERM: no new item starts after it. */
+  signal: AbortSignal;
+  runId?: string;
+  /** Run only this stage (its needs are read from the store as they are). */
+  only?: string;
+  /** Run this stage and every stage of the pipeline that depends on it. */
+  from?: string;
+  retryFailed?: boolean;
+  /** Plan every stage and report what would run; write nothing. */
+  dryRun?: boolean;
+  /** At most N items per stage are planned. */
+  limit?: number;
+  /** Per-stage concurrency overrides (from the config's `stages:` section). */
+  concurrency?: Record<string, number | undefined>;
+}
+
+export type StageOutcome =
+  | { status: 'completed'; counts: Record<string, number>; ran: number; wouldRun?: number }
+  | { status: 'blocked'; reason: string; service?: string; hint?: string }
+  | { status: 'interrupted'; counts: Record<string, number>; ran: number };
+
+export interface RunResult {
+  runId: string;
+  exitCode: number;
+  stages: Record<string, StageOutcome>;
+}
+
+/**
+ * Selects the stages to run and sorts them so that every stage comes after its needs.
+ * @throws ConfigError when a stage name is unknown, a need is missing from the registry, or the
+ *   needs form a cycle
+ */
+export function selectStages(
+  pipeline: Pipeline<unknown>,
+  registry: StageRegistry,
+  opts: { only?: string; from?: string } = {},
+): string[] {
+  for (const name of pipeline.stages) {
+    if (!registry.has(name))
+      throw new ConfigError(`pipeline "${pipeline.name}" names unknown stage "${name}"`);
+  }
+  const inPipeline = new Set(pipeline.stages);
+  // topological order over the pipeline's stages (Kahn, stable by declaration order)
+  const order: string[] = [];
+  const visiting = new Set<string>();
+  const visited = new Set<string>();
+  const visit = (name: string, trail: string[]): void => {
+    if (visited.has(name)) return;
+    if (visiting.has(name))
+      throw new ConfigError(`stage needs form a cycle: ${[...trail, name].join(' -> ')}`);
+    visiting.add(name);
+    const stage = registry.get(name);
+    if (!stage) throw new ConfigError(`stage "${trail.at(-1)}" needs unknown stage "${name}"`);
+    for (const need of stage.needs) if (inPipeline.has(need)) visit(need, [...trail, name]);
+    visiting.delete(name);
+    visited.add(name);
+    order.push(name);
+  };
+  for (const name of pipeline.stages) visit(name, []);
+
+  for (const flag of [opts.only, opts.from]) {
+    if (flag !== undefined && !inPipeline.has(flag)) {
+      throw new ConfigError(
+        `stage "${flag}" is not part of pipeline "${pipeline.name}" (its stages: ${pipeline.stages.join(', ')})`,
+      );
+    }
+  }
+  if (opts.only) return [opts.only];
+  if (opts.from) {
+    const keep = new Set([opts.from]);
+    for (const name of order) {
+      if (registry.get(name)!.needs.some((n) => keep.has(n))) keep.add(name);
+    }
+    return order.filter((n) => keep.has(n));
+  }
+  return order;
+}
+
+const PLAN_BATCH = 256;
+
+/**
+ * Runs a pipeline to completion (or until interrupted). Never throws for item failures; throws
+ * ConfigError (exit 2) for configuration problems found before items start.
+ * @returns per-stage outcomes and the exit code: 0 all done, 1 some items failed, 3 a stage stopped
+ *   at preflight, 130/143 interrupted by SIGINT/SIGTERM (the reason of `signal`)
+ */
+export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult> {
+  const runId = opts.runId ?? randomUUID();
+  const { store, blobs, bus, registry } = opts;
+  const order = selectStages(opts.pipeline as Pipeline<unknown>, registry, opts);
+  const selected = new Set(order);
+  const memo = new Map<string, unknown>();
+
+  const reader: StoreReader = {
+    outputs: <T>(stage: string) => {
+      const s = registry.get(stage);
+      if (!s)
+        throw new TelebenchError('unknown_stage', `no stage named "${stage}"`, { tier: 'bug' });
+      return store.doneOutputs<T>(stage, s.version);
+    },
+    item: (stage, key) => store.item(stage, key),
+    items: (stage) => store.items(stage),
+  };
+
+  const baseContext = (stageName: string | undefined): StageContext<Cfg> => ({
+    config: opts.config,
+    configFile: opts.configFile,
+    stateDir: opts.stateDir,
+    runId,
+    store: reader,
+    kv: store,
+    blobs,
+    signal: opts.signal,
+    emit: (e: TelebenchEvent) => bus.emit(e),
+    log: (message, data) =>
+      bus.emit({
+        kind: 'log',
+        ...(stageName ? { stage: stageName } : {}),
+        message: redact(message),
+        ...(data ? { data } : {}),
+      }),
+    memo: <T>(key: string, make: () => T): T => {
+      if (!memo.has(key)) memo.set(key, make());
+      return memo.get(key) as T;
+    },
+  });
+
+  bus.emit({ kind: 'run-start', runId, pipeline: opts.pipeline.name, stages: order });
+  const outcomes: Record<string, StageOutcome> = {};
+  const promises = new Map<string, Promise<StageOutcome>>();
+
+  const runStage = async (name: string): Promise<StageOutcome> => {
+    const stage = registry.get(name)!;
+    const needs = stage.needs.filter((n) => selected.has(n));
+    const needOutcomes = await Promise.all(needs.map((n) => promises.get(n)!));
+    const blockedBy = needs.find((_, i) => needOutcomes[i]!.status !== 'completed');
+    if (blockedBy) {
+      const o = needOutcomes[needs.indexOf(blockedBy)]!;
+      const because =
+        o.status === 'blocked'
+          ? `needs ${blockedBy}, which stopped at preflight`
+          : `needs ${blockedBy}, which was interrupted`;
+      bus.emit({ kind: 'stage-blocked', stage: name, because });
+      return { status: 'blocked', reason: because };
+    }
+    if (opts.signal.aborted) return { status: 'interrupted', counts: {}, ran: 0 };
+    const ctx = baseContext(name);
+    if (stage.preflight && !opts.dryRun) {
+      try {
+        await stage.preflight(ctx);
+      } catch (err) {
+        if (err instanceof PreflightError) {
+          bus.emit({
+            kind: 'stage-preflight-failed',
+            stage: name,
+            service: err.service,
+            message: redact(err.message),
+            hint: err.hint,
+          });
+          return {
+            status: 'blocked',
+            reason: redact(err.message),
+            service: err.service,
+            hint: err.hint,
+          };
+        }
+        throw err;
+      }
+    }
+    return executeStage(stage, ctx);
+  };
+
+  const executeStage = async (
+    stage: Stage<unknown, unknown, Cfg>,
+    ctx: StageContext<Cfg>,
+  ): Promise<StageOutcome> => {
+    const started = Date.now();
+    const name = stage.name;
+    const planned: WorkItem<unknown>[] = [];
+    const plannedKeys = new Set<string>();
+    let batch: { item: WorkItem<unknown>; inputJson: string; inputHash: string }[] = [];
+    const decisions: Record<PlanDecision, number> = { run: 0, done: 0, skipped: 0, failed: 0 };
+    const flush = (): void => {
+      if (batch.length === 0) return;
+      const b = batch;
+      batch = [];
+      const decide = (x: (typeof b)[number]): void => {
+        const d = opts.dryRun
+          ? store.planDecisionReadOnly(
+              name,
+              x.item.key,
+              stage.version,
+              x.inputHash,
+              opts.retryFailed ?? false,
+            )
+          : store.planItem(
+              name,
+              x.item.key,
+              stage.version,
+              x.inputHash,
+              x.inputJson,
+              opts.retryFailed ?? false,
+            );
+        decisions[d]++;
+        if (d === 'run') planned.push(x.item);
+      };
+      if (opts.dryRun) b.forEach(decide);
+      else store.transaction(() => b.forEach(decide));
+    };
+    const planCtx = { ...ctx, limit: opts.limit };
+    for await (const item of stage.plan(planCtx)) {
+      if (typeof item.key !== 'string' || item.key === '') {
+        throw new TelebenchError('bad_item_key', `stage ${name} planned an item without a key`, {
+          tier: 'bug',
+        });
+      }
+      if (plannedKeys.has(item.key)) {
+        throw new TelebenchError(
+          'duplicate_item_key',
+          `stage ${name} planned the key "${item.key}" twice`,
+          {
+            tier: 'bug',
+            context: { stage: name, key: item.key },
+          },
+        );
+      }
+      plannedKeys.add(item.key);
+      const inputJson = canonicalJson(item.input ?? null);
+      batch.push({ item, inputJson, inputHash: sha256(inputJson) });
+      if (batch.length >= PLAN_BATCH) flush();
+      if (opts.limit !== undefined && plannedKeys.size >= opts.limit) break;
+    }
+    flush();
+    if (opts.limit === undefined && !opts.dryRun) store.orphanUnplanned(name, plannedKeys);
+
+    if (opts.dryRun) {
+      const counts = { planned: plannedKeys.size, ...decisions };
+      bus.emit({ kind: 'stage-end', stage: name, counts, ms: Date.now() - started });
+      return { status: 'completed', counts, ran: 0, wouldRun: decisions.run };
+    }
+
+    bus.emit({
+      kind: 'stage-start',
+      stage: name,
+      total: plannedKeys.size,
+      alreadyDone: decisions.done + decisions.skipped,
+    });
+    const concurrency = opts.concurrency?.[name] ?? stage.concurrency?.(opts.config) ?? 1;
+    const limit = pLimit(Math.max(1, concurrency));
+    let ran = 0;
+    let interrupted = false;
+
+    const runOne = async (item: WorkItem<unknown>): Promise<void> => {
+      if (opts.signal.aborted) {
+        interrupted = true;
+        return;
+      }
+      const attempt = randomUUID();
+      const t0 = Date.now();
+      store.startItem(name, item.key, attempt, runId);
+      bus.emit({ kind: 'item-start', stage: name, key: item.key, attempt });
+      ran++;
+      const runCtx: RunContext<Cfg> = {
+        ...ctx,
+        attempt,
+        key: item.key,
+        log: (message, data) =>
+          bus.emit({
+            kind: 'log',
+            stage: name,
+            key: item.key,
+            message: redact(message),
+            ...(data ? { data } : {}),
+          }),
+        artifact: (artifactName, data, mediaType = 'text/plain') => {
+          const digest = blobs.put(data);
+          store.linkArtifact(name, item.key, {
+            name: artifactName,
+            digest,
+            size: typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength,
+            mediaType,
+            attempt,
+          });
+          return digest;
+        },
+      };
+      try {
+        const output = await stage.run(item, runCtx);
+        store.finishItem(name, item.key, attempt, { state: 'done', output: output ?? null });
+        bus.emit({
+          kind: 'item-end',
+          stage: name,
+          key: item.key,
+          attempt,
+          state: 'done',
+          ms: Date.now() - t0,
+        });
+      } catch (err) {
+        if (err instanceof SkipItem) {
+          store.finishItem(name, item.key, attempt, {
+            state: 'skipped',
+            reason: err.code,
+            detail: redact(err.message),
+            data: err.context,
+          });
+          bus.emit({
+            kind: 'item-end',
+            stage: name,
+            key: item.key,
+            attempt,
+            state: 'skipped',
+            reason: err.code,
+            ms: Date.now() - t0,
+          });
+        } else if (opts.signal.aborted) {
+          // Abandoned cleanly: back to pending, so the next run starts it again.
+          store.finishItem(name, item.key, attempt, { state: 'pending' });
+          interrupted = true;
+          bus.emit({
+            kind: 'item-end',
+            stage: name,
+            key: item.key,
+            attempt,
+            state: 'abandoned',
+            ms: Date.now() - t0,
+          });
+        } else {
+          const e = asTelebenchError(err);
+          const json = e.toJSON();
+          json.message = redact(String(json.message));
+          if (typeof json.stack === 'string') json.stack = redact(json.stack);
+          store.finishItem(name, item.key, attempt, { state: 'failed', error: json });
+          bus.emit({
+            kind: 'item-end',
+            stage: name,
+            key: item.key,
+            attempt,
+            state: 'failed',
+            reason: e.code,
+            ms: Date.now() - t0,
+          });
+        }
+      }
+    };
+
+    await Promise.all(planned.map((item) => limit(() => runOne(item))));
+    const c = store.counts(name);
+    const counts = { ...c.byState, total: c.total };
+    bus.emit({ kind: 'stage-end', stage: name, counts, ms: Date.now() - started });
+    if (interrupted || opts.signal.aborted) return { status: 'interrupted', counts, ran };
+    return { status: 'completed', counts, ran };
+  };
+
+  for (const name of order) {
+    const p = runStage(name).then((o) => {
+      outcomes[name] = o;
+      return o;
+    });
+    promises.set(name, p);
+  }
+  // Settle every stage; a thrown error (config, bug in plan) aborts after in-flight stages settle.
+  const settled = await Promise.allSettled([...promises.values()]);
+  const thrown = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (thrown) throw thrown.reason;
+
+  let exitCode = 0;
+  const anyFailed = order.some((n) => {
+    const o = outcomes[n]!;
+    return o.status !== 'blocked' && (o.counts.failed ?? 0) > 0;
+  });
+  if (anyFailed) exitCode = 1;
+  if (order.some((n) => outcomes[n]!.status === 'blocked')) exitCode = 3;
+  if (opts.signal.aborted) exitCode = opts.signal.reason === 'SIGTERM' ? 143 : 130;
+  return { runId, exitCode, stages: outcomes };
+}

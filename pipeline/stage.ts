@@ -1,0 +1,109 @@
+/**
+ * The contract between the engine and the domain stages (`stages/`). A stage is pure data plus two
+ * functions: `plan` lists work items from what the store already holds (no network), `run` does one
+ * item and must be idempotent (running it twice for the same input yields an equivalent output).
+ *
+ * The runner decides what is done: an item is done only when its stored stage `version` and the hash
+ * of its canonical-JSON `input` both match; bump `version` to make every stored output stale.
+ */
+import type { BlobStore } from './store/blobs.js';
+import type { KeyValue, ItemRecord } from './store/store.js';
+import type { TelebenchEvent } from './events.js';
+
+/** One unit of work: `key` is unique within the stage and stable across runs (e.g. `free5gc__amf-161`). */
+export interface WorkItem<In> {
+  readonly key: string;
+  readonly input: In;
+}
+
+/** Read access to other stages' results. Only items `done` at the stage's current version are listed. */
+export interface StoreReader {
+  /** Done outputs of `stage`, in key order. */
+  outputs<T = unknown>(stage: string): Iterable<{ key: string; input: unknown; output: T }>;
+  /** One item's full record (any state), or undefined. */
+  item(stage: string, key: string): ItemRecord | undefined;
+  /** All records of a stage (any state), in key order. */
+  items(stage: string): Iterable<ItemRecord>;
+}
+
+/** What every stage hook receives. `Cfg` is the whole validated configuration. */
+export interface StageContext<Cfg = unknown> {
+  readonly config: Cfg;
+  /** Absolute path of the configuration file (relative paths in it resolve against its folder). */
+  readonly configFile: string;
+  /** Absolute state directory (`--state`, `TELEBENCH_HOME`, default `./cache`). */
+  readonly stateDir: string;
+  readonly runId: string;
+  readonly store: StoreReader;
+  /** Namespaced key-value cache (ETags, HTTP and model response caches). */
+  readonly kv: KeyValue;
+  /** Content-addressed raw artifacts (API responses, logs, model outputs). */
+  readonly blobs: BlobStore;
+  /** Aborted on SIGINT/SIGTERM: long operations should stop and throw. */
+  readonly signal: AbortSignal;
+  emit(event: TelebenchEvent): void;
+  /** Free-text log line into the run's event log (kind `log`). */
+  log(message: string, data?: Record<string, unknown>): void;
+  /**
+   * One shared instance per run and `key` (providers: the GitHub client, the Docker client, ...).
+   * `make` runs at most once.
+   */
+  memo<T>(key: string, make: () => T): T;
+}
+
+/** Context of `plan`: `limit` (from `--limit N`) caps how many items the stage may list. */
+export interface PlanContext<Cfg = unknown> extends StageContext<Cfg> {
+  readonly limit: number | undefined;
+}
+
+/** Context of `run` for one item. */
+export interface RunContext<Cfg = unknown> extends StageContext<Cfg> {
+  /** Unique id of this attempt (a new one each time the item is started). */
+  readonly attempt: string;
+  readonly key: string;
+  /**
+   * Stores `data` in the blob store and links it to this item under `name`.
+   * @returns the sha256 hex digest of the stored bytes
+   */
+  artifact(name: string, data: string | Uint8Array, mediaType?: string): string;
+}
+
+export interface Stage<In = unknown, Out = unknown, Cfg = unknown> {
+  /** Dotted name, `<branch>.<step>`: `swe5g.mine`, `resilience.truncate`. */
+  readonly name: string;
+  /** Bump when the output for the same input would change. */
+  readonly version: number;
+  /** Stages whose outputs `plan` reads; the runner starts this stage after they finish. */
+  readonly needs: readonly string[];
+  readonly description: string;
+  /** Items run at once (default 1). */
+  concurrency?(config: Cfg): number;
+  /**
+   * Checks outside services and inputs before any item starts.
+   * @throws PreflightError naming the service and what to start or set
+   */
+  preflight?(ctx: StageContext<Cfg>): Promise<void>;
+  /** Lists the work items. Pure over the store and config: no network, no writes. */
+  plan(ctx: PlanContext<Cfg>): AsyncIterable<WorkItem<In>> | Iterable<WorkItem<In>>;
+  /**
+   * Does one item.
+   * @throws SkipItem for a content outcome (recorded as skipped with its reason)
+   * @throws TelebenchError (any other tier) for a failure (recorded as failed)
+   */
+  run(item: WorkItem<In>, ctx: RunContext<Cfg>): Promise<Out>;
+}
+
+/** A named set of stages run together by `telebench run <name>`. */
+export interface Pipeline<Cfg = unknown> {
+  readonly name: string;
+  readonly description: string;
+  /** Stage names; the runner adds nothing implicitly and orders them by `needs`. */
+  readonly stages: readonly string[];
+  /** Markdown report of this pipeline's results (`telebench report <name>`). */
+  report?(ctx: StageContext<Cfg>): string | Promise<string>;
+}
+
+/** Helper that keeps the stage's generic types when declaring it as an object literal. */
+export function defineStage<In, Out, Cfg>(stage: Stage<In, Out, Cfg>): Stage<In, Out, Cfg> {
+  return stage;
+}

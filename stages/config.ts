@@ -1,0 +1,15 @@
+/**
+ * The full configuration schema: the engine's keys plus one section per dataset branch. Each branch
+ * owns its section's schema in its own folder; this file only composes them.
+ * `config/telebench.schema.json` is generated from it (`telebench config schema`).
+ */
+import { z } from 'zod';
+import { engineConfigShape } from '../pipeline/config/schema.js';
+import { selftestConfigSchema } from './selftest/selftest.js';
+
+export const appConfigSchema = z.strictObject({
+  ...engineConfigShape,
+  selftest: selftestConfigSchema.optional(),
+});
+
+export type AppConfig = z.output<typeof appConfigSchema>;

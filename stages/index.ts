@@ -1,0 +1,36 @@
+/**
+ * The composition root of the stages: every stage, every pipeline, and the CLI commands that the
+ * dataset branches add. The CLI (`pipeline/cli/`) imports this file; nothing in `pipeline/` else does.
+ */
+import type { Pipeline, Stage } from '../pipeline/stage.js';
+import type { AppConfig } from './config.js';
+import { selftestItems, selftestSummary, selftestPipeline } from './selftest/selftest.js';
+import type { Command } from 'commander';
+
+export { appConfigSchema, type AppConfig } from './config.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const stages: Stage<any, any, any>[] = [selftestItems, selftestSummary];
+
+/** Every stage by name. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const registry: ReadonlyMap<string, Stage<any, any, any>> = new Map(
+  stages.map((s) => [s.name, s]),
+);
+
+const branchPipelines: Pipeline<AppConfig>[] = [selftestPipeline as Pipeline<AppConfig>];
+
+/** `all`: both dataset branches side by side, then the release. Grows as branches land. */
+const allPipeline: Pipeline<AppConfig> = {
+  name: 'all',
+  description: 'Every dataset branch (SWE-Bench 5G and TeleResilienceBench) and the local release.',
+  stages: [],
+};
+
+/** Every pipeline by name. */
+export const pipelines: ReadonlyMap<string, Pipeline<AppConfig>> = new Map(
+  [...branchPipelines, allPipeline].map((p) => [p.name, p]),
+);
+
+/** Extra CLI commands contributed by the dataset branches (`images`, `release`, `publish`, ...). */
+export const commands: ((program: Command) => void)[] = [];

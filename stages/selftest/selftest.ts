@@ -1,0 +1,94 @@
+/**
+ * `telebench run selftest`: a pipeline of no-op items that exercises the engine on this machine
+ * (planning, concurrency, resume, interruption). Each item optionally waits `delay_ms` and appends
+ * `<key> <attempt>` to `attempts_log`, which is how the fault test proves that a resume after
+ * SIGKILL repeats at most the in-flight items.
+ */
+import { appendFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { resolve, dirname } from 'node:path';
+import { z } from 'zod';
+import { defineStage, type Pipeline } from '../../pipeline/stage.js';
+import { SkipItem } from '../../pipeline/errors.js';
+
+export const selftestConfigSchema = z.strictObject({
+  /** Number of items the `selftest.items` stage plans. */
+  items: z.number().int().min(0).max(10_000_000).default(100),
+  /** Milliseconds each item waits (simulates work). */
+  delay_ms: z.number().int().min(0).default(0),
+  /** Items run at once. */
+  concurrency: z.number().int().min(1).default(4),
+  /** When set, each attempt appends `<key> <attempt>\n` to this file (relative to the config file). */
+  attempts_log: z.string().optional(),
+  /** Every n-th item is skipped with reason `selftest_skip` (0: none). */
+  skip_every: z.number().int().min(0).default(0),
+});
+export type SelftestConfig = z.output<typeof selftestConfigSchema>;
+
+interface HasSelftest {
+  selftest?: SelftestConfig;
+}
+
+const settings = (cfg: HasSelftest): SelftestConfig =>
+  cfg.selftest ?? selftestConfigSchema.parse({});
+
+export const selftestItems = defineStage<
+  { n: number },
+  { n: number; attempt: string },
+  HasSelftest
+>({
+  name: 'selftest.items',
+  version: 1,
+  needs: [],
+  description: 'No-op items that exercise the engine.',
+  concurrency: (cfg) => settings(cfg).concurrency,
+  *plan(ctx) {
+    const n = settings(ctx.config).items;
+    const width = String(n).length;
+    for (let i = 0; i < n; i++)
+      yield { key: `item-${String(i).padStart(width, '0')}`, input: { n: i } };
+  },
+  async run(item, ctx) {
+    const s = settings(ctx.config);
+    if (s.attempts_log) {
+      appendFileSync(
+        resolve(dirname(ctx.configFile), s.attempts_log),
+        `${item.key} ${ctx.attempt}\n`,
+      );
+    }
+    if (s.delay_ms > 0) await sleep(s.delay_ms);
+    if (s.skip_every > 0 && item.input.n % s.skip_every === 0) {
+      throw new SkipItem('selftest_skip', `item ${item.key} is a multiple of ${s.skip_every}`);
+    }
+    return { n: item.input.n, attempt: ctx.attempt };
+  },
+});
+
+export const selftestSummary = defineStage<
+  { count: number; sum: number },
+  { count: number; sum: number },
+  HasSelftest
+>({
+  name: 'selftest.summary',
+  version: 1,
+  needs: ['selftest.items'],
+  description: 'Sums the outputs of selftest.items (shows a stage that reads another one).',
+  *plan(ctx) {
+    let count = 0;
+    let sum = 0;
+    for (const o of ctx.store.outputs<{ n: number }>('selftest.items')) {
+      count++;
+      sum += o.output.n;
+    }
+    yield { key: 'summary', input: { count, sum } };
+  },
+  async run(item) {
+    return item.input;
+  },
+});
+
+export const selftestPipeline: Pipeline = {
+  name: 'selftest',
+  description: 'No-op items that check the engine on this machine.',
+  stages: ['selftest.items', 'selftest.summary'],
+};
