@@ -1,0 +1,76 @@
+/**
+ * The narrow interface every model provider implements (Ollama native, OpenAI-compatible, and the
+ * scripted provider used by tests). Modelled on vercel/ai's LanguageModel specification: a small,
+ * versioned contract; errors carry their own retryability.
+ */
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** Everything that can change a model's output. It is the response-cache key (no secrets in it). */
+export interface ChatRequest {
+  /** Model name as the server knows it (`qwen3.5:2b`). */
+  model: string;
+  messages: ChatMessage[];
+  /** Ask for a separate reasoning trace (Ollama `think`; ignored where unsupported). */
+  think?: boolean;
+  /** Context window in tokens (Ollama `num_ctx`; OpenAI-compatible servers ignore it). */
+  numCtx?: number;
+  /** Output budget in tokens, thinking included (Ollama `num_predict`, OpenAI `max_tokens`). */
+  maxTokens?: number;
+  temperature?: number;
+  seed?: number;
+  topP?: number;
+}
+
+/** One model answer, normalised across servers. */
+export interface ChatResult {
+  /** Reasoning text: Ollama `message.thinking`, OpenAI `reasoning` / `reasoning_content`, or `<think>` content. '' when none. */
+  thinking: string;
+  /** Answer text without the reasoning. */
+  content: string;
+  /** Prompt tokens as the server counted them (Ollama `prompt_eval_count`); null when not reported. */
+  promptTokens: number | null;
+  /** Output tokens, thinking included (Ollama `eval_count`); null when not reported. */
+  outputTokens: number | null;
+  /** Server's stop reason: `stop`, `length`, ... */
+  doneReason: string;
+  /** True when the prompt reached the context limit (the server may have cut it silently). */
+  promptTruncated: boolean;
+  /** True when the output budget ran out (`done_reason` / `finish_reason` `length`). */
+  budgetExhausted: boolean;
+  /** Wall time of the request in milliseconds (0 for a cache hit). */
+  latencyMs: number;
+  /** Endpoint base URL that answered. */
+  endpoint: string;
+  /** True when served from the response cache. */
+  cached: boolean;
+  /** sha256 of the raw response body stored in the blob store (when a blob store was given). */
+  rawDigest?: string;
+}
+
+/** What a preflight learns about the server and model. */
+export interface ModelInfo {
+  endpoint: string;
+  serverVersion: string | null;
+  modelDigest: string | null;
+}
+
+export interface LlmProvider {
+  readonly specificationVersion: 'v1';
+  /** `ollama` | `openai-compatible` | ... */
+  readonly provider: string;
+  /**
+   * Checks the endpoint answers and serves `model`.
+   * @throws PreflightError saying what to start or pull
+   */
+  preflight(model: string, signal?: AbortSignal): Promise<ModelInfo>;
+  /**
+   * One chat completion. Retries 408/409/429/5xx with backoff honouring `retry-after`.
+   * @throws TelebenchError tier `rate-limit` | `transient` after the retries, `content` for an
+   *   unparseable response body (code `bad_response`), `config` for 4xx that retrying cannot fix
+   */
+  chat(request: ChatRequest, options?: { signal?: AbortSignal }): Promise<ChatResult>;
+}
