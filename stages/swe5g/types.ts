@@ -1,0 +1,251 @@
+/**
+ * Shared record shapes of the SWE-Bench 5G branch (see /tmp contract "SWE-Bench 5G data contract").
+ * Every swe5g stage imports its input/output types from here, so one change is seen by all.
+ *
+ * Commit terms, fixed for every stage (issue 3, "Commit terms"):
+ * - `merge_commit`: the commit that landed on the default branch (a merge commit, or the
+ *   squash/rebase commit).
+ * - `base_commit`: the first parent of `merge_commit`.
+ * - `pr_head`: the PR's head commit (`refs/pull/N/head`), `null` when unknown.
+ * - `instance_id`: SWE-bench form `<owner>__<repo>-<PR>` (`free5gc__amf-161`); `alias` is the paper's
+ *   short form `<repo>_pr<PR>` (`amf_pr161`) (SWE-Bench 5G paper, Table of instances).
+ */
+
+/** Languages the image recipes know. */
+export type RepoLanguage = 'go' | 'c' | 'python';
+
+/** Where a candidate came from: the GitHub REST API, or a local git mirror (history only). */
+export type CandidateSource = 'api' | 'git';
+
+/** One issue linked to a PR. `created_at` is ISO 8601 UTC. */
+export interface LinkedIssue {
+  /** `owner/name` of the repository holding the issue (may differ from the PR's repository). */
+  repo: string;
+  number: number;
+  title: string;
+  body: string;
+  labels: string[];
+  state: 'open' | 'closed';
+  created_at: string;
+}
+
+/** Kinds of evidence that a PR fixes an issue, strongest first. */
+export type LinkEvidenceKind =
+  | 'closing_reference' // GitHub's closingIssuesReferences / timeline `closed` by the PR
+  | 'closing_keyword' // "fixes #12", "closes free5gc/free5gc#641", full issue URL after a keyword
+  | 'mention' // bare "#12" / "owner/repo#12" / URL without a closing keyword
+  | 'branch_name'; // head branch `fix/1079-...` (weak)
+
+/** One piece of evidence for a link: where it was found and how much it is trusted (0..1). */
+export interface LinkEvidence {
+  kind: LinkEvidenceKind;
+  /** Where: `pr_title`, `pr_body`, `commit:<sha>`, `branch:<name>`, `timeline`, `graphql`. */
+  where: string;
+  /** The matched text, e.g. `Fixes free5gc/free5gc#641`. */
+  text: string;
+  /** `owner/name#number` of the issue this evidence points to. */
+  issue: string;
+  confidence: number;
+}
+
+/** A changed file of the PR, with line counts. */
+export interface ChangedFile {
+  path: string;
+  additions: number;
+  deletions: number;
+}
+
+/** An issue comment written before the fix merged (source of `hints_text`). */
+export interface IssueComment {
+  issue: string;
+  author: string;
+  created_at: string;
+  body: string;
+}
+
+/**
+ * Output of `swe5g.mine` (key = instance_id): one merged PR, before linking and filtering.
+ * Fields the source cannot know are empty (`''`, `[]`, `null`), never invented.
+ */
+export interface MinedPR {
+  instance_id: string;
+  alias: string;
+  repo: string;
+  registry_id: string;
+  language: RepoLanguage;
+  nf: string;
+  license: string;
+  pr_number: number;
+  merge_commit: string;
+  base_commit: string;
+  pr_head: string | null;
+  /** How the PR landed: merge commit, squash/rebase commit (single parent). */
+  merge_style: 'merge' | 'squash';
+  pr_title: string;
+  pr_body: string;
+  /** Head branch name (`fix/1079-nil-amf`), '' when unknown. */
+  head_ref: string;
+  /** Login of the PR author ('' when unknown; git source uses the commit author name). */
+  author: string;
+  author_is_bot: boolean;
+  /** Messages of the PR's commits (the squash commit's message for squash merges). */
+  commit_messages: string[];
+  changed_files: ChangedFile[];
+  created_at: string;
+  merged_at: string;
+  /** PR `updated_at` (API) or merge commit date (git): what incremental runs compare. */
+  updated_at: string;
+  source: CandidateSource;
+  /**
+   * True when the history shows the commit came from another forge's internal PR
+   * (`Merged in branch (pull request #N)`, Bitbucket): N is not a GitHub PR number.
+   */
+  foreign_forge: boolean;
+  /** Blob digests of the raw API responses this record was built from (rebuild without calling). */
+  raw_blobs: string[];
+}
+
+/** Output of `swe5g.link` (or of mine when linking is inline): the PR with its issues. */
+export interface LinkedPR extends MinedPR {
+  issues: LinkedIssue[];
+  links: LinkEvidence[];
+  /** Other PRs that reference the same issue(s) (kept: this merged one; noted: the rest). */
+  other_prs: number[];
+  /** Issue comments made before `merged_at`. */
+  issue_comments: IssueComment[];
+}
+
+/**
+ * Candidate — output of `swe5g.filter` for kept items (key = instance_id). The input of
+ * `swe5g.resolve`. A test may build one by hand for a repository it created.
+ */
+export interface Candidate {
+  instance_id: string;
+  alias: string;
+  repo: string;
+  registry_id: string;
+  language: RepoLanguage;
+  nf: string;
+  license: string;
+  pr_number: number;
+  merge_commit: string;
+  base_commit: string;
+  pr_head: string | null;
+  issues: LinkedIssue[];
+  pr_title: string;
+  pr_body: string;
+  changed_files: ChangedFile[];
+  created_at: string;
+  merged_at: string;
+  /** Issue title + "\n\n" + body of the linked issue(s); '' when unknown. */
+  problem_statement: string;
+  /** Issue comments made before the fix, joined; '' when none. */
+  hints_text: string;
+  source: CandidateSource;
+  /** True when problem_statement is empty: may be validated, never evaluated or released. */
+  incomplete: boolean;
+  links: LinkEvidence[];
+}
+
+/** Resolved — output of `swe5g.resolve` (key = instance_id). */
+export interface Resolved extends Candidate {
+  /** Unified diff base_commit..merge_commit of non-test files. */
+  patch: string;
+  /** Unified diff of the PR's test files. */
+  test_patch: string;
+  environment_setup_commit: string;
+  /** go.mod `go` line (e.g. '1.21') or a tag. */
+  version: string;
+  /** Directories the fix touches. */
+  test_dirs: string[];
+}
+
+/** Bug categories of the SWE-Bench 5G paper. */
+export type BugCategory =
+  | 'nil_pointer'
+  | 'missing_validation'
+  | 'concurrency'
+  | 'logic'
+  | 'resource_leak'
+  | 'other';
+
+/** TestGen — output of `swe5g.testgen` (key = instance_id). */
+export interface TestGen {
+  instance_id: string;
+  strategy: 'A' | 'B' | 'shipped';
+  strategy_reason: string;
+  f2p_test_patch: string;
+  FAIL_TO_PASS: string[];
+  bug_category: BugCategory;
+  nf: string;
+  spec_refs: string[];
+}
+
+/** Validated instance — output of `swe5g.validate` (key = instance_id), SWE-bench field names. */
+export interface ValidatedInstance {
+  instance_id: string;
+  repo: string;
+  base_commit: string;
+  patch: string;
+  test_patch: string;
+  problem_statement: string;
+  hints_text: string;
+  created_at: string;
+  version: string;
+  environment_setup_commit: string;
+  FAIL_TO_PASS: string[];
+  PASS_TO_PASS: string[];
+  alias: string;
+  nf: string;
+  bug_category: BugCategory;
+  strategy: 'A' | 'B' | 'shipped';
+  spec_refs: string[];
+  license: string;
+  images: { base: string; env: string; instance: string };
+  image_recipe: string;
+  toolchain: string;
+  executor: 'docker' | 'local';
+  step_logs: {
+    parent_p2p?: string;
+    parent_f2p?: string;
+    fix_1?: string;
+    fix_2?: string;
+    fix_3?: string;
+  };
+  dropped_flaky: string[];
+  incomplete: boolean;
+}
+
+/** Rejection reason codes of `swe5g.validate` (SkipItem reasons). */
+export const VALIDATE_REJECT_REASONS = [
+  'p2p_fails_at_parent',
+  'f2p_does_not_fail_at_parent',
+  'f2p_fails_after_fix',
+  'p2p_fails_after_fix',
+  'flaky',
+  'build_failed_at_parent',
+  'timeout',
+  'ambiguous_log',
+  'toolchain_mismatch',
+  'patch_does_not_apply',
+] as const;
+
+/**
+ * `free5gc/amf`, 161 -> `free5gc__amf-161` (SWE-bench instance_id form).
+ * @param repo `owner/name`
+ * @throws Error when `repo` is not `owner/name`
+ */
+export function instanceIdOf(repo: string, pr: number): string {
+  const [owner, name, ...rest] = repo.split('/');
+  if (!owner || !name || rest.length > 0) throw new Error(`repository "${repo}" is not owner/name`);
+  return `${owner}__${name}-${pr}`;
+}
+
+/**
+ * `free5gc/amf`, 161 -> `amf_pr161` (the SWE-Bench 5G paper's short alias). For a registry entry
+ * with a `path` (`magma/magma:lte/gateway/go`) the alias uses the repository name only.
+ */
+export function aliasOf(repo: string, pr: number): string {
+  const name = repo.split('/')[1] ?? repo;
+  return `${name}_pr${pr}`;
+}
