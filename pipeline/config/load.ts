@@ -49,7 +49,7 @@ export function parseConfigText<S extends z.ZodType>(
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
-    const pos = first.linePos?.[0];
+    const pos = first.linePos?.[0] ?? counter.linePos(first.pos[0]);
     const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
     throw new ConfigError(`${where}: invalid YAML: ${first.message.split('\n')[0]}`, {
       file,

@@ -1,0 +1,229 @@
+// Fault tests of the real CLI as a child process: SIGKILL at random instants mid-stage, SIGINT and
+// SIGTERM, and the exit codes of configuration errors.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { PROJECT_ROOT } from '../../pipeline/manifest.js';
+
+const BIN = join(PROJECT_ROOT, 'bin', 'telebench.js');
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'telebench-fault-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function cli(args: string[], cwd = dir) {
+  return spawnSync(process.execPath, [BIN, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, CI: 'true' },
+  });
+}
+
+function lines(file: string): string[] {
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+    : [];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts `telebench run selftest`, waits until the attempts log reaches `atLeast` lines, then kills it. */
+async function runAndKill(
+  args: string[],
+  attemptsLog: string,
+  atLeast: number,
+  signal: NodeJS.Signals,
+): Promise<number | null> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: dir,
+    stdio: 'ignore',
+    env: { ...process.env, CI: 'true' },
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code, sig) => resolve(sig === 'SIGKILL' ? null : code)),
+  );
+  const deadline = Date.now() + 60_000;
+  while (lines(attemptsLog).length < atLeast && Date.now() < deadline && child.exitCode === null)
+    await sleep(5);
+  child.kill(signal);
+  return exited;
+}
+
+describe('telebench run under faults', () => {
+  it('resumes after repeated SIGKILL: one done row per item, re-attempts bounded by the concurrency', async () => {
+    const N = 300;
+    const CONCURRENCY = 4;
+    const attemptsLog = join(dir, 'attempts.log');
+    const state = join(dir, 'state-kill');
+    writeFileSync(
+      join(dir, 'kill.yaml'),
+      `version: 1\nselftest: { items: ${N}, delay_ms: 8, concurrency: ${CONCURRENCY}, attempts_log: attempts.log }\n`,
+    );
+    const args = ['--state', state, 'run', 'selftest', '--config', 'kill.yaml'];
+    const kills: number[] = [];
+    // Kill at random points of the stage, several times.
+    for (let k = 0; k < 4; k++) {
+      const before = lines(attemptsLog).length;
+      const target = before + 20 + Math.floor(Math.random() * 40);
+      const code = await runAndKill(args, attemptsLog, target, 'SIGKILL');
+      expect(code).toBeNull(); // really killed, not finished
+      kills.push(lines(attemptsLog).length);
+    }
+    // Resume until done.
+    let last = cli(args);
+    for (let i = 0; i < 3 && last.status !== 0; i++) last = cli(args);
+    expect(last.status, last.stderr).toBe(0);
+
+    const attempts = lines(attemptsLog).map((l) => {
+      const [key, attempt] = l.split(' ');
+      return { key: key!, attempt: attempt! };
+    });
+    const attemptIds = new Set(attempts.map((a) => a.attempt));
+    const db = new Database(join(state, 'state.db'), { readonly: true });
+    const rows = db
+      .prepare(`SELECT key, state, output FROM items WHERE stage = 'selftest.items'`)
+      .all() as {
+      key: string;
+      state: string;
+      output: string;
+    }[];
+    db.close();
+    expect(rows).toHaveLength(N);
+    expect(rows.every((r) => r.state === 'done')).toBe(true);
+    for (const r of rows) {
+      const out = JSON.parse(r.output) as { attempt: string };
+      expect(attemptIds.has(out.attempt), `done row of ${r.key} cites an attempt in the log`).toBe(
+        true,
+      );
+    }
+    const perKey = new Map<string, number>();
+    for (const a of attempts) perKey.set(a.key, (perKey.get(a.key) ?? 0) + 1);
+    expect(perKey.size).toBe(N);
+    const extra = attempts.length - N;
+    // Only items in flight at a kill are attempted again: at most `concurrency` per kill.
+    expect(extra).toBeLessThanOrEqual(kills.length * CONCURRENCY);
+    for (const [, n] of perKey) expect(n).toBeLessThanOrEqual(1 + kills.length);
+    // A further run repeats nothing.
+    const before = attempts.length;
+    expect(cli(args).status).toBe(0);
+    expect(lines(attemptsLog).length).toBe(before);
+  }, 180_000);
+
+  it('SIGINT finishes or abandons in-flight items, persists state and exits 130; SIGTERM exits 143', async () => {
+    const attemptsLog = join(dir, 'attempts-int.log');
+    const state = join(dir, 'state-int');
+    writeFileSync(
+      join(dir, 'int.yaml'),
+      `version: 1\nselftest: { items: 200, delay_ms: 10, concurrency: 2, attempts_log: attempts-int.log }\n`,
+    );
+    const args = ['--state', state, 'run', 'selftest', '--config', 'int.yaml'];
+    expect(await runAndKill(args, attemptsLog, 30, 'SIGINT')).toBe(130);
+    const db = new Database(join(state, 'state.db'), { readonly: true });
+    const running = db
+      .prepare(`SELECT COUNT(*) FROM items WHERE state = 'running'`)
+      .pluck()
+      .get() as number;
+    const done = db
+      .prepare(`SELECT COUNT(*) FROM items WHERE state = 'done'`)
+      .pluck()
+      .get() as number;
+    db.close();
+    expect(running).toBe(0);
+    expect(done).toBeGreaterThan(0);
+    expect(await runAndKill(args, attemptsLog, lines(attemptsLog).length + 30, 'SIGTERM')).toBe(
+      143,
+    );
+    const resumed = cli(args);
+    expect(resumed.status).toBe(0);
+    const status = cli(['--state', state, 'status', '--json']);
+    const parsed = JSON.parse(status.stdout) as {
+      stages: { stage: string; byState: Record<string, number> }[];
+    };
+    expect(parsed.stages.find((s) => s.stage === 'selftest.items')?.byState).toEqual({ done: 200 });
+  }, 120_000);
+});
+
+describe('configuration errors exit 2 and name the path', () => {
+  const cases: [string, string, RegExp][] = [
+    [
+      'unknown key',
+      'version: 1\nselftest: { items: 3, colour: red }\n',
+      /selftest\.colour: unknown key "colour"/,
+    ],
+    ['wrong type', 'version: 1\nselftest:\n  items: lots\n', /:3: selftest\.items: .*number/],
+    ['bad YAML syntax', 'version: 1\nselftest: { items: 3\n', /bad\.yaml:\d+:\d+: invalid YAML/],
+    ['wrong version', 'version: 2\n', /version: /],
+  ];
+  for (const [name, text, pattern] of cases) {
+    it(name, () => {
+      writeFileSync(join(dir, 'bad.yaml'), text);
+      const r = cli(['--state', join(dir, 'state-cfg'), 'run', 'selftest', '--config', 'bad.yaml']);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(/bad\.yaml/);
+      expect(r.stderr).toMatch(pattern);
+    });
+  }
+  it('missing file', () => {
+    const r = cli([
+      'run',
+      'selftest',
+      '--config',
+      'nowhere.yaml',
+      '--state',
+      join(dir, 'state-cfg'),
+    ]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/configuration file not found: .*nowhere\.yaml/);
+  });
+  it('unknown pipeline and bad flag values', () => {
+    writeFileSync(join(dir, 'ok.yaml'), 'version: 1\n');
+    expect(cli(['run', 'nope', '--config', 'ok.yaml', '--state', join(dir, 's2')]).status).toBe(2);
+    expect(
+      cli(['run', 'selftest', '--config', 'ok.yaml', '--limit', 'x', '--state', join(dir, 's2')])
+        .status,
+    ).toBe(2);
+    expect(cli(['frobnicate']).status).toBe(2);
+  });
+});
+
+describe('run records', () => {
+  it('writes the event log and the manifest of every run, and report/show read them', () => {
+    writeFileSync(join(dir, 'small.yaml'), 'version: 1\nselftest: { items: 5, skip_every: 2 }\n');
+    const state = join(dir, 'state-rec');
+    const r = cli(['--state', state, 'run', 'selftest', '--config', 'small.yaml']);
+    expect(r.status).toBe(0);
+    const runs = readdirSync(join(state, 'runs'));
+    expect(runs).toHaveLength(1);
+    const manifest = JSON.parse(
+      readFileSync(join(state, 'runs', runs[0]!, 'manifest.json'), 'utf8'),
+    );
+    expect(manifest).toMatchObject({
+      pipeline: 'selftest',
+      stageVersions: { 'selftest.items': 1, 'selftest.summary': 1 },
+    });
+    expect(manifest.configHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(manifest.packages['better-sqlite3']).toMatch(/^12\./);
+    const kinds = lines(join(state, 'runs', runs[0]!, 'events.jsonl')).map(
+      (l) => JSON.parse(l).kind,
+    );
+    expect(kinds[0]).toBe('run-start');
+    expect(kinds.at(-1)).toBe('run-end');
+    expect(kinds.filter((k) => k === 'item-end')).toHaveLength(6);
+    const report = cli(['--state', state, 'report']);
+    expect(report.stdout).toMatch(/\| selftest\.items \| 5 \| 2 \| 3 \|/);
+    expect(report.stdout).toMatch(/selftest_skip 3/);
+    const show = cli(['--state', state, 'show', 'selftest.items', 'item-2']);
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      state: 'skipped',
+      skipReason: 'selftest_skip',
+    });
+    expect(cli(['--state', state, 'show', 'selftest.items', 'nope']).status).toBe(2);
+  });
+});

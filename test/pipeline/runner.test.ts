@@ -1,0 +1,355 @@
+import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runPipeline, selectStages, type StageRegistry } from '../../pipeline/runner.js';
+import { openState, type OpenState } from '../../pipeline/state.js';
+import { EventBus, type StampedEvent } from '../../pipeline/events.js';
+import { defineStage, type Pipeline, type Stage } from '../../pipeline/stage.js';
+import { PreflightError, SkipItem, TelebenchError, ConfigError } from '../../pipeline/errors.js';
+
+interface Cfg {
+  n: number;
+  failKeys?: Set<string>;
+  version?: number;
+}
+
+let dir: string;
+let state: OpenState;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'telebench-runner-'));
+  state = openState(dir);
+});
+afterEach(() => {
+  state.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function registryOf(...stages: Stage<any, any, any>[]): StageRegistry {
+  return new Map(stages.map((s) => [s.name, s]));
+}
+
+async function run(
+  pipeline: Pipeline<Cfg>,
+  registry: StageRegistry,
+  config: Cfg,
+  extra: Partial<Parameters<typeof runPipeline<Cfg>>[0]> = {},
+) {
+  const bus = new EventBus();
+  const events: StampedEvent[] = [];
+  bus.on((e) => events.push(e));
+  const result = await runPipeline<Cfg>({
+    pipeline,
+    registry,
+    config,
+    configFile: join(dir, 'config.yaml'),
+    stateDir: dir,
+    store: state.store,
+    blobs: state.blobs,
+    bus,
+    signal: new AbortController().signal,
+    ...extra,
+  });
+  return { result, events };
+}
+
+function counter() {
+  const calls: string[] = [];
+  const stage = (version = 1) =>
+    defineStage<{ i: number }, { doubled: number }, Cfg>({
+      name: 'a.items',
+      version,
+      needs: [],
+      description: 'test items',
+      concurrency: () => 3,
+      *plan(ctx) {
+        for (let i = 0; i < ctx.config.n; i++) yield { key: `k${i}`, input: { i } };
+      },
+      async run(item, ctx) {
+        calls.push(item.key);
+        if (ctx.config.failKeys?.has(item.key))
+          throw new TelebenchError('boom', `item ${item.key} failed`, { tier: 'infra' });
+        if (item.input.i === 1) throw new SkipItem('odd_one', 'item 1 is skipped on purpose');
+        ctx.artifact('log', `log of ${item.key}`);
+        return { doubled: item.input.i * 2 };
+      },
+    });
+  return { calls, stage };
+}
+
+describe('runner', () => {
+  it('runs items, records done/skipped with reasons, and does nothing on a second run', async () => {
+    const { calls, stage } = counter();
+    const reg = registryOf(stage());
+    const p: Pipeline<Cfg> = { name: 'p', description: '', stages: ['a.items'] };
+    const first = await run(p, reg, { n: 5 });
+    expect(first.result.exitCode).toBe(0);
+    expect(calls.sort()).toEqual(['k0', 'k1', 'k2', 'k3', 'k4']);
+    const c = state.store.counts('a.items');
+    expect(c.byState).toEqual({ done: 4, skipped: 1 });
+    expect(c.bySkipReason).toEqual({ odd_one: 1 });
+    expect(state.store.item('a.items', 'k3')?.output).toEqual({ doubled: 6 });
+    const art = state.store.artifacts('a.items', 'k3');
+    expect(art).toHaveLength(1);
+    expect(state.blobs.getText(art[0]!.digest)).toBe('log of k3');
+
+    calls.length = 0;
+    const second = await run(p, reg, { n: 5 });
+    expect(second.result.exitCode).toBe(0);
+    expect(calls).toEqual([]);
+  });
+
+  it('marks outputs stale after a version bump and re-runs them', async () => {
+    const { calls, stage } = counter();
+    const p: Pipeline<Cfg> = { name: 'p', description: '', stages: ['a.items'] };
+    await run(p, registryOf(stage(1)), { n: 3 });
+    calls.length = 0;
+    await run(p, registryOf(stage(2)), { n: 3 });
+    expect(calls.sort()).toEqual(['k0', 'k1', 'k2']);
+    expect(state.store.item('a.items', 'k0')?.stageVersion).toBe(2);
+  });
+
+  it('re-runs an item whose input changed, and orphans items no longer planned', async () => {
+    const { calls, stage } = counter();
+    const reg = registryOf(stage());
+    const p: Pipeline<Cfg> = { name: 'p', description: '', stages: ['a.items'] };
+    await run(p, reg, { n: 4 });
+    calls.length = 0;
+    await run(p, reg, { n: 2 });
+    expect(calls).toEqual([]);
+    expect(state.store.item('a.items', 'k3')?.state).toBe('orphaned');
+    expect(state.store.counts('a.items').total).toBe(2);
+  });
+
+  it('records failures, exits 1, and retries them only with retryFailed', async () => {
+    const { calls, stage } = counter();
+    const reg = registryOf(stage());
+    const p: Pipeline<Cfg> = { name: 'p', description: '', stages: ['a.items'] };
+    const first = await run(p, reg, { n: 4, failKeys: new Set(['k2']) });
+    expect(first.result.exitCode).toBe(1);
+    const failed = state.store.item('a.items', 'k2')!;
+    expect(failed.state).toBe('failed');
+    expect(failed.error).toMatchObject({ code: 'boom', tier: 'infra' });
+
+    calls.length = 0;
+    const again = await run(p, reg, { n: 4 });
+    expect(calls).toEqual([]);
+    expect(again.result.exitCode).toBe(1);
+
+    const retried = await run(p, reg, { n: 4 }, { retryFailed: true });
+    expect(calls).toEqual(['k2']);
+    expect(retried.result.exitCode).toBe(0);
+    expect(state.store.item('a.items', 'k2')?.state).toBe('done');
+  });
+
+  it('honours the concurrency limit', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const s = defineStage<{ i: number }, null, Cfg>({
+      name: 'c.items',
+      version: 1,
+      needs: [],
+      description: '',
+      concurrency: () => 3,
+      *plan() {
+        for (let i = 0; i < 20; i++) yield { key: `k${i}`, input: { i } };
+      },
+      async run() {
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        await new Promise((r) => setTimeout(r, 5));
+        inFlight--;
+        return null;
+      },
+    });
+    await run({ name: 'p', description: '', stages: ['c.items'] }, registryOf(s), { n: 0 });
+    expect(peak).toBe(3);
+    peak = 0;
+    state.store.db.exec(`DELETE FROM items`);
+    await run(
+      { name: 'p', description: '', stages: ['c.items'] },
+      registryOf(s),
+      { n: 0 },
+      { concurrency: { 'c.items': 5 } },
+    );
+    expect(peak).toBe(5);
+  });
+
+  it('orders stages by needs and runs independent stages at the same time', async () => {
+    const log: string[] = [];
+    const mk = (name: string, needs: string[], ms: number) =>
+      defineStage<null, string, Cfg>({
+        name,
+        version: 1,
+        needs,
+        description: '',
+        *plan(ctx) {
+          // a stage sees the outputs of what it needs
+          for (const n of needs) expect([...ctx.store.outputs(n)].length).toBe(1);
+          yield { key: 'only', input: null };
+        },
+        async run() {
+          log.push(`${name}:start`);
+          await new Promise((r) => setTimeout(r, ms));
+          log.push(`${name}:end`);
+          return name;
+        },
+      });
+    const reg = registryOf(
+      mk('x.final', ['x.left', 'x.right'], 1),
+      mk('x.left', [], 30),
+      mk('x.right', [], 30),
+    );
+    const p: Pipeline<Cfg> = {
+      name: 'p',
+      description: '',
+      stages: ['x.final', 'x.left', 'x.right'],
+    };
+    expect(selectStages(p as Pipeline<unknown>, reg)).toEqual(['x.left', 'x.right', 'x.final']);
+    const { result } = await run(p, reg, { n: 0 });
+    expect(result.exitCode).toBe(0);
+    // left and right overlap: both start before either ends; final starts after both end
+    expect(log.slice(0, 2).sort()).toEqual(['x.left:start', 'x.right:start']);
+    expect(log.slice(4)).toEqual(['x.final:start', 'x.final:end']);
+    expect(selectStages(p as Pipeline<unknown>, reg, { from: 'x.right' })).toEqual([
+      'x.right',
+      'x.final',
+    ]);
+    expect(selectStages(p as Pipeline<unknown>, reg, { only: 'x.left' })).toEqual(['x.left']);
+  });
+
+  it('rejects cycles and unknown stages with a ConfigError', () => {
+    const mk = (name: string, needs: string[]) =>
+      defineStage<null, null, Cfg>({
+        name,
+        version: 1,
+        needs,
+        description: '',
+        plan: () => [],
+        run: async () => null,
+      });
+    const reg = registryOf(mk('a', ['b']), mk('b', ['a']));
+    expect(() => selectStages({ name: 'p', description: '', stages: ['a', 'b'] }, reg)).toThrow(
+      /cycle: a -> b -> a/,
+    );
+    expect(() => selectStages({ name: 'p', description: '', stages: ['nope'] }, reg)).toThrow(
+      ConfigError,
+    );
+    const ok = registryOf(mk('c', []));
+    expect(() =>
+      selectStages({ name: 'p', description: '', stages: ['c'] }, ok, { only: 'zzz' }),
+    ).toThrow(/not part of pipeline/);
+  });
+
+  it('stops a stage at preflight, blocks its dependents, finishes independent stages, exits 3', async () => {
+    const { stage } = counter();
+    const needsService = defineStage<null, null, Cfg>({
+      name: 'b.remote',
+      version: 1,
+      needs: [],
+      description: '',
+      async preflight() {
+        throw new PreflightError(
+          'model server http://127.0.0.1:9',
+          'cannot reach the model server',
+          'start it with `ollama serve`',
+        );
+      },
+      plan: () => [{ key: 'x', input: null }],
+      run: async () => null,
+    });
+    const after = defineStage<null, null, Cfg>({
+      name: 'b.after',
+      version: 1,
+      needs: ['b.remote'],
+      description: '',
+      plan: () => [{ key: 'x', input: null }],
+      run: async () => null,
+    });
+    const reg = registryOf(stage(), needsService, after);
+    const p: Pipeline<Cfg> = {
+      name: 'p',
+      description: '',
+      stages: ['a.items', 'b.remote', 'b.after'],
+    };
+    const { result, events } = await run(p, reg, { n: 3 });
+    expect(result.exitCode).toBe(3);
+    expect(result.stages['a.items']?.status).toBe('completed');
+    expect(result.stages['b.remote']).toMatchObject({
+      status: 'blocked',
+      hint: 'start it with `ollama serve`',
+    });
+    expect(result.stages['b.after']?.status).toBe('blocked');
+    expect(events.some((e) => e.kind === 'stage-preflight-failed' && e.stage === 'b.remote')).toBe(
+      true,
+    );
+    expect(state.store.counts('a.items').byState.done).toBe(2);
+    expect(state.store.counts('b.after').total).toBe(0);
+  });
+
+  it('dry run plans without writing', async () => {
+    const { calls, stage } = counter();
+    const { result } = await run(
+      { name: 'p', description: '', stages: ['a.items'] },
+      registryOf(stage()),
+      { n: 4 },
+      { dryRun: true },
+    );
+    expect(result.stages['a.items']).toMatchObject({ status: 'completed', wouldRun: 4 });
+    expect(calls).toEqual([]);
+    expect(state.store.counts('a.items').total).toBe(0);
+  });
+
+  it('limit caps the planned items per stage', async () => {
+    const { calls, stage } = counter();
+    await run(
+      { name: 'p', description: '', stages: ['a.items'] },
+      registryOf(stage()),
+      { n: 10 },
+      { limit: 3 },
+    );
+    expect(calls.sort()).toEqual(['k0', 'k1', 'k2']);
+  });
+
+  it('an abort stops new items, abandons in-flight ones to pending, and reports 130', async () => {
+    const controller = new AbortController();
+    let started = 0;
+    const s = defineStage<{ i: number }, null, Cfg>({
+      name: 'slow.items',
+      version: 1,
+      needs: [],
+      description: '',
+      concurrency: () => 2,
+      *plan() {
+        for (let i = 0; i < 10; i++) yield { key: `k${i}`, input: { i } };
+      },
+      async run(_item, ctx) {
+        started++;
+        if (started === 3) controller.abort('SIGINT');
+        await new Promise((resolve, reject) => {
+          const t = setTimeout(resolve, 20);
+          ctx.signal.addEventListener('abort', () => {
+            clearTimeout(t);
+            reject(new Error('aborted'));
+          });
+        });
+        return null;
+      },
+    });
+    const { result } = await run(
+      { name: 'p', description: '', stages: ['slow.items'] },
+      registryOf(s),
+      { n: 0 },
+      { signal: controller.signal },
+    );
+    expect(result.exitCode).toBe(130);
+    expect(started).toBe(3);
+    const c = state.store.counts('slow.items').byState;
+    expect(c.running ?? 0).toBe(0);
+    expect((c.done ?? 0) + (c.pending ?? 0)).toBe(10);
+    expect(c.done).toBeGreaterThanOrEqual(1);
+    expect(c.pending).toBeGreaterThanOrEqual(7);
+  });
+});

@@ -1,0 +1,118 @@
+import { describe, it, expect, afterEach } from 'vitest';
+import { mkdtempSync, rmSync, readdirSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
+import { Store } from '../../pipeline/store/store.js';
+import { BlobStore } from '../../pipeline/store/blobs.js';
+import { hashJson, canonicalJson, sha256 } from '../../pipeline/hash.js';
+import { redact } from '../../pipeline/secrets.js';
+import { lockState } from '../../pipeline/state.js';
+import { configJsonSchema } from '../../pipeline/cli/main.js';
+import { PROJECT_ROOT } from '../../pipeline/manifest.js';
+
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'telebench-store-'));
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
+});
+
+describe('Store', () => {
+  it('plans, starts and finishes items; a late finisher of an old attempt cannot overwrite', () => {
+    const s = new Store(join(tmp(), 'state.db'));
+    expect(s.planItem('st', 'a', 1, 'h1', '{}', false)).toBe('run');
+    s.startItem('st', 'a', 'att-1', 'run-1');
+    s.startItem('st', 'a', 'att-2', 'run-2'); // resumed after a kill
+    expect(s.finishItem('st', 'a', 'att-1', { state: 'done', output: { old: true } })).toBe(false);
+    expect(s.finishItem('st', 'a', 'att-2', { state: 'done', output: { ok: 1 } })).toBe(true);
+    const rec = s.item('st', 'a')!;
+    expect(rec).toMatchObject({ state: 'done', attempts: 2, attempt: 'att-2', output: { ok: 1 } });
+    expect(s.planItem('st', 'a', 1, 'h1', '{}', false)).toBe('done');
+    expect(s.planItem('st', 'a', 1, 'h2', '{"x":1}', false)).toBe('run');
+    expect(s.item('st', 'a')).toMatchObject({ state: 'pending', output: null, input: { x: 1 } });
+    s.close();
+  });
+
+  it('uses WAL and refuses a store from a newer schema', () => {
+    const file = join(tmp(), 'state.db');
+    const s = new Store(file);
+    expect(s.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    s.close();
+    const db = new Database(file);
+    db.prepare(`UPDATE meta SET value = '99' WHERE key = 'schema_version'`).run();
+    db.close();
+    expect(() => new Store(file)).toThrow(/schema version 99, newer/);
+  });
+
+  it('kv round-trips JSON by namespace', () => {
+    const s = new Store(join(tmp(), 'state.db'));
+    s.set('etag', 'GET /repos/x', { etag: 'W/"1"', body: 'abc' });
+    expect(s.get('etag', 'GET /repos/x')).toEqual({ etag: 'W/"1"', body: 'abc' });
+    expect(s.get('other', 'GET /repos/x')).toBeUndefined();
+    expect(s.count('etag')).toBe(1);
+    s.delete('etag', 'GET /repos/x');
+    expect(s.count('etag')).toBe(0);
+    s.close();
+  });
+});
+
+describe('BlobStore', () => {
+  it('stores content-addressed, deduplicates, leaves no temporary files', () => {
+    const root = join(tmp(), 'blobs');
+    const b = new BlobStore(root);
+    const d1 = b.put('hello');
+    expect(d1).toBe(sha256('hello'));
+    expect(b.put(Buffer.from('hello'))).toBe(d1);
+    expect(b.getText(d1)).toBe('hello');
+    const files = readdirSync(join(root, d1.slice(0, 2)));
+    expect(files).toEqual([d1.slice(2)]);
+    expect(() => b.get('0'.repeat(64))).toThrow(/is not in/);
+    expect(() => b.path('../etc/passwd')).toThrow(/not a sha256/);
+  });
+});
+
+describe('hashing and secrets', () => {
+  it('canonical JSON ignores key order and drops undefined', () => {
+    expect(canonicalJson({ b: 1, a: [1, { d: 2, c: undefined }] })).toBe('{"a":[1,{"d":2}],"b":1}');
+    expect(hashJson({ a: 1, b: 2 })).toBe(hashJson({ b: 2, a: 1 }));
+    expect(hashJson({ a: 1 })).not.toBe(hashJson({ a: 2 }));
+  });
+  it('redacts every secret value from text', () => {
+    const env = { GITHUB_TOKENS: 'ghp_aaaaaaaa,ghp_bbbbbbbb', HF_TOKEN: 'hf_secretvalue' };
+    expect(redact('auth ghp_bbbbbbbb and hf_secretvalue here', env)).toBe('auth *** and *** here');
+  });
+});
+
+describe('state lock', () => {
+  it('refuses a second live holder and takes over a stale lock', () => {
+    const d = tmp();
+    const release = lockState(d);
+    // our own pid holds it: a child process trying to take it must be refused
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        `import('${join(PROJECT_ROOT, 'pipeline/state.ts')}').then(m => m.lockState(${JSON.stringify(d)}))`,
+      ],
+      { encoding: 'utf8', cwd: PROJECT_ROOT },
+    );
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/another telebench run \(pid \d+\)/);
+    release();
+    expect(existsSync(join(d, 'run.lock'))).toBe(false);
+  });
+});
+
+describe('configuration JSON Schema', () => {
+  it('config/telebench.schema.json is up to date (regenerate: telebench config schema)', () => {
+    const file = join(PROJECT_ROOT, 'config', 'telebench.schema.json');
+    expect(readFileSync(file, 'utf8')).toBe(configJsonSchema());
+  });
+});
