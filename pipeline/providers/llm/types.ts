@@ -49,6 +49,11 @@ export interface ChatResult {
   cached: boolean;
   /** sha256 of the raw response body stored in the blob store (when a blob store was given). */
   rawDigest?: string;
+  /**
+   * Local cl100k estimate of the prompt (tokens, chat overhead included, no safety margin): the
+   * fallback evidence when the server omits `promptTokens` or lowers it for prompt-cache hits.
+   */
+  promptTokensLocal?: number;
 }
 
 /** What a preflight learns about the server and model. */
@@ -56,6 +61,8 @@ export interface ModelInfo {
   endpoint: string;
   serverVersion: string | null;
   modelDigest: string | null;
+  /** The model's trained context length in tokens when the server tells it (Ollama `/api/show`). */
+  contextLength?: number | null;
 }
 
 export interface LlmProvider {

@@ -1,0 +1,259 @@
+import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OllamaProvider } from '../../../../pipeline/providers/llm/ollama.js';
+import { PreflightError, TelebenchError } from '../../../../pipeline/errors.js';
+import { BlobStore } from '../../../../pipeline/store/blobs.js';
+import { startLlmServer, type LlmServer } from '../../../servers/llm-server.js';
+import type { ChatRequest } from '../../../../pipeline/providers/llm/types.js';
+
+const MODEL = 'qwen3.5:2b';
+const FAST = { idleTimeoutMs: 2000, minBackoffMs: 5, maxBackoffMs: 20, retries: 3 };
+const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
+  model: MODEL,
+  messages: [{ role: 'user', content: text }],
+  think: true,
+  temperature: 0,
+  ...extra,
+});
+
+async function expectError(p: Promise<unknown>): Promise<TelebenchError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(TelebenchError);
+    return err as TelebenchError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('OllamaProvider against the scripted server', () => {
+  let server: LlmServer;
+  let dir: string;
+  beforeEach(async () => {
+    server = await startLlmServer();
+    dir = mkdtempSync(join(tmpdir(), 'tb-ollama-'));
+  });
+  afterEach(async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('streams thinking and content, sends num_ctx/num_predict/temperature/seed/top_p and think', async () => {
+    server.enqueue({ thinking: 'Step one. Step two. So option 3.', content: 'Final Answer: 3' });
+    const blobs = new BlobStore(join(dir, 'blobs'));
+    const p = new OllamaProvider({ baseUrl: server.url, http: FAST, blobs });
+    const r = await p.chat(
+      ask('Which option?', { numCtx: 4096, maxTokens: 512, seed: 7, topP: 0.9 }),
+    );
+    expect(r.thinking).toBe('Step one. Step two. So option 3.');
+    expect(r.content).toBe('Final Answer: 3');
+    expect(r.doneReason).toBe('stop');
+    expect(r.promptTokens).toBeGreaterThan(2);
+    expect(r.outputTokens).toBeGreaterThan(5);
+    expect(r.promptTruncated).toBe(false);
+    expect(r.budgetExhausted).toBe(false);
+    expect(r.cached).toBe(false);
+    expect(r.endpoint).toBe(server.url);
+    const sent = server.chatRequests()[0]!.body as Record<string, unknown>;
+    expect(sent).toMatchObject({
+      model: MODEL,
+      stream: true,
+      think: true,
+      options: { num_ctx: 4096, num_predict: 512, temperature: 0, seed: 7, top_p: 0.9 },
+    });
+    // The raw NDJSON body is kept: several chunk lines and the final done line.
+    const raw = blobs.getText(r.rawDigest!);
+    expect(raw.trim().split('\n').length).toBeGreaterThan(3);
+    expect(raw).toContain('"done":true');
+  });
+
+  it('non-streaming mode reads one JSON body', async () => {
+    server.enqueue({ thinking: 'Because.', content: 'Final Answer: 2' });
+    const p = new OllamaProvider({ baseUrl: server.url, http: FAST, stream: false });
+    const r = await p.chat(ask('q'));
+    expect(r).toMatchObject({ thinking: 'Because.', content: 'Final Answer: 2' });
+    expect((server.chatRequests()[0]!.body as { stream: boolean }).stream).toBe(false);
+  });
+
+  it('splits <think> tags out of the content when the thinking field is empty', async () => {
+    server.enqueue({
+      thinking: 'Hidden reasoning.',
+      content: 'Final Answer: 4',
+      reasoningAs: 'think-tags',
+    });
+    const r = await new OllamaProvider({ baseUrl: server.url, http: FAST }).chat(ask('q'));
+    expect(r.thinking).toBe('Hidden reasoning.');
+    expect(r.content).toBe('Final Answer: 4');
+  });
+
+  it('flags done_reason length as budgetExhausted', async () => {
+    server.enqueue({ thinking: 'word '.repeat(200), content: 'Final Answer: 1' });
+    const r = await new OllamaProvider({ baseUrl: server.url, http: FAST }).chat(
+      ask('q', { maxTokens: 50 }),
+    );
+    expect(r.doneReason).toBe('length');
+    expect(r.budgetExhausted).toBe(true);
+    expect(r.outputTokens).toBe(50);
+    expect(r.content).toBe('');
+  });
+
+  it('flags a prompt at the context limit (prompt_eval_count == num_ctx) as promptTruncated', async () => {
+    // The local estimate fits (the server "tokenizer" counts differently); the server reports the
+    // whole window used: the prompt may have been cut silently.
+    server.enqueue({ content: 'Final Answer: 1', promptEvalCount: 1024 });
+    const r = await new OllamaProvider({ baseUrl: server.url, http: FAST }).chat(
+      ask('short question', { numCtx: 1024 }),
+    );
+    expect(r.promptTokens).toBe(1024);
+    expect(r.promptTruncated).toBe(true);
+  });
+
+  it('refuses to send a prompt that cannot fit num_ctx (prompt_too_long, tier content)', async () => {
+    const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
+    const e = await expectError(p.chat(ask('token '.repeat(600), { numCtx: 512 })));
+    expect(e.code).toBe('prompt_too_long');
+    expect(e.tier).toBe('content');
+    expect(e.context).toMatchObject({ numCtx: 512 });
+    expect(server.chatRequests()).toHaveLength(0);
+  });
+
+  it('keeps a missing prompt_eval_count as null without flagging, with the local estimate beside it', async () => {
+    server.enqueue({ content: 'Final Answer: 1', promptEvalCount: null });
+    const r = await new OllamaProvider({ baseUrl: server.url, http: FAST }).chat(
+      ask('a question of a few words', { numCtx: 2048 }),
+    );
+    expect(r.promptTokens).toBeNull();
+    expect(r.promptTruncated).toBe(false);
+    expect(r.promptTokensLocal).toBeGreaterThan(5);
+  });
+
+  it('reports the lower prompt_eval_count of a prompt-cache hit as the server gives it', async () => {
+    await server.close();
+    server = await startLlmServer({ promptCache: true });
+    const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
+    const q = ask('The same long shared prefix. '.repeat(20), { numCtx: 4096 });
+    const first = await p.chat(q);
+    const second = await p.chat(q);
+    expect(second.promptTokens!).toBeLessThan(first.promptTokens!);
+    expect(second.promptTruncated).toBe(false);
+    expect(second.promptTokensLocal).toBe(first.promptTokensLocal);
+  });
+
+  it('waits for retry-after on 429 before retrying', async () => {
+    server.enqueue(
+      { status: 429, error: 'too many requests', headers: { 'retry-after': '1' } },
+      { content: 'Final Answer: 1' },
+    );
+    const r = await new OllamaProvider({ baseUrl: server.url, http: FAST }).chat(ask('q'));
+    expect(r.content).toBe('Final Answer: 1');
+    const [a, b] = server.chatRequests();
+    expect(b!.receivedAt - a!.receivedAt).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('retries a 500 and then succeeds', async () => {
+    server.enqueue({ status: 500, error: 'boom' }, { status: 503 }, { content: 'ok' });
+    const r = await new OllamaProvider({ baseUrl: server.url, http: FAST }).chat(ask('q'));
+    expect(r.content).toBe('ok');
+    expect(server.chatRequests()).toHaveLength(3);
+  });
+
+  it('gives up after the retries with tier transient', async () => {
+    server.enqueue({ status: 500 }, { status: 500 }, { status: 500 });
+    const p = new OllamaProvider({ baseUrl: server.url, http: { ...FAST, retries: 2 } });
+    const e = await expectError(p.chat(ask('q')));
+    expect(e.code).toBe('llm_server_error');
+    expect(e.tier).toBe('transient');
+    expect(server.chatRequests()).toHaveLength(3);
+  });
+
+  it('an unparseable body is a clear bad_response naming the endpoint, not retried', async () => {
+    server.enqueue({ body: '<html>proxy error</html>' });
+    const e = await expectError(
+      new OllamaProvider({ baseUrl: server.url, http: FAST }).chat(ask('q')),
+    );
+    expect(e.code).toBe('bad_response');
+    expect(e.message).toContain(server.url);
+    expect(e.message).toContain('/api/chat');
+    expect(server.chatRequests()).toHaveLength(1);
+  });
+
+  it('a slow response past the idle timeout is retried, then fails with llm_timeout', async () => {
+    server.enqueue({ delayMs: 400 }, { content: 'x', stallMs: 400 });
+    const p = new OllamaProvider({
+      baseUrl: server.url,
+      http: { ...FAST, idleTimeoutMs: 150, retries: 1 },
+    });
+    const e = await expectError(p.chat(ask('q')));
+    expect(e.code).toBe('llm_timeout');
+    expect(e.tier).toBe('transient');
+    expect(server.chatRequests()).toHaveLength(2);
+  });
+
+  it('a streaming server that keeps sending chunks is not cut by the idle timeout', async () => {
+    server.enqueue({ thinking: 'a b c d e f g h i j k l', content: 'done', chunkDelayMs: 60 });
+    const p = new OllamaProvider({ baseUrl: server.url, http: { ...FAST, idleTimeoutMs: 200 } });
+    const r = await p.chat(ask('q'));
+    expect(r.content).toBe('done');
+    expect(r.latencyMs).toBeGreaterThan(200);
+  });
+
+  it('a stream cut before its final chunk is an error, not a short answer', async () => {
+    server.enqueue(
+      { thinking: 'partial thinking here', content: 'x', dropFinal: true },
+      { content: 'full' },
+    );
+    const r = await new OllamaProvider({ baseUrl: server.url, http: FAST }).chat(ask('q'));
+    expect(r.content).toBe('full');
+    expect(server.chatRequests()).toHaveLength(2);
+  });
+
+  it('unknown model: 404 model_not_found, tier config, not retried', async () => {
+    const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
+    const e = await expectError(p.chat(ask('q', { model: 'nope:1b' })));
+    expect(e.code).toBe('model_not_found');
+    expect(e.tier).toBe('config');
+    expect(e.message).toContain('nope:1b');
+    expect(server.chatRequests()).toHaveLength(1);
+  });
+
+  it('preflight returns version, digest and context length', async () => {
+    const info = await new OllamaProvider({ baseUrl: server.url, http: FAST }).preflight(MODEL);
+    expect(info).toEqual({
+      endpoint: server.url,
+      serverVersion: '0.12.6',
+      modelDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      contextLength: 32768,
+    });
+  });
+
+  it('preflight: missing model says to pull it', async () => {
+    const e = await new OllamaProvider({ baseUrl: server.url, http: FAST })
+      .preflight('llama9:70b')
+      .catch((err: unknown) => err);
+    expect(e).toBeInstanceOf(PreflightError);
+    expect((e as PreflightError).hint).toBe('run `ollama pull llama9:70b`');
+  });
+
+  it('preflight: unreachable endpoint says to start ollama serve', async () => {
+    const url = server.url;
+    await server.close();
+    server = await startLlmServer();
+    const e = await new OllamaProvider({ baseUrl: url, http: { ...FAST, idleTimeoutMs: 1000 } })
+      .preflight(MODEL)
+      .catch((err: unknown) => err);
+    expect(e).toBeInstanceOf(PreflightError);
+    expect((e as PreflightError).hint).toContain('start Ollama (`ollama serve`) at ' + url);
+  });
+
+  it('/api/ps reports size_vram of loaded models', async () => {
+    const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
+    expect(await p.loadedModels()).toEqual([]);
+    await p.chat(ask('q'));
+    const ps = await p.loadedModels();
+    expect(ps).toHaveLength(1);
+    expect(ps[0]!.name).toBe(MODEL);
+    expect(ps[0]!.sizeVram).toBeGreaterThan(0);
+  });
+});
