@@ -1,0 +1,299 @@
+/**
+ * Where a validation step runs. Two executors implement one interface:
+ * - {@link DockerExecutor}: a fresh container per step from the instance image, no network
+ *   (`NetworkDisabled`, `NetworkMode: none`), memory / CPU / pids limits, a wall-clock timeout
+ *   (the container is killed), and an environment with only pinned variables (TZ, seeds): no
+ *   secret of the host's environment is ever passed.
+ * - {@link LocalExecutor}: a temporary copy of the source tree and the host's toolchain, for hosts
+ *   with no Docker engine; same inputs, same result shape.
+ * Every {@link StepResult} records which executor produced it.
+ */
+import { spawn } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { pipeline as streamPipeline } from 'node:stream/promises';
+import { PassThrough } from 'node:stream';
+import tarFs from 'tar-fs';
+import { TelebenchError } from '../../errors.js';
+import type { DockerClient } from './client.js';
+import { PINNED_ENV } from './recipes.js';
+
+export type ExecutorKind = 'docker' | 'local';
+
+/** Resource limits of one step. */
+export interface StepLimits {
+  /** Memory limit in bytes. */
+  memory: number;
+  /** CPUs (fractional allowed). */
+  cpus: number;
+  /** Max processes/threads in the container. */
+  pids: number;
+  /** Wall-clock limit in milliseconds; the step is killed after it. */
+  timeoutMs: number;
+}
+
+/** One step: the instance to start from, the files to change, the shell command to run. */
+export interface StepSpec {
+  /** Step name for logs (`parent_p2p`, `fix_2`, ...). */
+  step: string;
+  /** Instance image (docker) and its source tree on the host (local). */
+  instance: { image: string; workdir: string; sourceDir: string };
+  /** Files to write before the command: path relative to workdir -> content; null deletes. */
+  files: Record<string, string | null>;
+  /** Shell command (`/bin/sh -c`), run in workdir. */
+  command: string;
+  /** Files to read back after the command (relative to workdir). */
+  collect: string[];
+  limits: StepLimits;
+  /** Extra environment (merged over {@link PINNED_ENV}); never pass secrets here. */
+  env?: Record<string, string>;
+}
+
+/** What a step produced. `exitCode` is null when the step was killed by the timeout. */
+export interface StepResult {
+  executor: ExecutorKind;
+  step: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  stdout: string;
+  stderr: string;
+  /** Contents of `collect` files; undefined for a file that was not there. */
+  collected: Record<string, string | undefined>;
+  durationMs: number;
+}
+
+/** Runs steps. Implementations must not share state between steps. */
+export interface Executor {
+  readonly kind: ExecutorKind;
+  run(spec: StepSpec, signal?: AbortSignal): Promise<StepResult>;
+}
+
+function writeOverlay(dir: string, files: Record<string, string | null>): string[] {
+  const deleted: string[] = [];
+  for (const [rel, content] of Object.entries(files)) {
+    if (content === null) {
+      deleted.push(rel);
+      continue;
+    }
+    const target = join(dir, rel);
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, content);
+  }
+  return deleted;
+}
+const shq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** A fresh, network-less, resource-limited container per step. */
+export class DockerExecutor implements Executor {
+  readonly kind = 'docker' as const;
+  constructor(private readonly client: DockerClient) {}
+
+  /**
+   * @throws TelebenchError `container_failed` (tier infra) when the engine cannot create or start
+   *   the container
+   */
+  async run(spec: StepSpec, signal?: AbortSignal): Promise<StepResult> {
+    const docker = this.client.docker;
+    const started = Date.now();
+    const overlay = mkdtempSync(join(tmpdir(), 'telebench-overlay-'));
+    const deleted = writeOverlay(overlay, spec.files);
+    const env = { ...PINNED_ENV, ...(spec.env ?? {}) };
+    const pre = deleted.length ? `rm -f ${deleted.map(shq).join(' ')} && ` : '';
+    let container: Awaited<ReturnType<typeof docker.createContainer>> | undefined;
+    try {
+      container = await docker.createContainer({
+        Image: spec.instance.image,
+        Cmd: ['/bin/sh', '-c', `${pre}${spec.command}`],
+        WorkingDir: spec.instance.workdir,
+        Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+        NetworkDisabled: true,
+        Labels: { 'telebench.step': spec.step },
+        HostConfig: {
+          NetworkMode: 'none',
+          Memory: spec.limits.memory,
+          MemorySwap: spec.limits.memory,
+          NanoCpus: Math.round(spec.limits.cpus * 1e9),
+          PidsLimit: spec.limits.pids,
+          AutoRemove: false,
+        },
+      });
+      if (Object.keys(spec.files).length > deleted.length) {
+        const tar = tarFs.pack(overlay);
+        await container.putArchive(tar as unknown as NodeJS.ReadableStream, {
+          path: spec.instance.workdir,
+        });
+      }
+      await container.start();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        container?.kill().catch(() => undefined); // already exited: nothing to kill
+      }, spec.limits.timeoutMs);
+      const onAbort = (): void => {
+        container?.kill().catch(() => undefined); // already exited: nothing to kill
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      let status: { StatusCode: number };
+      try {
+        status = (await container.wait()) as { StatusCode: number };
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      }
+      const raw = (await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer;
+      const { stdout, stderr } = demux(raw);
+      const collected: Record<string, string | undefined> = {};
+      for (const rel of spec.collect)
+        collected[rel] = await readFromContainer(container, spec.instance.workdir, rel);
+      return {
+        executor: 'docker',
+        step: spec.step,
+        exitCode: timedOut ? null : status.StatusCode,
+        timedOut,
+        stdout,
+        stderr,
+        collected,
+        durationMs: Date.now() - started,
+      };
+    } catch (err) {
+      if (err instanceof TelebenchError) throw err;
+      throw new TelebenchError(
+        'container_failed',
+        `step ${spec.step} in ${spec.instance.image}: ${(err as Error).message}`,
+        {
+          tier: 'infra',
+          context: { image: spec.instance.image, step: spec.step },
+          cause: err,
+        },
+      );
+    } finally {
+      rmSync(overlay, { recursive: true, force: true });
+      if (container) await container.remove({ force: true }).catch(() => undefined); // gone already
+    }
+  }
+}
+
+/** Splits Docker's multiplexed log stream (8-byte frame headers) into stdout and stderr. */
+export function demux(buf: Buffer): { stdout: string; stderr: string } {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  let i = 0;
+  while (i + 8 <= buf.length) {
+    const type = buf[i];
+    const len = buf.readUInt32BE(i + 4);
+    const chunk = buf.subarray(i + 8, i + 8 + len);
+    (type === 2 ? err : out).push(chunk);
+    i += 8 + len;
+  }
+  return {
+    stdout: Buffer.concat(out).toString('utf8'),
+    stderr: Buffer.concat(err).toString('utf8'),
+  };
+}
+
+async function readFromContainer(
+  container: { getArchive(o: { path: string }): Promise<NodeJS.ReadableStream> },
+  workdir: string,
+  rel: string,
+): Promise<string | undefined> {
+  let stream: NodeJS.ReadableStream;
+  try {
+    stream = await container.getArchive({ path: `${workdir}/${rel}` });
+  } catch (err) {
+    if ((err as { statusCode?: number }).statusCode === 404) return undefined;
+    throw err;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'telebench-collect-'));
+  try {
+    await streamPipeline(stream as unknown as PassThrough, tarFs.extract(dir));
+    const base = rel.split('/').pop() ?? rel;
+    const p = join(dir, base);
+    return existsSync(p) ? readFileSync(p, 'utf8') : undefined;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Runs a step on the host: copies `instance.sourceDir` to a temporary folder, writes the files,
+ * runs the command with the host's toolchain and a minimal environment (PATH, HOME, the pinned
+ * variables; GOMODCACHE/GOCACHE of the host so modules resolve offline). No network isolation or
+ * memory limit is possible here; the timeout kills the whole process group.
+ */
+export class LocalExecutor implements Executor {
+  readonly kind = 'local' as const;
+
+  async run(spec: StepSpec, signal?: AbortSignal): Promise<StepResult> {
+    const started = Date.now();
+    const dir = mkdtempSync(join(tmpdir(), 'telebench-local-'));
+    try {
+      cpSync(spec.instance.sourceDir, dir, { recursive: true, verbatimSymlinks: true });
+      const deleted = writeOverlay(dir, spec.files);
+      for (const rel of deleted) rmSync(join(dir, rel), { force: true });
+      const env: Record<string, string> = {
+        PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+        HOME: dir,
+        ...PINNED_ENV,
+        ...(spec.env ?? {}),
+      };
+      for (const k of ['GOMODCACHE', 'GOCACHE', 'GOROOT'] as const) {
+        const v = process.env[k];
+        if (v) env[k] = v;
+      }
+      if (!env.GOMODCACHE) env.GOMODCACHE = join(process.env.HOME ?? '/root', 'go', 'pkg', 'mod');
+      if (!env.GOCACHE) env.GOCACHE = join(process.env.HOME ?? '/root', '.cache', 'go-build');
+      const child = spawn('/bin/sh', ['-c', spec.command], {
+        cwd: dir,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+      let timedOut = false;
+      const killGroup = (): void => {
+        try {
+          if (child.pid) process.kill(-child.pid, 'SIGKILL');
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+        }
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        killGroup();
+      }, spec.limits.timeoutMs);
+      signal?.addEventListener('abort', killGroup, { once: true });
+      const code = await new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', killGroup);
+      const collected: Record<string, string | undefined> = {};
+      for (const rel of spec.collect) {
+        const p = join(dir, rel);
+        collected[rel] = existsSync(p) ? readFileSync(p, 'utf8') : undefined;
+      }
+      return {
+        executor: 'local',
+        step: spec.step,
+        exitCode: timedOut ? null : code,
+        timedOut,
+        stdout,
+        stderr,
+        collected,
+        durationMs: Date.now() - started,
+      };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The offline base images, for hosts with a Docker engine but no reachable image registry
+ * (`docker pull` fails): a Debian rootfs made with `debootstrap --variant=minbase` from the apt
+ * mirror the host is configured with, and on top of it the host's own Go toolchain copied from its
+ * GOROOT through the build context. Equivalent to `debian:bookworm` and `golang:<v>-bookworm` for
+ * our recipes. `telebench images base` and `scripts/setup.mjs` call {@link ensureOfflineBase}.
+ */
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  cpSync,
+  mkdtempSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { $ } from 'zx';
+import { TelebenchError } from '../../errors.js';
+import type { DockerClient } from './client.js';
+
+export interface OfflineBaseOptions {
+  /** Debian rootfs image name (`telebench-rootfs:bookworm`). */
+  rootfsImage: string;
+  /** Go toolchain image name template; `{go}` becomes the host's `go1.26.8`. */
+  goImage: string;
+  /** Where the debootstrap rootfs lives (kept to rebuild quickly). */
+  rootfsDir: string;
+  /** Debian suite. */
+  suite: string;
+  /** Rebuild even when the images exist. */
+  force?: boolean;
+  log?: (line: string) => void;
+}
+
+/**
+ * The Debian mirror apt is configured with: first `URIs:` of a deb822 `.sources` file or first
+ * `deb` line, under /etc/apt. Default `http://deb.debian.org/debian`.
+ */
+export function aptMirror(root = '/etc/apt'): string {
+  const files: string[] = [];
+  if (existsSync(join(root, 'sources.list'))) files.push(join(root, 'sources.list'));
+  const d = join(root, 'sources.list.d');
+  if (existsSync(d))
+    for (const f of readdirSync(d).sort()) if (/\.(list|sources)$/.test(f)) files.push(join(d, f));
+  for (const f of files) {
+    const text = readFileSync(f, 'utf8');
+    const m =
+      /^URIs:\s*(\S+\/debian)\/?\s*$/m.exec(text) ??
+      /^deb\s+(?:\[[^\]]*\]\s+)?(\S+\/debian)\/?\s/m.exec(text);
+    if (m?.[1]) return m[1];
+  }
+  return 'http://deb.debian.org/debian';
+}
+
+/** The host's Go: `{ goroot, version }` (`go1.26.8`), or undefined when `go` is not on PATH. */
+export async function hostGo(): Promise<{ goroot: string; version: string } | undefined> {
+  try {
+    const goroot = (await $({ quiet: true })`go env GOROOT`).stdout.trim();
+    const version = (await $({ quiet: true })`go env GOVERSION`).stdout.trim();
+    return { goroot, version };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Makes sure the offline rootfs image and the Go toolchain image exist; builds what is missing.
+ * @returns the two image names and what was built
+ * @throws TelebenchError `offline_base_failed` (tier infra) when debootstrap or the build fails,
+ *   `host_go_missing` (tier preflight) when the host has no Go toolchain
+ */
+export async function ensureOfflineBase(
+  docker: DockerClient,
+  opts: OfflineBaseOptions,
+): Promise<{ rootfs: string; go: string; built: string[]; go_version: string }> {
+  const log = opts.log ?? (() => undefined);
+  const built: string[] = [];
+  const hg = await hostGo();
+  if (!hg) {
+    throw new TelebenchError(
+      'host_go_missing',
+      'the host has no `go` on PATH to copy into the offline Go base image',
+      {
+        tier: 'preflight',
+        context: {
+          hint: 'install Go (https://go.dev/dl) or use a registry image golang:<v>-bookworm',
+        },
+      },
+    );
+  }
+  const goImage = opts.goImage.replace('{go}', hg.version);
+  const work = mkdtempSync(join(tmpdir(), 'telebench-base-'));
+  try {
+    if (opts.force || !(await docker.hasImage(opts.rootfsImage))) {
+      if (opts.force || !existsSync(join(opts.rootfsDir, 'bin'))) {
+        const mirror = aptMirror();
+        log(`debootstrap --variant=minbase ${opts.suite} ${opts.rootfsDir} ${mirror}`);
+        rmSync(opts.rootfsDir, { recursive: true, force: true });
+        mkdirSync(opts.rootfsDir, { recursive: true });
+        await $({
+          quiet: true,
+        })`debootstrap --variant=minbase ${opts.suite} ${opts.rootfsDir} ${mirror}`;
+      }
+      const ctx = join(work, 'rootfs');
+      mkdirSync(ctx);
+      log(`packing ${opts.rootfsDir} into ${opts.rootfsImage}`);
+      await $({
+        quiet: true,
+      })`tar -C ${opts.rootfsDir} --exclude=./proc/* --exclude=./sys/* --exclude=./dev/* -cf ${join(ctx, 'rootfs.tar')} .`;
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(join(ctx, 'Dockerfile'), 'FROM scratch\nADD rootfs.tar /\nCMD ["bash"]\n');
+      await docker.build(ctx, opts.rootfsImage, {
+        'telebench.layer': 'os',
+        'telebench.suite': opts.suite,
+      });
+      built.push(opts.rootfsImage);
+    }
+    if (opts.force || !(await docker.hasImage(goImage))) {
+      const ctx = join(work, 'go');
+      mkdirSync(ctx);
+      log(`copying ${hg.goroot} (${hg.version}) into ${goImage}`);
+      cpSync(hg.goroot, join(ctx, 'go'), {
+        recursive: true,
+        verbatimSymlinks: true,
+        filter: (src) => !/^\/(test|doc|misc)$/.test(src.slice(hg.goroot.length)),
+      });
+      const { writeFileSync } = await import('node:fs');
+      const caFile = '/etc/ssl/certs/ca-certificates.crt';
+      if (existsSync(caFile)) cpSync(caFile, join(ctx, 'ca-certificates.crt'));
+      else writeFileSync(join(ctx, 'ca-certificates.crt'), '');
+      writeFileSync(
+        join(ctx, 'Dockerfile'),
+        [
+          `FROM ${opts.rootfsImage}`,
+          'COPY go /usr/local/go',
+          'COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt',
+          'ENV PATH=/usr/local/go/bin:/root/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin GOPATH=/root/go GOTOOLCHAIN=local',
+          'RUN go version',
+          '',
+        ].join('\n'),
+      );
+      await docker.build(ctx, goImage, { 'telebench.layer': 'os', 'telebench.go': hg.version });
+      built.push(goImage);
+    }
+  } catch (err) {
+    if (err instanceof TelebenchError) throw err;
+    throw new TelebenchError(
+      'offline_base_failed',
+      `building the offline base failed: ${(err as Error).message}`,
+      {
+        tier: 'infra',
+        cause: err,
+      },
+    );
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return { rootfs: opts.rootfsImage, go: goImage, built, go_version: hg.version };
+}

@@ -1,0 +1,219 @@
+/**
+ * Log parsers: turn a test run's output into per-test statuses, then check that the statuses agree
+ * with the process exit code (SWE-bench rejects runs whose exit code disagrees with the parsed
+ * log; so do we, as `ambiguous_log`).
+ *
+ * Forgery resistance: only structured channels are trusted. Go: the `Action` field of
+ * `go test -json` events (the code under test can only produce `output` events; a printed
+ * `--- PASS` line stays inside an `Output` string). Python: pytest's JUnit XML file, written by
+ * pytest itself. C: meson's `meson-logs/testlog.json`, written by meson itself.
+ */
+import { XMLParser } from 'fast-xml-parser';
+import { SkipItem } from '../../errors.js';
+
+/** Status of one test id (`<package-or-file>::<name>`). */
+export type TestStatus = 'pass' | 'fail' | 'skip';
+
+export interface ParsedRun {
+  /** test id -> status. */
+  tests: Record<string, TestStatus>;
+  /** Packages/suites that failed to build (Go import paths, meson "build"). */
+  build_failures: string[];
+  /** Packages/suites that failed without a failing test (panic in init, TestMain, timeout). */
+  package_failures: string[];
+  /** True when the test framework reported a timeout (`panic: test timed out`, meson TIMEOUT). */
+  timed_out: boolean;
+}
+
+/**
+ * Parses `go test -json` output (one JSON event per line; non-JSON lines, e.g. from an old `go`
+ * printing build errors on stderr, are ignored). Subtests keep their `/`-path: `pkg::TestX/sub`.
+ * A test whose last action is `run` (never finished: panic or timeout) counts as `fail`.
+ */
+export function parseGoTestJson(text: string): ParsedRun {
+  const tests: Record<string, TestStatus> = {};
+  const running = new Set<string>();
+  const build = new Set<string>();
+  const pkgFail = new Set<string>();
+  let timed_out = false;
+  for (const line of text.split('\n')) {
+    const t = line.trim();
+    if (!t.startsWith('{')) continue;
+    let ev: { Action?: unknown; Package?: unknown; Test?: unknown; Output?: unknown };
+    try {
+      ev = JSON.parse(t) as typeof ev;
+    } catch {
+      continue; // not an event (the go command's own non-JSON output): ignored on purpose
+    }
+    const action = typeof ev.Action === 'string' ? ev.Action : '';
+    const pkg = typeof ev.Package === 'string' ? ev.Package : '';
+    const name = typeof ev.Test === 'string' ? ev.Test : '';
+    if (action === 'build-fail') {
+      build.add(
+        typeof (ev as { ImportPath?: unknown }).ImportPath === 'string'
+          ? String((ev as { ImportPath: string }).ImportPath).split(' ')[0]!
+          : pkg,
+      );
+      continue;
+    }
+    if (action === 'output' && typeof ev.Output === 'string' && !name) {
+      if (ev.Output.startsWith('panic: test timed out')) timed_out = true;
+      continue;
+    }
+    if (!pkg) continue;
+    const id = `${pkg}::${name}`;
+    if (name) {
+      if (action === 'run') running.add(id);
+      else if (action === 'pass' || action === 'fail' || action === 'skip') {
+        running.delete(id);
+        tests[id] = action;
+      }
+    } else if (action === 'fail') {
+      const failedBuild = (ev as { FailedBuild?: unknown }).FailedBuild;
+      if (typeof failedBuild === 'string' && failedBuild) build.add(pkg);
+      else pkgFail.add(pkg);
+    }
+  }
+  for (const id of running) tests[id] = 'fail';
+  // A package that failed but has a failing test is explained by that test.
+  const failingPkgs = new Set(
+    Object.entries(tests)
+      .filter(([, s]) => s === 'fail')
+      .map(([id]) => id.split('::')[0]!),
+  );
+  return {
+    tests,
+    build_failures: [...build].sort(),
+    package_failures: [...pkgFail].filter((p) => !failingPkgs.has(p) && !build.has(p)).sort(),
+    timed_out,
+  };
+}
+
+const xml = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  isArray: (name) => name === 'testsuite' || name === 'testcase',
+});
+
+interface JUnitCase {
+  classname?: string;
+  file?: string;
+  name?: string;
+  failure?: unknown;
+  error?: unknown;
+  skipped?: unknown;
+}
+
+/**
+ * Parses a pytest JUnit XML report (`pytest --junitxml=FILE -o junit_family=xunit1`) into pytest
+ * node ids: `tests/test_x.py::test_y` (`file` attribute when present, else the dotted classname
+ * turned into a path; a class becomes `path.py::Class::test`).
+ * @throws SkipItem `ambiguous_log` when the XML cannot be parsed
+ */
+export function parsePytestJUnit(text: string): ParsedRun {
+  let doc: {
+    testsuites?: { testsuite?: { testcase?: JUnitCase[] }[] };
+    testsuite?: { testcase?: JUnitCase[] }[];
+  };
+  try {
+    doc = xml.parse(text) as typeof doc;
+  } catch (err) {
+    throw new SkipItem(
+      'ambiguous_log',
+      `pytest JUnit XML is not well-formed: ${(err as Error).message}`,
+    );
+  }
+  const suites = doc.testsuites?.testsuite ?? doc.testsuite ?? [];
+  const tests: Record<string, TestStatus> = {};
+  const collectionErrors: string[] = [];
+  for (const suite of suites) {
+    for (const c of suite.testcase ?? []) {
+      const name = String(c.name ?? '');
+      const classname = String(c.classname ?? '');
+      const parts = classname.split('.');
+      let id: string;
+      if (c.file) {
+        const cls =
+          parts.length > 0 && /^[A-Z]/.test(parts[parts.length - 1] ?? '')
+            ? `::${parts[parts.length - 1]}`
+            : '';
+        id = `${String(c.file)}${cls}::${name}`;
+      } else {
+        // classname like "tests.test_x" or "tests.test_x.TestClass"
+        const clsIdx = parts.findIndex((p) => /^[A-Z]/.test(p));
+        const mod = clsIdx >= 0 ? parts.slice(0, clsIdx) : parts;
+        const cls = clsIdx >= 0 ? `::${parts.slice(clsIdx).join('::')}` : '';
+        id = `${mod.join('/')}.py${cls}::${name}`;
+      }
+      const status: TestStatus =
+        c.failure !== undefined || c.error !== undefined
+          ? 'fail'
+          : c.skipped !== undefined
+            ? 'skip'
+            : 'pass';
+      if (!name && status === 'fail') collectionErrors.push(classname);
+      tests[id] = status;
+    }
+  }
+  return { tests, build_failures: collectionErrors, package_failures: [], timed_out: false };
+}
+
+/**
+ * Parses meson's `meson-logs/testlog.json` (one JSON object per line with `name`, `suite`,
+ * `result`: OK, FAIL, SKIP, TIMEOUT, EXPECTEDFAIL, UNEXPECTEDPASS, ERROR). Id: `<suite>::<name>`
+ * (first suite; the project name when meson gives none).
+ */
+export function parseMesonTestLog(text: string): ParsedRun {
+  const tests: Record<string, TestStatus> = {};
+  let timed_out = false;
+  for (const line of text.split('\n')) {
+    if (!line.trim().startsWith('{')) continue;
+    let ev: { name?: unknown; suite?: unknown; result?: unknown };
+    try {
+      ev = JSON.parse(line) as typeof ev;
+    } catch {
+      continue; // a truncated last line after a kill: ignored, the exit code decides
+    }
+    const suites = Array.isArray(ev.suite) ? (ev.suite as unknown[]).map(String) : [];
+    const suite = (suites[0] ?? 'meson').split(':')[0]!;
+    const name = String(ev.name ?? '').replace(/^[^:]+:/, '');
+    const result = String(ev.result ?? '');
+    if (result === 'TIMEOUT') timed_out = true;
+    tests[`${suite}::${name}`] =
+      result === 'OK' || result === 'EXPECTEDFAIL' ? 'pass' : result === 'SKIP' ? 'skip' : 'fail';
+  }
+  return { tests, build_failures: [], package_failures: [], timed_out };
+}
+
+/**
+ * Checks that a parsed run agrees with the exit code: exit 0 needs at least one test and no
+ * failing test, build or package; a non-zero exit needs at least one failure of any kind.
+ * @throws SkipItem `ambiguous_log` naming `step` and what disagreed
+ */
+export function checkAgreement(parsed: ParsedRun, exitCode: number | null, step: string): void {
+  const failing = Object.values(parsed.tests).filter((s) => s === 'fail').length;
+  const anyFailure =
+    failing > 0 ||
+    parsed.build_failures.length > 0 ||
+    parsed.package_failures.length > 0 ||
+    parsed.timed_out;
+  if (exitCode === 0 && anyFailure) {
+    throw new SkipItem(
+      'ambiguous_log',
+      `step ${step}: exit code 0 but the log reports ${failing} failing test(s), builds ${parsed.build_failures.join(', ') || 'none'}, packages ${parsed.package_failures.join(', ') || 'none'}`,
+      { step },
+    );
+  }
+  if (exitCode === 0 && Object.keys(parsed.tests).length === 0) {
+    throw new SkipItem('ambiguous_log', `step ${step}: exit code 0 but no test result in the log`, {
+      step,
+    });
+  }
+  if (exitCode !== 0 && exitCode !== null && !anyFailure) {
+    throw new SkipItem(
+      'ambiguous_log',
+      `step ${step}: exit code ${exitCode} but the log reports no failure (${Object.keys(parsed.tests).length} tests)`,
+      { step },
+    );
+  }
+}

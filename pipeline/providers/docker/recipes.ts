@@ -1,0 +1,173 @@
+/**
+ * Image recipes, three layers as SWE-bench builds them (harness `docker_build.py`): base (OS and
+ * toolchain) -> env (the repository's dependencies at `environment_setup_commit`) -> instance (the
+ * source at `base_commit`). Each image is named from the sha256 of its recipe (the Dockerfile text
+ * plus the hashes of the files it copies), so equal recipes share one image and any change makes a
+ * new one.
+ *
+ * The instance layer copies a fresh repository that holds only `base_commit` (see
+ * `providers/git/repo.ts` `exportCleanRepo`): no fix commit, no `refs/pull/*`, no later tag.
+ */
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { hashJson, sha256 } from '../../hash.js';
+
+export type RecipeName = 'go' | 'c-meson' | 'python';
+
+/** A recipe's build context: Dockerfile text plus files (path in context -> host path to copy). */
+export interface ImageRecipe {
+  layer: 'base' | 'env' | 'instance';
+  /** Image name (`repository:tag`) derived from the recipe hash. */
+  name: string;
+  dockerfile: string;
+  /** Context entries: context path -> host file or folder to copy in. */
+  copies: Record<string, string>;
+  /** Inline context files: context path -> content. */
+  inline: Record<string, string>;
+  /** sha256 of the recipe (dockerfile + inline contents + caller-given content key). */
+  hash: string;
+}
+
+/** The environment every test container gets: TZ and seeds pinned, no proxy, no secrets. */
+export const PINNED_ENV: Record<string, string> = {
+  TZ: 'UTC',
+  LANG: 'C.UTF-8',
+  LC_ALL: 'C.UTF-8',
+  PYTHONHASHSEED: '0',
+  PYTHONDONTWRITEBYTECODE: '1',
+  GOFLAGS: '-mod=mod',
+  GOPROXY: 'off',
+  GOTOOLCHAIN: 'local',
+  GONOSUMDB: '*',
+  GOFLAGS_SEED: '0',
+  SOURCE_DATE_EPOCH: '0',
+};
+
+function named(prefix: string, layer: string, hash: string): string {
+  return `${prefix}-${layer}:${hash.slice(0, 16)}`;
+}
+
+/**
+ * Base layer: FROM the configured (or offline) image, plus the language's build tools.
+ * @param from resolved base image (`golang:1.21-bookworm`, or the offline `telebench-go:go1.26.8`)
+ * @param recipe which language recipe
+ */
+export function baseRecipe(prefix: string, recipe: RecipeName, from: string): ImageRecipe {
+  const apt = (pkgs: string): string =>
+    `RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${pkgs} && rm -rf /var/lib/apt/lists/*`;
+  const lines = [`FROM ${from}`];
+  if (recipe === 'go') {
+    lines.push('ENV GOTOOLCHAIN=local CGO_ENABLED=0 TZ=UTC');
+  } else if (recipe === 'c-meson') {
+    lines.push(apt('gcc libc6-dev meson ninja-build pkg-config'), 'ENV TZ=UTC');
+  } else {
+    lines.push(apt('python3 python3-pytest'), 'ENV TZ=UTC PYTHONHASHSEED=0');
+  }
+  lines.push('WORKDIR /testbed');
+  const dockerfile = `${lines.join('\n')}\n`;
+  const hash = hashJson({ layer: 'base', dockerfile });
+  return {
+    layer: 'base',
+    name: named(prefix, 'base', hash),
+    dockerfile,
+    copies: {},
+    inline: {},
+    hash,
+  };
+}
+
+/**
+ * Env layer: the dependencies at the environment commit. Go: `go.mod`/`go.sum` and
+ * `go mod download` (inside the build, over the bridge network), or — `goModCache` given — a
+ * module cache filled on the host and copied in. C: nothing beyond the base. Python: a
+ * `requirements.txt` when the repository has one.
+ * @param depFiles dependency files at the environment commit: name -> content
+ */
+export function envRecipe(
+  prefix: string,
+  recipe: RecipeName,
+  baseName: string,
+  depFiles: Record<string, string>,
+  goModCache?: string,
+): ImageRecipe {
+  const lines = [`FROM ${baseName}`, 'WORKDIR /testbed'];
+  const inline: Record<string, string> = {};
+  const copies: Record<string, string> = {};
+  let cacheKey = '';
+  if (recipe === 'go' && depFiles['go.mod'] !== undefined) {
+    inline['go.mod'] = depFiles['go.mod'];
+    inline['go.sum'] = depFiles['go.sum'] ?? '';
+    lines.push('COPY go.mod go.sum /tmp/deps/');
+    if (goModCache) {
+      copies['gomodcache'] = goModCache;
+      cacheKey = 'host-modcache';
+      lines.push('COPY gomodcache /root/go/pkg/mod', 'ENV GOMODCACHE=/root/go/pkg/mod');
+    } else {
+      lines.push(
+        'ENV GOMODCACHE=/root/go/pkg/mod',
+        'RUN cd /tmp/deps && GOFLAGS=-mod=mod GOPROXY=https://proxy.golang.org,direct go mod download && rm -rf /tmp/deps /root/.cache/go-build',
+      );
+    }
+  } else if (recipe === 'python' && depFiles['requirements.txt'] !== undefined) {
+    inline['requirements.txt'] = depFiles['requirements.txt'];
+    lines.push(
+      'COPY requirements.txt /tmp/requirements.txt',
+      'RUN python3 -m pip install --break-system-packages -r /tmp/requirements.txt',
+    );
+  }
+  const dockerfile = `${lines.join('\n')}\n`;
+  const hash = hashJson({ layer: 'env', dockerfile, inline, cacheKey });
+  return { layer: 'env', name: named(prefix, 'env', hash), dockerfile, copies, inline, hash };
+}
+
+/**
+ * Instance layer: the clean repository (only `base_commit`) at /testbed.
+ * @param cleanRepo host folder made by `exportCleanRepo`
+ * @param key identity of the source (repository id + base commit), which names the image
+ */
+export function instanceRecipe(
+  prefix: string,
+  recipe: RecipeName,
+  envName: string,
+  cleanRepo: string,
+  key: string,
+  moduleDir = '',
+): ImageRecipe {
+  // Go: compile the packages and their tests once at the base commit (no network), so each test
+  // step only recompiles what a patch changes. Failure is fine here: validation reports it.
+  const warm =
+    recipe === 'go'
+      ? `RUN cd /testbed/${moduleDir} && GOPROXY=off GOFLAGS=-mod=mod go test -count=1 -run '^$' ./... >/dev/null 2>&1 || true\n`
+      : '';
+  const dockerfile = `FROM ${envName}\nCOPY testbed/ /testbed/\nWORKDIR /testbed\n${warm}`;
+  const hash = hashJson({ layer: 'instance', dockerfile, key });
+  return {
+    layer: 'instance',
+    name: named(prefix, 'instance', hash),
+    dockerfile,
+    copies: { testbed: cleanRepo },
+    inline: {},
+    hash,
+  };
+}
+
+/**
+ * Writes the build context of `recipe` into `dir` (emptied first): Dockerfile, inline files and
+ * copies (folders copied recursively, symlinks kept).
+ */
+export function writeContext(recipe: ImageRecipe, dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'Dockerfile'), recipe.dockerfile);
+  for (const [rel, content] of Object.entries(recipe.inline))
+    writeFileSync(join(dir, rel), content);
+  for (const [rel, src] of Object.entries(recipe.copies)) {
+    if (!existsSync(src)) throw new Error(`build context source ${src} does not exist`);
+    cpSync(src, join(dir, rel), { recursive: true, verbatimSymlinks: true });
+  }
+}
+
+/** sha256 of a file's bytes (for recipe keys of copied files). */
+export function fileHash(path: string): string {
+  return sha256(readFileSync(path));
+}

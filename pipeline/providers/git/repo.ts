@@ -1,0 +1,262 @@
+/**
+ * Git access for the SWE-Bench 5G environments (simple-git, why: a maintained typed wrapper over
+ * the real `git` binary, so we get git's own semantics for diffs, parents and fetches).
+ *
+ * - {@link ensureMirror}: one bare mirror per repository in the cache (all refs, incl. `refs/pull/*`).
+ * - {@link commitInfo}, {@link diffSplit}, {@link fileAt}: what `swe5g.resolve` needs.
+ * - {@link exportCleanRepo}: a fresh `git init` holding ONLY the base commit (shallow, no tags, no
+ *   other refs), which is what goes into the instance image, so no fix commit, `refs/pull/*` or
+ *   future tag can leak into what a solver sees (SWE-bench issue 465: `git log --all` showed fixes).
+ */
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { simpleGit, type SimpleGit } from 'simple-git';
+import { TelebenchError } from '../../errors.js';
+
+/** Languages whose test files the splitter knows. */
+export type RepoLanguage = 'go' | 'c' | 'python';
+
+const gitEnv = {
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_AUTHOR_NAME: 'telebench',
+  GIT_AUTHOR_EMAIL: 'telebench@localhost',
+  GIT_COMMITTER_NAME: 'telebench',
+  GIT_COMMITTER_EMAIL: 'telebench@localhost',
+};
+
+/** A simple-git client bound to `dir` with prompts disabled and a fixed identity. */
+export function git(dir: string): SimpleGit {
+  return simpleGit({ baseDir: dir, trimmed: false }).env({ ...process.env, ...gitEnv });
+}
+
+/**
+ * Makes sure a bare mirror of `source` (URL or local path) exists at `mirrorDir` and holds
+ * `needCommits`. An existing mirror is fetched only when one of them is missing (offline friendly).
+ * @returns `mirrorDir`
+ * @throws TelebenchError `git_mirror_failed` (tier transient) when clone/fetch fails;
+ *   `commit_not_found` (tier content) when a commit is still missing after a fetch
+ */
+export async function ensureMirror(
+  source: string,
+  mirrorDir: string,
+  needCommits: readonly string[] = [],
+): Promise<string> {
+  // One clone/fetch per mirror folder at a time within this process.
+  const prev = mirrorLocks.get(mirrorDir) ?? Promise.resolve();
+  const next = prev.then(
+    () => ensureMirrorUnlocked(source, mirrorDir, needCommits),
+    () => ensureMirrorUnlocked(source, mirrorDir, needCommits),
+  );
+  mirrorLocks.set(mirrorDir, next);
+  return next;
+}
+
+const mirrorLocks = new Map<string, Promise<string>>();
+
+async function ensureMirrorUnlocked(
+  source: string,
+  mirrorDir: string,
+  needCommits: readonly string[],
+): Promise<string> {
+  try {
+    if (!existsSync(join(mirrorDir, 'HEAD'))) {
+      mkdirSync(dirname(mirrorDir), { recursive: true });
+      rmSync(mirrorDir, { recursive: true, force: true });
+      await git(dirname(mirrorDir)).raw(['clone', '--mirror', '--quiet', source, mirrorDir]);
+    } else if ((await missingCommits(mirrorDir, needCommits)).length > 0) {
+      await git(mirrorDir).raw(['fetch', '--prune', '--quiet', source, '+refs/*:refs/*']);
+    }
+  } catch (err) {
+    throw new TelebenchError(
+      'git_mirror_failed',
+      `could not mirror ${source} into ${mirrorDir}: ${(err as Error).message}`,
+      { tier: 'transient', context: { source, mirrorDir }, cause: err },
+    );
+  }
+  const missing = await missingCommits(mirrorDir, needCommits);
+  if (missing.length > 0) {
+    throw new TelebenchError(
+      'commit_not_found',
+      `${source} has no commit ${missing.join(', ')} (mirror ${mirrorDir})`,
+      { tier: 'content', context: { source, missing } },
+    );
+  }
+  return mirrorDir;
+}
+
+/** Commits of `shas` that `repoDir` does not hold (as commit objects). */
+export async function missingCommits(repoDir: string, shas: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const sha of shas) {
+    try {
+      await git(repoDir).raw(['cat-file', '-e', `${sha}^{commit}`]);
+    } catch {
+      out.push(sha);
+    }
+  }
+  return out;
+}
+
+/** Parents, committer date (ISO 8601) and subject of one commit. @throws GitError when unknown */
+export async function commitInfo(
+  repoDir: string,
+  sha: string,
+): Promise<{ sha: string; parents: string[]; date: string; subject: string }> {
+  const out = await git(repoDir).raw(['show', '-s', '--format=%H%n%P%n%cI%n%s', sha]);
+  const [full = '', parents = '', date = '', subject = ''] = out.split('\n');
+  return { sha: full, parents: parents.split(' ').filter(Boolean), date, subject };
+}
+
+/**
+ * Is `path` a test file for `language`? Go: `*_test.go` and `testdata/`; Python: `test_*.py`,
+ * `*_test.py`, `conftest.py` and files under `test/` or `tests/`; C: files under `test/`,
+ * `tests/` or named `test_*.c`/`*_test.c`. (SWE-bench splits `patch`/`test_patch` the same way,
+ * by path.)
+ */
+export function isTestPath(language: RepoLanguage, path: string): boolean {
+  const base = path.split('/').pop() ?? path;
+  const inTestDir = /(^|\/)(tests?|testdata)\//.test(path);
+  switch (language) {
+    case 'go':
+      return base.endsWith('_test.go') || /(^|\/)testdata\//.test(path);
+    case 'python':
+      return (
+        /^test_.*\.py$/.test(base) || /_test\.py$/.test(base) || base === 'conftest.py' || inTestDir
+      );
+    case 'c':
+      return inTestDir || /^test_.*\.[ch]$/.test(base) || /_test\.[ch]$/.test(base);
+  }
+}
+
+/**
+ * Unified diff `from..to` split into source and test files (binary diffs included, full index).
+ * @returns `patch` (non-test files), `test_patch` (test files), and the changed paths of each
+ */
+export async function diffSplit(
+  repoDir: string,
+  from: string,
+  to: string,
+  language: RepoLanguage,
+): Promise<{ patch: string; test_patch: string; source_files: string[]; test_files: string[] }> {
+  const names = (await git(repoDir).raw(['diff', '--name-only', '--no-renames', from, to]))
+    .split('\n')
+    .filter(Boolean);
+  const test_files = names.filter((p) => isTestPath(language, p));
+  const source_files = names.filter((p) => !isTestPath(language, p));
+  const diffOf = async (files: string[]): Promise<string> =>
+    files.length === 0
+      ? ''
+      : git(repoDir).raw(['diff', '--binary', '--no-renames', from, to, '--', ...files]);
+  return {
+    patch: await diffOf(source_files),
+    test_patch: await diffOf(test_files),
+    source_files,
+    test_files,
+  };
+}
+
+/** Content of `path` at `commit`, or undefined when the file does not exist there. */
+export async function fileAt(
+  repoDir: string,
+  commit: string,
+  path: string,
+): Promise<string | undefined> {
+  try {
+    return await git(repoDir).raw(['show', `${commit}:${path}`]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Tags whose commit is an ancestor of (or equal to) `commit`, newest first (by creator date). */
+export async function tagsReaching(repoDir: string, commit: string): Promise<string[]> {
+  const out = await git(repoDir).raw([
+    'tag',
+    '--merged',
+    commit,
+    '--sort=-creatordate',
+    '--format=%(refname:short)',
+  ]);
+  return out.split('\n').filter(Boolean);
+}
+
+/**
+ * Creates `dest` as a fresh git repository that holds only `commit` (fetched with `--depth=1
+ * --no-tags` from `mirrorDir`) checked out on branch `main`; FETCH_HEAD, reflogs and hooks are
+ * removed. This is the source tree of an instance image: nothing after `commit` is reachable or
+ * even present as an object.
+ * @throws TelebenchError `git_export_failed` (tier infra) when the fetch or checkout fails
+ */
+export async function exportCleanRepo(
+  mirrorDir: string,
+  commit: string,
+  dest: string,
+): Promise<void> {
+  rmSync(dest, { recursive: true, force: true });
+  mkdirSync(dest, { recursive: true });
+  const g = git(dest);
+  try {
+    await g.raw(['init', '--quiet', '--initial-branch=main']);
+    // Protocol v2 file transport lets the client ask for any object by id; only that commit's
+    // history up to depth 1 is transferred.
+    await g.raw([
+      '-c',
+      'protocol.version=2',
+      'fetch',
+      '--quiet',
+      '--depth=1',
+      '--no-tags',
+      `file://${mirrorDir}`,
+      commit,
+    ]);
+    await g.raw(['checkout', '--quiet', '-B', 'main', commit]);
+    await g.raw(['reflog', 'expire', '--expire=now', '--all']);
+    await g.raw(['gc', '--quiet', '--prune=now']);
+  } catch (err) {
+    throw new TelebenchError(
+      'git_export_failed',
+      `could not export ${commit} of ${mirrorDir} into a fresh repository: ${(err as Error).message}`,
+      { tier: 'infra', context: { mirrorDir, commit }, cause: err },
+    );
+  }
+  rmSync(join(dest, '.git', 'FETCH_HEAD'), { force: true });
+  rmSync(join(dest, '.git', 'hooks'), { recursive: true, force: true });
+  rmSync(join(dest, '.git', 'logs'), { recursive: true, force: true });
+}
+
+/**
+ * Applies a unified diff to the work tree `dir` (`git apply`, with a 3-way fallback off).
+ * @returns the paths the patch touches (new/modified and deleted)
+ * @throws TelebenchError `patch_does_not_apply` (tier content) naming the patch's `label`
+ */
+export async function applyPatch(
+  dir: string,
+  patch: string,
+  label: string,
+): Promise<{ changed: string[]; deleted: string[] }> {
+  if (patch.trim() === '') return { changed: [], deleted: [] };
+  const { writeFileSync } = await import('node:fs');
+  const file = join(dir, `.telebench-${label}.patch`);
+  writeFileSync(file, patch.endsWith('\n') ? patch : `${patch}\n`);
+  try {
+    const stat = await git(dir).raw(['apply', '--numstat', '--summary', file]);
+    await git(dir).raw(['apply', '--whitespace=nowarn', file]);
+    const changed: string[] = [];
+    const deleted: string[] = [];
+    for (const line of stat.split('\n')) {
+      const m = /^\s*(?:\d+|-)\t(?:\d+|-)\t(.+)$/.exec(line);
+      if (m?.[1]) changed.push(m[1]);
+      const d = /^\s*delete mode \d+ (.+)$/.exec(line);
+      if (d?.[1]) deleted.push(d[1]);
+    }
+    return { changed: changed.filter((p) => !deleted.includes(p)), deleted };
+  } catch (err) {
+    throw new TelebenchError(
+      'patch_does_not_apply',
+      `the ${label} does not apply at the base commit: ${(err as Error).message.trim()}`,
+      { tier: 'content', context: { label } },
+    );
+  } finally {
+    rmSync(file, { force: true });
+  }
+}

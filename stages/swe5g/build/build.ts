@@ -1,0 +1,360 @@
+/**
+ * `swe5g.build`: the three image layers of one Resolved instance (SWE-bench layering: base ->
+ * env -> instance, each named from a hash of its recipe), built with a concurrency limit, reused
+ * when present, with each layer's size. Records the toolchain the base image really has
+ * (`go version`, `gcc -dumpfullversion`, `python3 --version`); a Go toolchain older than go.mod's
+ * `go` line skips the instance as `toolchain_mismatch` before anything runs.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { $ } from 'zx';
+import { defineStage } from '../../../pipeline/stage.js';
+import { PreflightError, SkipItem, TelebenchError } from '../../../pipeline/errors.js';
+import { DockerClient } from '../../../pipeline/providers/docker/client.js';
+import {
+  baseRecipe,
+  envRecipe,
+  instanceRecipe,
+  writeContext,
+  type ImageRecipe,
+  type RecipeName,
+} from '../../../pipeline/providers/docker/recipes.js';
+import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
+import { hostGo } from '../../../pipeline/providers/docker/offline-base.js';
+import { exportCleanRepo, fileAt } from '../../../pipeline/providers/git/repo.js';
+import { hashJson } from '../../../pipeline/hash.js';
+import type { KeyValue } from '../../../pipeline/store/store.js';
+import type { Resolved } from '../types.js';
+import { swe5gSettings, type HasSwe5g } from '../config.js';
+import type { EnvironmentsSettings } from '../environments-config.js';
+import { mirrorPath } from '../resolve/resolve.js';
+
+/** Output of `swe5g.build` (key = instance_id). Sizes in bytes; env/instance are layer deltas. */
+export interface Built {
+  instance_id: string;
+  image_recipe: RecipeName;
+  images: { base: string; env: string; instance: string };
+  /** The base image the base layer starts FROM (registry or offline). */
+  base_from: string;
+  toolchain: string;
+  sizes: { base: number; env_layer: number; instance_layer: number; instance_total: number };
+  /** Host folder with the clean source tree at base_commit (the local executor's instance). */
+  source_dir: string;
+  /** Subfolder of the repository the module lives in ('' for the root). */
+  module_dir: string;
+  build_seconds: { base: number; env: number; instance: number };
+}
+
+/** What building needs besides the Resolved record. */
+export interface BuildContext {
+  docker: DockerClient;
+  settings: EnvironmentsSettings;
+  stateDir: string;
+  kv?: KeyValue;
+  /** Limits concurrent image builds (shared by all items of a run). */
+  limit?: LimitFunction;
+  log?: (message: string) => void;
+  signal?: AbortSignal;
+}
+
+/** Recipe name of a language (registry `image` field normally says it). */
+export function recipeOf(language: Resolved['language']): RecipeName {
+  return language === 'go' ? 'go' : language === 'c' ? 'c-meson' : 'python';
+}
+
+/** Compares dotted versions numerically: negative when a < b. `go1.26.8` and `1.21` both work. */
+export function compareVersions(a: string, b: string): number {
+  const nums = (v: string): number[] => (v.match(/\d+/g) ?? []).map(Number);
+  const x = nums(a);
+  const y = nums(b);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+const building = new Map<string, Promise<void>>();
+
+/** Builds `recipe` unless its image exists; concurrent callers of the same name share one build. */
+async function ensureImage(
+  bc: BuildContext,
+  recipe: ImageRecipe,
+  labels: Record<string, string>,
+): Promise<number> {
+  const t0 = Date.now();
+  if (await bc.docker.hasImage(recipe.name)) return 0;
+  let p = building.get(recipe.name);
+  if (!p) {
+    const run = async (): Promise<void> => {
+      if (await bc.docker.hasImage(recipe.name)) return;
+      const ctxDir = mkdtempSync(join(tmpdir(), `telebench-${recipe.layer}-`));
+      try {
+        writeContext(recipe, ctxDir);
+        bc.log?.(`building ${recipe.layer} image ${recipe.name}`);
+        await bc.docker.build(
+          ctxDir,
+          recipe.name,
+          { 'telebench.layer': recipe.layer, 'telebench.recipe': recipe.hash, ...labels },
+          bc.signal,
+        );
+      } finally {
+        rmSync(ctxDir, { recursive: true, force: true });
+      }
+    };
+    p = (bc.limit ? bc.limit(run) : run()).finally(() => building.delete(recipe.name));
+    building.set(recipe.name, p);
+  }
+  await p;
+  return (Date.now() - t0) / 1000;
+}
+
+/**
+ * The image the base layer starts FROM, per `base_source`.
+ * @throws PreflightError when the offline base is needed but missing (hint: `telebench images base`)
+ * @throws TelebenchError `base_image_unavailable` (tier infra) when `registry` mode cannot pull it
+ */
+export async function resolveBaseFrom(
+  bc: BuildContext,
+  recipe: RecipeName,
+  version: string,
+): Promise<string> {
+  const s = bc.settings;
+  const goMinor = (/^(\d+\.\d+)/.exec(version)?.[1] ?? version) || 'latest';
+  const registryImage = s.base_images[recipe].replace('{version}', goMinor);
+  const offlineImage = async (): Promise<string> => {
+    let name = s.offline.rootfs_image;
+    if (recipe === 'go') {
+      const hg = await hostGo();
+      if (!hg)
+        throw new PreflightError(
+          'go',
+          'the offline Go base needs a host Go toolchain',
+          'install Go or use base_source: registry',
+        );
+      name = s.offline.go_image.replace('{go}', hg.version);
+    }
+    if (!(await bc.docker.hasImage(name))) {
+      throw new PreflightError(
+        'docker image ' + name,
+        `the offline base image ${name} is missing`,
+        'run `telebench images base` (or `node scripts/setup.mjs`)',
+      );
+    }
+    return name;
+  };
+  if (s.base_source === 'offline') return offlineImage();
+  if (await bc.docker.hasImage(registryImage)) return registryImage;
+  const pulled = await bc.docker.tryPull(registryImage, 30_000);
+  if (pulled.ok) return registryImage;
+  if (s.base_source === 'registry') {
+    throw new TelebenchError(
+      'base_image_unavailable',
+      `cannot pull ${registryImage}: ${pulled.error}`,
+      {
+        tier: 'infra',
+        context: { image: registryImage },
+      },
+    );
+  }
+  bc.log?.(`${registryImage} not pullable (${pulled.error}); using the offline base`);
+  return offlineImage();
+}
+
+/**
+ * The toolchain version inside `image` (`go1.26.8`, `gcc 12.2.0`, `python 3.11.2`), cached by image id.
+ * @throws TelebenchError `toolchain_unknown` (tier infra) when the version command fails
+ */
+export async function toolchainOf(
+  bc: BuildContext,
+  image: string,
+  recipe: RecipeName,
+): Promise<string> {
+  const id = (await bc.docker.inspect(image))?.Id ?? image;
+  const cached = bc.kv?.get<string>('swe5g.toolchain', id);
+  if (cached) return cached;
+  const cmd =
+    recipe === 'go'
+      ? 'go env GOVERSION'
+      : recipe === 'c-meson'
+        ? 'echo gcc $(gcc -dumpfullversion) meson $(meson --version)'
+        : 'python3 --version';
+  const r = await new DockerExecutor(bc.docker).run({
+    step: 'toolchain',
+    instance: { image, workdir: '/', sourceDir: '' },
+    files: {},
+    command: cmd,
+    collect: [],
+    limits: { memory: 512 * 2 ** 20, cpus: 1, pids: 256, timeoutMs: 60_000 },
+  });
+  const out = r.stdout.trim().toLowerCase();
+  if (r.exitCode !== 0 || !out) {
+    throw new TelebenchError(
+      'toolchain_unknown',
+      `cannot read the toolchain version of ${image}: ${r.stderr.trim()}`,
+      {
+        tier: 'infra',
+        context: { image },
+      },
+    );
+  }
+  const version = recipe === 'python' ? out.replace(/^python\s+/, 'python ') : out;
+  bc.kv?.set('swe5g.toolchain', id, version);
+  return version;
+}
+
+/**
+ * Builds (or reuses) base, env and instance images for `res`.
+ * @throws SkipItem `toolchain_mismatch` when the base's Go is older than go.mod asks
+ * @throws TelebenchError `image_build_failed` (infra) from a failed docker build
+ */
+export async function buildInstanceImages(res: Resolved, bc: BuildContext): Promise<Built> {
+  const s = bc.settings;
+  const recipe = recipeOf(res.language);
+  const mirror = mirrorPath(bc.stateDir, res.repo);
+  const module_dir = res.registry_id.includes(':') ? res.registry_id.split(':')[1]! : '';
+  const from = await resolveBaseFrom(bc, recipe, res.version);
+  const base = baseRecipe(s.image_prefix, recipe, from);
+  const tBase = await ensureImage(bc, base, {});
+  const toolchain = await toolchainOf(bc, base.name, recipe);
+  if (
+    recipe === 'go' &&
+    /^\d+\.\d+/.test(res.version) &&
+    compareVersions(toolchain, res.version) < 0
+  ) {
+    throw new SkipItem(
+      'toolchain_mismatch',
+      `${res.instance_id}: go.mod asks go ${res.version} but ${base.name} has ${toolchain}`,
+      { toolchain, required: res.version, image: base.name },
+    );
+  }
+  // env: dependency files at the environment commit
+  const depFiles: Record<string, string> = {};
+  const names =
+    recipe === 'go' ? ['go.mod', 'go.sum'] : recipe === 'python' ? ['requirements.txt'] : [];
+  for (const n of names) {
+    const text = await fileAt(
+      mirror,
+      res.environment_setup_commit,
+      module_dir ? `${module_dir}/${n}` : n,
+    );
+    if (text !== undefined) depFiles[n] = text;
+  }
+  let goModCache: string | undefined;
+  if (recipe === 'go' && s.go_modules === 'host' && depFiles['go.mod'] !== undefined) {
+    goModCache = await hostModCache(bc.stateDir, depFiles);
+  }
+  const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, goModCache);
+  const tEnv = await ensureImage(bc, env, {});
+  // instance: a fresh repository holding only base_commit
+  const source_dir = join(bc.stateDir, 'swe5g', 'instances', res.instance_id, 'testbed');
+  const inst = instanceRecipe(
+    s.image_prefix,
+    recipe,
+    env.name,
+    source_dir,
+    `${res.repo}@${res.base_commit}`,
+    module_dir,
+  );
+  if (!existsSync(join(source_dir, '.git')) || !(await bc.docker.hasImage(inst.name))) {
+    await exportCleanRepo(mirror, res.base_commit, source_dir);
+  }
+  const tInst = await ensureImage(bc, inst, { 'telebench.instance_id': res.instance_id });
+  const [sb, se, si] = await Promise.all(
+    [base.name, env.name, inst.name].map((n) => bc.docker.size(n)),
+  );
+  return {
+    instance_id: res.instance_id,
+    image_recipe: recipe,
+    images: { base: base.name, env: env.name, instance: inst.name },
+    base_from: from,
+    toolchain,
+    sizes: {
+      base: sb ?? 0,
+      env_layer: (se ?? 0) - (sb ?? 0),
+      instance_layer: (si ?? 0) - (se ?? 0),
+      instance_total: si ?? 0,
+    },
+    source_dir,
+    module_dir,
+    build_seconds: { base: tBase, env: tEnv, instance: tInst },
+  };
+}
+
+/**
+ * Fills a module cache on the host (`go mod download` with the host's Go and GOPROXY) for the
+ * `go_modules: host` mode; keyed by the hash of go.mod + go.sum.
+ * @returns the cache folder
+ * @throws TelebenchError `go_mod_download_failed` (tier transient)
+ */
+export async function hostModCache(
+  stateDir: string,
+  depFiles: Record<string, string>,
+): Promise<string> {
+  const key = hashJson(depFiles).slice(0, 16);
+  const cache = join(stateDir, 'swe5g', 'gomodcache', key);
+  if (existsSync(join(cache, '.complete'))) return join(cache, 'mod');
+  const work = join(cache, 'work');
+  mkdirSync(work, { recursive: true });
+  writeFileSync(join(work, 'go.mod'), depFiles['go.mod'] ?? '');
+  writeFileSync(join(work, 'go.sum'), depFiles['go.sum'] ?? '');
+  try {
+    await $({
+      cwd: work,
+      quiet: true,
+      env: { ...process.env, GOMODCACHE: join(cache, 'mod'), GOFLAGS: '-mod=mod' },
+    })`go mod download`;
+  } catch (err) {
+    throw new TelebenchError(
+      'go_mod_download_failed',
+      `go mod download on the host failed: ${(err as Error).message}`,
+      {
+        tier: 'transient',
+        cause: err,
+      },
+    );
+  }
+  await $({ quiet: true })`chmod -R u+w ${join(cache, 'mod')}`;
+  writeFileSync(join(cache, '.complete'), '');
+  return join(cache, 'mod');
+}
+
+export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
+  name: 'swe5g.build',
+  version: 1,
+  needs: ['swe5g.resolve'],
+  description: 'Builds the base, env and instance images of each resolved instance.',
+  concurrency: (cfg) => swe5gSettings(cfg).environments.build_concurrency,
+  async preflight(ctx) {
+    if (swe5gSettings(ctx.config).environments.executor === 'docker')
+      await new DockerClient().ping();
+  },
+  *plan(ctx) {
+    let n = 0;
+    for (const o of ctx.store.outputs<Resolved>('swe5g.resolve')) {
+      if (ctx.limit !== undefined && n >= ctx.limit) return;
+      n++;
+      yield { key: o.key, input: o.output };
+    }
+  },
+  async run(item, ctx) {
+    const settings = swe5gSettings(ctx.config).environments;
+    const docker = ctx.memo('docker', () => new DockerClient());
+    const limit = ctx.memo('swe5g.build.limit', () => pLimit(settings.build_concurrency));
+    const built = await buildInstanceImages(item.input, {
+      docker,
+      settings,
+      stateDir: ctx.stateDir,
+      kv: ctx.kv,
+      limit,
+      log: (m) => ctx.log(m),
+      signal: ctx.signal,
+    });
+    ctx.log(
+      `${item.key}: images ${built.images.instance} (instance layer ${built.sizes.instance_layer} B, env layer ${built.sizes.env_layer} B)`,
+    );
+    return built;
+  },
+});

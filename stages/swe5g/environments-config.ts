@@ -1,0 +1,87 @@
+/**
+ * `swe5g.environments`: settings of resolve, build and validate (the environments part of
+ * SWE-Bench 5G). Composed into the swe5g section by `stages/swe5g/config.ts`.
+ */
+import { z } from 'zod';
+
+export const environmentsSchema = z.strictObject({
+  /**
+   * Where repositories are cloned from when no local mirror (`swe5g.mining.mirrors_dir`) has them:
+   * `<git_url_base>/<owner>/<name>.git`. Tests point it at a folder of repositories they build.
+   */
+  git_url_base: z.string().default('https://github.com'),
+  /**
+   * Base images per recipe when a registry is reachable; `{version}` becomes the go.mod `go`
+   * line (`golang:1.21-bookworm`).
+   */
+  base_images: z
+    .strictObject({
+      go: z.string().default('golang:{version}-bookworm'),
+      'c-meson': z.string().default('debian:bookworm'),
+      python: z.string().default('debian:bookworm'),
+    })
+    .default({
+      go: 'golang:{version}-bookworm',
+      'c-meson': 'debian:bookworm',
+      python: 'debian:bookworm',
+    }),
+  /**
+   * `registry`: always the images above (pulled when absent); `offline`: always the offline base
+   * (`telebench images base`); `auto`: the images above when present or pullable, else offline.
+   */
+  base_source: z.enum(['registry', 'offline', 'auto']).default('auto'),
+  offline: z
+    .strictObject({
+      /** Debian rootfs image built by debootstrap. */
+      rootfs_image: z.string().default('telebench-rootfs:bookworm'),
+      /** Offline Go image; `{go}` becomes the host's Go version (`go1.26.8`). */
+      go_image: z.string().default('telebench-go:{go}'),
+      /** Folder of the debootstrap rootfs (kept to rebuild the image fast). */
+      rootfs_dir: z.string().default('/var/cache/telebench-rootfs-bookworm'),
+      suite: z.string().default('bookworm'),
+    })
+    .default({
+      rootfs_image: 'telebench-rootfs:bookworm',
+      go_image: 'telebench-go:{go}',
+      rootfs_dir: '/var/cache/telebench-rootfs-bookworm',
+      suite: 'bookworm',
+    }),
+  /** Prefix of the image names (`telebench-base:<hash>`, `telebench-env:...`, `telebench-instance:...`). */
+  image_prefix: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._/-]*$/)
+    .default('telebench'),
+  /**
+   * Go modules for the env layer: `container` runs `go mod download` inside the build (bridge
+   * network); `host` downloads them on the host and copies the module cache in.
+   */
+  go_modules: z.enum(['container', 'host']).default('container'),
+  /** Image builds at once. */
+  build_concurrency: z.number().int().min(1).max(16).default(2),
+  /** Disk budget for telebench images, GiB; `images prune` removes unneeded images above it. */
+  disk_budget_gib: z.number().min(1).default(200),
+  /** `docker` (default) or `local` (temporary worktree + host toolchain; hosts without Docker). */
+  executor: z.enum(['docker', 'local']).default('docker'),
+  limits: z
+    .strictObject({
+      memory_mib: z.number().int().min(64).default(4096),
+      cpus: z.number().min(0.1).default(2),
+      pids: z.number().int().min(16).default(1024),
+      /** Wall-clock limit of one test step, seconds. */
+      timeout_s: z.number().int().min(1).default(1800),
+    })
+    .default({ memory_mib: 4096, cpus: 2, pids: 1024, timeout_s: 1800 }),
+  /** Runs of the fixed state (paper: validation step 3; flaky tests differ between runs). */
+  fix_runs: z.number().int().min(1).max(10).default(3),
+  /**
+   * `reject` (paper rule): any existing test failing at the parent rejects the instance;
+   * `drop-failing` (SWE-bench): such tests are dropped from PASS_TO_PASS and listed.
+   */
+  pass_to_pass_policy: z.enum(['reject', 'drop-failing']).default('reject'),
+  /** Which tests run: `touched` (test packages of the directories the fix touches) or `repo`. */
+  test_scope: z.enum(['touched', 'repo', 'registry']).default('registry'),
+});
+export type EnvironmentsSettings = z.output<typeof environmentsSchema>;
+
+/** Defaults of the section (when the config file has no `swe5g.environments`). */
+export const environmentsDefaults: EnvironmentsSettings = environmentsSchema.parse({});

@@ -1,0 +1,130 @@
+/**
+ * `swe5g.resolve`: from a kept Candidate to a Resolved record: the fix diff
+ * `base_commit..merge_commit` split into `patch` (source) and `test_patch` (test files, by path),
+ * `environment_setup_commit`, `version` (go.mod `go` line, else the newest tag reaching the base)
+ * and `test_dirs` (directories the fix touches). Works on a bare mirror per repository in the
+ * state folder (`<state>/git/<owner>+<name>.git`), cloned from a local mirror when
+ * `swe5g.mining.mirrors_dir` has one, else from `<git_url_base>/<owner>/<name>.git`.
+ *
+ * Commit terms (SWE-Bench 5G contract): `base_commit` is the first parent of `merge_commit`.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, posix, resolve as resolvePath } from 'node:path';
+import { defineStage } from '../../../pipeline/stage.js';
+import { SkipItem } from '../../../pipeline/errors.js';
+import {
+  commitInfo,
+  diffSplit,
+  ensureMirror,
+  fileAt,
+  tagsReaching,
+} from '../../../pipeline/providers/git/repo.js';
+import type { Candidate, Resolved } from '../types.js';
+import { swe5gSettings, type HasSwe5g } from '../config.js';
+
+/** Local folder of the bare mirror of `owner/name` inside the state folder. */
+export function mirrorPath(stateDir: string, repo: string): string {
+  return join(stateDir, 'git', `${repo.replace('/', '+')}.git`);
+}
+
+/**
+ * Where to clone `owner/name` from: a local mirror (`<mirrors_dir>/<owner>+<name>/repo` or
+ * `<mirrors_dir>/<owner>/<name>.git`) when present, else `<git_url_base>/<owner>/<name>.git`
+ * (a URL, or a folder for tests).
+ */
+export function mirrorSource(
+  repo: string,
+  gitUrlBase: string,
+  mirrorsDir: string | undefined,
+): string {
+  const [owner = '', name = ''] = repo.split('/');
+  if (mirrorsDir) {
+    for (const p of [
+      join(mirrorsDir, `${owner}+${name}`, 'repo'),
+      join(mirrorsDir, owner, `${name}.git`),
+    ])
+      if (existsSync(join(p, 'HEAD'))) return p;
+  }
+  return `${gitUrlBase.replace(/\/$/, '')}/${owner}/${name}.git`;
+}
+
+/** The `go` directive of a go.mod text (`1.21`, `1.22.3`), or undefined. */
+export function goDirective(goMod: string): string | undefined {
+  return /^go\s+(\d+\.\d+(?:\.\d+)?)\s*$/m.exec(goMod)?.[1];
+}
+
+/**
+ * Resolves one candidate against a mirror that holds both commits.
+ * @throws SkipItem `base_commit_mismatch` when `base_commit` is not the first parent of
+ *   `merge_commit`; `empty_patch` when the fix changes no source file
+ */
+export async function resolveCandidate(mirrorDir: string, cand: Candidate): Promise<Resolved> {
+  const merge = await commitInfo(mirrorDir, cand.merge_commit);
+  if (merge.parents[0] !== cand.base_commit) {
+    throw new SkipItem(
+      'base_commit_mismatch',
+      `${cand.instance_id}: base_commit ${cand.base_commit} is not the first parent of ${cand.merge_commit} (${merge.parents[0] ?? 'none'})`,
+      { parents: merge.parents },
+    );
+  }
+  const split = await diffSplit(mirrorDir, cand.base_commit, cand.merge_commit, cand.language);
+  if (split.patch.trim() === '') {
+    throw new SkipItem('empty_patch', `${cand.instance_id}: the fix changes only test files`, {
+      test_files: split.test_files,
+    });
+  }
+  let version = '';
+  if (cand.language === 'go') {
+    const goMod = await fileAt(mirrorDir, cand.base_commit, 'go.mod');
+    version = (goMod && goDirective(goMod)) ?? '';
+  }
+  if (!version) version = (await tagsReaching(mirrorDir, cand.base_commit))[0] ?? '';
+  if (!version) version = '0.0';
+  const test_dirs = [
+    ...new Set(split.source_files.map((p) => posix.dirname(p)).map((d) => (d === '' ? '.' : d))),
+  ].sort();
+  return {
+    ...cand,
+    patch: split.patch,
+    test_patch: split.test_patch,
+    // SWE-bench uses the base commit of the newest instance of a version; one repository state
+    // per instance keeps env images exact, and env layers are still shared when go.mod/go.sum
+    // are equal (the env recipe hashes only the dependency files).
+    environment_setup_commit: cand.base_commit,
+    version,
+    test_dirs,
+  };
+}
+
+export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
+  name: 'swe5g.resolve',
+  version: 1,
+  needs: ['swe5g.filter'],
+  description:
+    'Splits each kept PR into patch / test_patch and finds its environment commit and version.',
+  concurrency: () => 4,
+  *plan(ctx) {
+    let n = 0;
+    for (const o of ctx.store.outputs<Candidate>('swe5g.filter')) {
+      if (ctx.limit !== undefined && n >= ctx.limit) return;
+      n++;
+      yield { key: o.key, input: o.output };
+    }
+  },
+  async run(item, ctx) {
+    const s = swe5gSettings(ctx.config);
+    const cand = item.input;
+    const env = s.environments;
+    const mirrorsDir = s.mining.mirrors_dir
+      ? resolvePath(dirname(ctx.configFile), s.mining.mirrors_dir)
+      : undefined;
+    const gitBase =
+      /^[a-z]+:\/\//.test(env.git_url_base) || env.git_url_base.startsWith('git@')
+        ? env.git_url_base
+        : resolvePath(dirname(ctx.configFile), env.git_url_base);
+    const source = mirrorSource(cand.repo, gitBase, mirrorsDir);
+    const dir = mirrorPath(ctx.stateDir, cand.repo);
+    await ensureMirror(source, dir, [cand.base_commit, cand.merge_commit]);
+    return resolveCandidate(dir, cand);
+  },
+});

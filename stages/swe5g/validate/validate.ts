@@ -1,0 +1,511 @@
+/**
+ * `swe5g.validate`: the three-step validation of the SWE-Bench 5G paper (section "Validation"):
+ *  1. at the parent (`base_commit`), the existing tests pass (`parent_p2p`). Paper rule: any
+ *     failure rejects (`p2p_fails_at_parent`); `pass_to_pass_policy: drop-failing` instead drops
+ *     the failing tests from PASS_TO_PASS and lists them (SWE-bench's behaviour);
+ *  2. at the parent with the test patches (`test_patch` + the generated `f2p_test_patch`), the
+ *     fail-to-pass tests fail (`parent_f2p`), else `f2p_does_not_fail_at_parent`;
+ *  3. after the fix (`patch` + test patches), FAIL_TO_PASS and PASS_TO_PASS pass, `fix_runs`
+ *     times (`fix_1..3`); a test whose result differs between runs is flaky: a flaky
+ *     PASS_TO_PASS test is dropped and listed, a flaky FAIL_TO_PASS test rejects (`flaky`).
+ * Each step runs in a fresh executor sandbox; its log is stored as a blob; the parsed result must
+ * agree with the exit code (`ambiguous_log`). Strategy `shipped` with an empty FAIL_TO_PASS: the
+ * fail-to-pass tests are those failing (or absent) in step 2 and passing in every fix run.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, posix } from 'node:path';
+import { defineStage } from '../../../pipeline/stage.js';
+import { SkipItem } from '../../../pipeline/errors.js';
+import { DockerClient } from '../../../pipeline/providers/docker/client.js';
+import {
+  DockerExecutor,
+  LocalExecutor,
+  type Executor,
+  type StepResult,
+} from '../../../pipeline/providers/docker/executor.js';
+import {
+  checkAgreement,
+  parseGoTestJson,
+  parseMesonTestLog,
+  parsePytestJUnit,
+  type ParsedRun,
+  type TestStatus,
+} from '../../../pipeline/providers/docker/parsers.js';
+import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
+import { applyPatch, git } from '../../../pipeline/providers/git/repo.js';
+import type { Resolved, TestGen, ValidatedInstance } from '../types.js';
+import { swe5gSettings, type HasSwe5g } from '../config.js';
+import type { EnvironmentsSettings } from '../environments-config.js';
+import type { Built } from '../build/build.js';
+
+/** Input of one validation item. */
+export interface ValidateInput {
+  resolved: Resolved;
+  testgen: TestGen;
+  built: Built;
+}
+
+/** Output: the validated instance plus per-step timings (seconds) and layer sizes (bytes). */
+export interface Validated extends ValidatedInstance {
+  step_seconds: Record<string, number>;
+  image_sizes: Built['sizes'];
+  /** Tests dropped from PASS_TO_PASS because they failed at the parent (drop-failing policy). */
+  dropped_failing_at_parent: { test: string; reason: string }[];
+}
+
+/** Environmental causes of a failure at the parent, by output pattern (reported, not guessed at). */
+const ENV_REASONS: [RegExp, string][] = [
+  [
+    /connection refused|dial tcp|no such host|network is unreachable/i,
+    'needs a network service (database or peer)',
+  ],
+  [/mongo|mysql|postgres|redis/i, 'needs a database'],
+  [
+    /permission denied|operation not permitted|must be (run as )?root/i,
+    'needs root or a capability',
+  ],
+  [/no such device|module .* not found|sctp|netlink|tun\b/i, 'needs a kernel module or device'],
+];
+
+/** Why a test probably failed for an environmental reason, from its output; '' when no pattern matches. */
+export function environmentalReason(output: string): string {
+  for (const [re, why] of ENV_REASONS) if (re.test(output)) return why;
+  return '';
+}
+
+/** Directories holding the test files a unified diff touches. */
+function testFileDirs(patch: string): string[] {
+  const dirs = new Set<string>();
+  for (const m of patch.matchAll(/^\+\+\+ b\/(.+)$/gm)) dirs.add(posix.dirname(m[1]!));
+  return [...dirs];
+}
+
+/**
+ * The shell command of a step for a recipe, and the files to read back.
+ * Go: `go test -json -count=1` over the selected packages (`./...` for scope `repo`).
+ * Python: pytest with a JUnit XML report. C: meson setup/compile, then `meson test`.
+ */
+export function testCommand(
+  recipe: RecipeName,
+  dirs: string[] | 'all',
+  timeoutS: number,
+  moduleDir: string,
+): { command: string; collect: string[] } {
+  const cd = moduleDir ? `cd ${moduleDir} && ` : '';
+  const pre = moduleDir ? `${moduleDir}/` : '';
+  if (recipe === 'go') {
+    const pkgs = dirs === 'all' ? './...' : dirs.map((d) => (d === '.' ? '.' : `./${d}`)).join(' ');
+    return { command: `${cd}go test -json -count=1 -timeout ${timeoutS}s ${pkgs}`, collect: [] };
+  }
+  if (recipe === 'python') {
+    const paths = dirs === 'all' ? '.' : dirs.join(' ');
+    return {
+      command: `${cd}mkdir -p .telebench && python3 -m pytest -p no:cacheprovider -o junit_family=xunit1 --junitxml=.telebench/junit.xml -q ${paths}`,
+      collect: [`${pre}.telebench/junit.xml`],
+    };
+  }
+  return {
+    command: `${cd}(meson setup .telebench/build >/dev/null && meson compile -C .telebench/build) || exit 97; meson test -C .telebench/build --print-errorlogs -t 1`,
+    collect: [`${pre}.telebench/build/meson-logs/testlog.json`],
+  };
+}
+
+/** Parses one step's output for its recipe (see parsers.ts for the trusted channels). */
+export function parseStep(recipe: RecipeName, r: StepResult, collect: string[]): ParsedRun {
+  if (recipe === 'go') return parseGoTestJson(r.stdout);
+  const file = r.collected[collect[0] ?? ''];
+  if (recipe === 'python') {
+    if (file === undefined)
+      return {
+        tests: {},
+        build_failures: r.exitCode !== 0 ? ['pytest'] : [],
+        package_failures: [],
+        timed_out: false,
+      };
+    return parsePytestJUnit(file);
+  }
+  if (file === undefined) {
+    return {
+      tests: {},
+      build_failures: r.exitCode !== 0 ? ['meson'] : [],
+      package_failures: [],
+      timed_out: false,
+    };
+  }
+  return parseMesonTestLog(file);
+}
+
+/** Per-test output lines of a Go JSON log (for environmental reasons). */
+function goTestOutput(stdout: string, id: string): string {
+  const [pkg, name] = id.split('::');
+  let out = '';
+  for (const line of stdout.split('\n')) {
+    if (!line.includes(`"Test":"${name}"`)) continue;
+    try {
+      const ev = JSON.parse(line) as { Package?: string; Test?: string; Output?: string };
+      if (ev.Package === pkg && ev.Test === name && ev.Output) out += ev.Output;
+    } catch {
+      continue; // not an event line
+    }
+  }
+  return out;
+}
+
+/**
+ * Applies patches in order to a copy of `sourceDir` and returns the changed files (content, or
+ * null for deleted) relative to the repository root.
+ * @throws SkipItem `patch_does_not_apply` naming the patch
+ */
+export async function overlayFor(
+  sourceDir: string,
+  patches: [string, string][],
+): Promise<Record<string, string | null>> {
+  const dir = mkdtempSync(join(tmpdir(), 'telebench-apply-'));
+  try {
+    cpSync(sourceDir, dir, { recursive: true, verbatimSymlinks: true });
+    const files: Record<string, string | null> = {};
+    for (const [label, patch] of patches) {
+      const { changed, deleted } = await applyPatch(dir, patch, label);
+      for (const p of changed) files[p] = readFileSync(join(dir, p), 'utf8');
+      for (const p of deleted) files[p] = null;
+    }
+    return files;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Everything validation needs besides the instance. */
+export interface ValidateContext {
+  executor: Executor;
+  settings: EnvironmentsSettings;
+  /** Stores a step log; returns its digest. */
+  saveLog: (step: string, text: string) => string;
+  log?: (message: string) => void;
+  signal?: AbortSignal;
+  /** Registry test scope of the repository (`touched` | `repo`), used when settings say `registry`. */
+  registryScope?: 'touched' | 'repo';
+}
+
+/**
+ * Runs the three validation steps for one instance.
+ * @returns the validated instance (SWE-bench fields plus images, toolchain, executor, step logs)
+ * @throws SkipItem with the failed step's reason (see the module comment)
+ */
+export async function validateInstance(
+  input: ValidateInput,
+  vc: ValidateContext,
+): Promise<Validated> {
+  const { resolved: res, testgen: tg, built } = input;
+  const s = vc.settings;
+  const recipe = built.image_recipe;
+  const scope = s.test_scope === 'registry' ? (vc.registryScope ?? 'touched') : s.test_scope;
+  const rel = (d: string): string =>
+    built.module_dir && d.startsWith(`${built.module_dir}/`)
+      ? d.slice(built.module_dir.length + 1)
+      : d === built.module_dir
+        ? '.'
+        : d;
+  const testDirs = [
+    ...new Set(
+      [...res.test_dirs, ...testFileDirs(res.test_patch), ...testFileDirs(tg.f2p_test_patch)].map(
+        rel,
+      ),
+    ),
+  ].sort();
+  const pyDirs =
+    recipe === 'python'
+      ? [...new Set([...testFileDirs(res.test_patch), ...testFileDirs(tg.f2p_test_patch)].map(rel))]
+      : [];
+  const dirs: string[] | 'all' =
+    scope === 'repo' || recipe === 'c-meson'
+      ? 'all'
+      : recipe === 'python'
+        ? pyDirs.length
+          ? pyDirs
+          : 'all'
+        : testDirs;
+  const { command, collect } = testCommand(recipe, dirs, s.limits.timeout_s, built.module_dir);
+  const limits = {
+    memory: s.limits.memory_mib * 2 ** 20,
+    cpus: s.limits.cpus,
+    pids: s.limits.pids,
+    timeoutMs: s.limits.timeout_s * 1000 + 15_000,
+  };
+  const instance = {
+    image: built.images.instance,
+    workdir: '/testbed',
+    sourceDir: built.source_dir,
+  };
+  const step_logs: Validated['step_logs'] = {};
+  const step_seconds: Record<string, number> = {};
+
+  const runStep = async (
+    step: keyof Validated['step_logs'],
+    files: Record<string, string | null>,
+  ): Promise<{ parsed: ParsedRun; result: StepResult }> => {
+    const result = await vc.executor.run(
+      { step, instance, files, command, collect, limits },
+      vc.signal,
+    );
+    step_seconds[step] = result.durationMs / 1000;
+    const logText = [
+      `# step ${step} executor ${result.executor} exit ${result.exitCode} timed_out ${result.timedOut} ${result.durationMs} ms`,
+      `# command: ${command}`,
+      '## stdout',
+      result.stdout,
+      '## stderr',
+      result.stderr,
+      ...Object.entries(result.collected).map(([k, v]) => `## ${k}\n${v ?? '(absent)'}`),
+    ].join('\n');
+    step_logs[step] = vc.saveLog(step, logText);
+    vc.log?.(
+      `${res.instance_id} ${step}: exit ${result.exitCode} in ${(result.durationMs / 1000).toFixed(1)} s`,
+    );
+    if (result.timedOut) {
+      throw new SkipItem(
+        'timeout',
+        `${res.instance_id} step ${step}: killed after ${s.limits.timeout_s} s`,
+        { step, step_logs },
+      );
+    }
+    const parsed = parseStep(recipe, result, collect);
+    if (parsed.timed_out) {
+      throw new SkipItem(
+        'timeout',
+        `${res.instance_id} step ${step}: the test framework reported a timeout`,
+        { step, step_logs },
+      );
+    }
+    checkAgreement(parsed, result.exitCode, step);
+    return { parsed, result };
+  };
+
+  // Step 1: existing tests at the parent.
+  const s1 = await runStep('parent_p2p', {});
+  if (s1.parsed.build_failures.length > 0) {
+    throw new SkipItem(
+      'build_failed_at_parent',
+      `${res.instance_id}: ${s1.parsed.build_failures.join(', ')} do not build at the parent`,
+      {
+        build_failures: s1.parsed.build_failures,
+        step_logs,
+      },
+    );
+  }
+  const failingAtParent = Object.entries(s1.parsed.tests)
+    .filter(([, st]) => st === 'fail')
+    .map(([id]) => id);
+  const dropped_failing_at_parent = failingAtParent.map((test) => ({
+    test,
+    reason:
+      environmentalReason(
+        recipe === 'go' ? goTestOutput(s1.result.stdout, test) : s1.result.stdout,
+      ) || 'fails at the parent',
+  }));
+  if (
+    (failingAtParent.length > 0 || s1.parsed.package_failures.length > 0) &&
+    s.pass_to_pass_policy === 'reject'
+  ) {
+    throw new SkipItem(
+      'p2p_fails_at_parent',
+      `${res.instance_id}: ${failingAtParent.length} existing test(s) fail at the parent: ${failingAtParent.slice(0, 5).join(', ')}${s1.parsed.package_failures.length ? `; packages ${s1.parsed.package_failures.join(', ')}` : ''}`,
+      {
+        failing: dropped_failing_at_parent,
+        package_failures: s1.parsed.package_failures,
+        step_logs,
+      },
+    );
+  }
+  const passingAtParent = Object.entries(s1.parsed.tests)
+    .filter(([, st]) => st === 'pass')
+    .map(([id]) => id);
+
+  // Step 2: fail-to-pass tests fail at the parent.
+  const testPatches: [string, string][] = [
+    ['test_patch', res.test_patch],
+    ['f2p_test_patch', tg.f2p_test_patch],
+  ];
+  const withTests = await overlayFor(built.source_dir, testPatches);
+  const s2 = await runStep('parent_f2p', withTests);
+  const statusAt2 = (id: string): TestStatus | 'absent' => s2.parsed.tests[id] ?? 'absent';
+  // Packages (Go) or suites with any failure in step 2: an absent test there did not get to pass.
+  const pkgBroken2 = new Set([
+    ...s2.parsed.build_failures,
+    ...s2.parsed.package_failures,
+    ...Object.entries(s2.parsed.tests)
+      .filter(([, st]) => st === 'fail')
+      .map(([id]) => id.split('::')[0]!),
+  ]);
+  const inBrokenPkg = (id: string): boolean => pkgBroken2.has(id.split('::')[0]!);
+  if (tg.FAIL_TO_PASS.length > 0) {
+    const notFailing = tg.FAIL_TO_PASS.filter((id) => {
+      const st = statusAt2(id);
+      return (
+        st === 'pass' ||
+        st === 'skip' ||
+        (st === 'absent' && !inBrokenPkg(id) && recipe !== 'c-meson')
+      );
+    });
+    if (notFailing.length > 0) {
+      throw new SkipItem(
+        'f2p_does_not_fail_at_parent',
+        `${res.instance_id}: ${notFailing.join(', ')} do(es) not fail at the parent (${notFailing.map(statusAt2).join(', ')})`,
+        {
+          not_failing: notFailing,
+          step_logs,
+        },
+      );
+    }
+  }
+
+  // Step 3: after the fix, fix_runs times.
+  const withFix = await overlayFor(built.source_dir, [['patch', res.patch], ...testPatches]);
+  const runs: ParsedRun[] = [];
+  const stepNames = ['fix_1', 'fix_2', 'fix_3'] as const;
+  for (let i = 0; i < s.fix_runs; i++) {
+    const name = stepNames[Math.min(i, 2)]!;
+    runs.push((await runStep(name, withFix)).parsed);
+  }
+  const statusesOf = (id: string): (TestStatus | 'absent')[] =>
+    runs.map((r) => r.tests[id] ?? 'absent');
+  const consistent = (id: string): boolean => new Set(statusesOf(id)).size === 1;
+  const allPass = (id: string): boolean => statusesOf(id).every((x) => x === 'pass');
+
+  let FAIL_TO_PASS = tg.FAIL_TO_PASS;
+  if (FAIL_TO_PASS.length === 0) {
+    // Shipped tests: those not passing in step 2 that pass after the fix (a mixed one is kept
+    // here so the flaky check below names it).
+    const everAfter = new Set(runs.flatMap((r) => Object.keys(r.tests)));
+    FAIL_TO_PASS = [...everAfter]
+      .filter((id) => !['pass', 'skip'].includes(statusAt2(id)))
+      .filter((id) => statusesOf(id).includes('pass'))
+      .sort();
+    if (FAIL_TO_PASS.length === 0) {
+      throw new SkipItem(
+        'f2p_does_not_fail_at_parent',
+        `${res.instance_id}: no test fails at the parent and passes after the fix`,
+        { step_logs },
+      );
+    }
+  }
+  const flakyF2P = FAIL_TO_PASS.filter((id) => !consistent(id));
+  if (flakyF2P.length > 0) {
+    throw new SkipItem(
+      'flaky',
+      `${res.instance_id}: fail-to-pass test(s) ${flakyF2P.join(', ')} differ between the ${s.fix_runs} fix runs (${flakyF2P.map((id) => statusesOf(id).join('/')).join('; ')})`,
+      {
+        flaky: flakyF2P,
+        step_logs,
+      },
+    );
+  }
+  const f2pFailing = FAIL_TO_PASS.filter((id) => !allPass(id));
+  if (f2pFailing.length > 0) {
+    throw new SkipItem(
+      'f2p_fails_after_fix',
+      `${res.instance_id}: ${f2pFailing.join(', ')} still fail(s) after the fix (${f2pFailing.map((id) => statusesOf(id)[0]).join(', ')})`,
+      {
+        failing: f2pFailing,
+        step_logs,
+      },
+    );
+  }
+  const f2pSet = new Set(FAIL_TO_PASS);
+  const p2pCandidates = passingAtParent.filter((id) => !f2pSet.has(id));
+  const dropped_flaky = p2pCandidates.filter((id) => !consistent(id)).sort();
+  const p2pBroken = p2pCandidates.filter(
+    (id) => consistent(id) && !allPass(id) && statusesOf(id)[0] !== 'skip',
+  );
+  if (p2pBroken.length > 0) {
+    throw new SkipItem(
+      'p2p_fails_after_fix',
+      `${res.instance_id}: ${p2pBroken.length} test(s) passing at the parent fail after the fix: ${p2pBroken.slice(0, 5).join(', ')}`,
+      {
+        failing: p2pBroken,
+        step_logs,
+      },
+    );
+  }
+  const PASS_TO_PASS = p2pCandidates.filter((id) => consistent(id) && allPass(id)).sort();
+  return {
+    instance_id: res.instance_id,
+    repo: res.repo,
+    base_commit: res.base_commit,
+    patch: res.patch,
+    test_patch: [res.test_patch, tg.f2p_test_patch].filter((p) => p.trim() !== '').join(''),
+    problem_statement: res.problem_statement,
+    hints_text: res.hints_text,
+    created_at: res.created_at,
+    version: res.version,
+    environment_setup_commit: res.environment_setup_commit,
+    FAIL_TO_PASS,
+    PASS_TO_PASS,
+    alias: res.alias,
+    nf: res.nf,
+    bug_category: tg.bug_category,
+    strategy: tg.strategy,
+    spec_refs: tg.spec_refs,
+    license: res.license,
+    images: built.images,
+    image_recipe: recipe,
+    toolchain: built.toolchain,
+    executor: vc.executor.kind,
+    step_logs,
+    dropped_flaky,
+    incomplete: res.incomplete,
+    step_seconds,
+    image_sizes: built.sizes,
+    dropped_failing_at_parent:
+      s.pass_to_pass_policy === 'drop-failing' ? dropped_failing_at_parent : [],
+  };
+}
+
+/** Whether `dir` is a repository work tree (used by tests to sanity-check source dirs). */
+export async function isRepo(dir: string): Promise<boolean> {
+  return existsSync(join(dir, '.git')) && (await git(dir).checkIsRepo());
+}
+
+export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
+  name: 'swe5g.validate',
+  version: 1,
+  needs: ['swe5g.build', 'swe5g.testgen'],
+  description:
+    'Three-step validation: existing tests pass at the parent, F2P tests fail there and pass after the fix (3 runs).',
+  concurrency: () => 1,
+  async preflight(ctx) {
+    if (swe5gSettings(ctx.config).environments.executor === 'docker')
+      await new DockerClient().ping();
+  },
+  *plan(ctx) {
+    let n = 0;
+    for (const b of ctx.store.outputs<Built>('swe5g.build')) {
+      const tg = ctx.store.outputs<TestGen>('swe5g.testgen');
+      let testgen: TestGen | undefined;
+      for (const t of tg) if (t.key === b.key) testgen = t.output;
+      const resolved = ctx.store.item('swe5g.resolve', b.key);
+      if (!testgen || resolved?.state !== 'done' || !resolved.output) continue;
+      if (ctx.limit !== undefined && n >= ctx.limit) return;
+      n++;
+      yield {
+        key: b.key,
+        input: { resolved: resolved.output as Resolved, testgen, built: b.output },
+      };
+    }
+  },
+  async run(item, ctx) {
+    const settings = swe5gSettings(ctx.config).environments;
+    const executor: Executor =
+      settings.executor === 'docker'
+        ? new DockerExecutor(ctx.memo('docker', () => new DockerClient()))
+        : new LocalExecutor();
+    return validateInstance(item.input, {
+      executor,
+      settings,
+      saveLog: (step, text) => ctx.artifact(`step_logs/${step}`, text, 'text/plain'),
+      log: (m) => ctx.log(m),
+      signal: ctx.signal,
+    });
+  },
+});
