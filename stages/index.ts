@@ -6,11 +6,14 @@ import type { Pipeline, Stage } from '../pipeline/stage.js';
 import type { AppConfig } from './config.js';
 import { selftestItems, selftestSummary, selftestPipeline } from './selftest/selftest.js';
 import type { Command } from 'commander';
+import { swe5gMiningStages, miningFunnelMarkdown } from './swe5g/mining.js';
 
 export { appConfigSchema, type AppConfig } from './config.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const stages: Stage<any, any, any>[] = [selftestItems, selftestSummary];
+const stages: Stage<any, any, any>[] = [
+  ...swe5gMiningStages,
+  selftestItems, selftestSummary];
 
 /** Every stage by name. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -18,13 +21,27 @@ export const registry: ReadonlyMap<string, Stage<any, any, any>> = new Map(
   stages.map((s) => [s.name, s]),
 );
 
-const branchPipelines: Pipeline<AppConfig>[] = [selftestPipeline as Pipeline<AppConfig>];
+/**
+ * SWE-Bench 5G: swe5g.mine -> swe5g.link -> swe5g.filter (mining); the environments and
+ * fail-to-pass stages append theirs. The report is the funnel, extended by later stages.
+ */
+const swe5gPipeline: Pipeline<AppConfig> = {
+  name: 'swe5g',
+  description:
+    'SWE-Bench 5G: mine merged PRs of the 5G core repositories, link their issues, filter, then build and validate instances.',
+  stages: ['swe5g.mine', 'swe5g.link', 'swe5g.filter'],
+  report: (ctx) => miningFunnelMarkdown(ctx),
+};
+
+const branchPipelines: Pipeline<AppConfig>[] = [
+  swe5gPipeline,
+  selftestPipeline as Pipeline<AppConfig>];
 
 /** `all`: both dataset branches side by side, then the release. Grows as branches land. */
 const allPipeline: Pipeline<AppConfig> = {
   name: 'all',
   description: 'Every dataset branch (SWE-Bench 5G and TeleResilienceBench) and the local release.',
-  stages: [],
+  stages: [...swe5gPipeline.stages],
 };
 
 /** Every pipeline by name. */

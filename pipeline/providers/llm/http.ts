@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { TelebenchError } from '../../errors.js';
 import { redact } from '../../secrets.js';
 import type { TelebenchEvent } from '../../events.js';
+import type { z } from 'zod';
 
 /** Retry and timeout settings of one endpoint. All times in milliseconds. */
 export interface HttpPolicy {
@@ -259,4 +260,37 @@ export async function withRetries<T>(
       if (after > 0) await sleep(after, undefined, { signal: options.signal });
     },
   });
+}
+
+/**
+ * Parses a JSON body against a schema.
+ * @throws TelebenchError `bad_response` (tier `content`) naming the endpoint, the path and the
+ *   first problem
+ */
+export function parseBody<S extends z.ZodType>(
+  text: string,
+  schema: S,
+  endpoint: string,
+  path: string,
+): z.output<S> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new TelebenchError(
+      'bad_response',
+      `${endpoint}: ${path} returned a body that is not JSON: ${JSON.stringify(text.slice(0, 120))}`,
+      { tier: 'content', context: { endpoint, path, bodyStart: text.slice(0, 300) }, cause: err },
+    );
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new TelebenchError(
+      'bad_response',
+      `${endpoint}: ${path} returned an unexpected JSON shape at ${issue.path.join('.') || '(top)'}: ${issue.message}`,
+      { tier: 'content', context: { endpoint, path, bodyStart: text.slice(0, 300) } },
+    );
+  }
+  return parsed.data as z.output<S>;
 }

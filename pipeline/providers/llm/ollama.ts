@@ -14,6 +14,7 @@ import type { ChatRequest, ChatResult, LlmProvider, ModelInfo } from './types.js
 import {
   DEFAULT_HTTP_POLICY,
   httpError,
+  parseBody,
   sendRequest,
   withRetries,
   type HttpPolicy,
@@ -106,39 +107,6 @@ const showSchema = z.looseObject({ model_info: z.record(z.string(), z.unknown())
 export function sameOllamaModel(a: string, b: string): boolean {
   const norm = (s: string) => (s.includes(':') ? s : `${s}:latest`);
   return norm(a) === norm(b);
-}
-
-/**
- * Parses a JSON body against a schema.
- * @throws TelebenchError `bad_response` (tier `content`) naming the endpoint, the path and the
- *   first problem
- */
-export function parseBody<S extends z.ZodType>(
-  text: string,
-  schema: S,
-  endpoint: string,
-  path: string,
-): z.output<S> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new TelebenchError(
-      'bad_response',
-      `${endpoint}: ${path} returned a body that is not JSON: ${JSON.stringify(text.slice(0, 120))}`,
-      { tier: 'content', context: { endpoint, path, bodyStart: text.slice(0, 300) }, cause: err },
-    );
-  }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new TelebenchError(
-      'bad_response',
-      `${endpoint}: ${path} returned an unexpected JSON shape at ${issue.path.join('.') || '(top)'}: ${issue.message}`,
-      { tier: 'content', context: { endpoint, path, bodyStart: text.slice(0, 300) } },
-    );
-  }
-  return parsed.data as z.output<S>;
 }
 
 /** The Ollama native provider. */

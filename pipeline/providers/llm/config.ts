@@ -1,0 +1,190 @@
+/**
+ * The `llm` configuration section and the factory that builds a provider from it:
+ *
+ * ```yaml
+ * llm:
+ *   endpoints:
+ *     - { kind: ollama, base_url: http://127.0.0.1:11434, concurrency: 2 }
+ *     - { kind: openai-compatible, base_url: http://gpu-2:8000/v1, context_length: 32768 }
+ *   cache: true
+ *   prompt_check: { margin_ratio: 0.15, margin_tokens: 32, limit_slack_tokens: 0 }
+ * ```
+ * A stage embeds {@link llmConfigSchema} in its own section and calls {@link createProvider} with
+ * its context's `kv` and `blobs`.
+ */
+import { z } from 'zod';
+import type { BlobStore } from '../../store/blobs.js';
+import type { KeyValue } from '../../store/store.js';
+import type { TelebenchEvent } from '../../events.js';
+import type { LlmProvider } from './types.js';
+import type { HttpPolicy } from './http.js';
+import type { TruncationPolicy } from './truncation.js';
+import { OllamaProvider, type OllamaLoadedModel } from './ollama.js';
+import { OpenAiCompatibleProvider } from './openai.js';
+import { LlmPool } from './pool.js';
+import { CachedProvider } from './cache.js';
+
+const ms = z.number().int().min(0);
+
+/** One model server. Times in milliseconds. */
+export const llmEndpointSchema = z.strictObject({
+  /** `ollama`: native `/api/chat`; `openai-compatible`: `/v1/chat/completions` (vLLM, SGLang, ...). */
+  kind: z.enum(['ollama', 'openai-compatible']),
+  /** Server root; for openai-compatible a trailing `/v1` is allowed. */
+  base_url: z.url({
+    protocol: /^https?$/,
+    error: 'expected an http(s) URL such as http://127.0.0.1:11434',
+  }),
+  /** Requests sent to this endpoint at once (match the server's parallel slots, OLLAMA_NUM_PARALLEL). */
+  concurrency: z.number().int().min(1).max(256).default(1),
+  /** Stream the answer (NDJSON / SSE) so slow servers are judged by the idle timeout. */
+  stream: z.boolean().default(true),
+  /** Abort when no byte arrives for this long. */
+  idle_timeout_ms: ms.min(1).default(300_000),
+  /** Abort after this total time (0: none). */
+  timeout_ms: ms.default(0),
+  /** Retries of 408/409/429/5xx, timeouts and connection errors. */
+  retries: z.number().int().min(0).max(20).default(4),
+  min_backoff_ms: ms.default(500),
+  max_backoff_ms: ms.default(30_000),
+  /** A longer `retry-after` is not waited for (the item fails with tier rate-limit). */
+  max_retry_after_ms: ms.default(300_000),
+  /** openai-compatible only: the server's context window for the prompt check (it ignores num_ctx). */
+  context_length: z.number().int().min(1).optional(),
+  /** openai-compatible only: how `think` is sent (`none` or vLLM/SGLang `chat_template_kwargs`). */
+  think_param: z.enum(['none', 'chat_template_kwargs']).default('none'),
+  /** openai-compatible only: which variable holds the API key (default: TELEBENCH_LLM_API_KEY, then OPENAI_API_KEY). */
+  api_key_env: z.enum(['TELEBENCH_LLM_API_KEY', 'OPENAI_API_KEY']).optional(),
+  /** ollama only: `keep_alive` (e.g. `30m`). */
+  keep_alive: z.string().optional(),
+});
+export type LlmEndpointConfig = z.output<typeof llmEndpointSchema>;
+
+/** The no-silent-truncation settings (see truncation.ts for the rule). */
+export const promptCheckSchema = z.strictObject({
+  /** Relative safety margin on the local cl100k prompt estimate. */
+  margin_ratio: z.number().min(0).max(2).default(0.15),
+  /** Absolute safety margin in tokens (chat template tokens). */
+  margin_tokens: z.number().int().min(0).default(32),
+  /** A server prompt count at num_ctx minus this (or above) flags prompt_truncated. */
+  limit_slack_tokens: z.number().int().min(0).default(0),
+});
+
+export const llmConfigSchema = z.strictObject({
+  /** Endpoints serving the model; several share the load. */
+  endpoints: z
+    .array(llmEndpointSchema)
+    .min(1)
+    .default(() => [
+      llmEndpointSchema.parse({ kind: 'ollama', base_url: 'http://127.0.0.1:11434' }),
+    ]),
+  /** Serve repeated requests from the store (a re-run makes no model call). */
+  cache: z.boolean().default(true),
+  prompt_check: promptCheckSchema.prefault({}),
+});
+export type LlmConfig = z.output<typeof llmConfigSchema>;
+
+/** What the factory needs from the running stage. */
+export interface LlmDeps {
+  /** The store's key-value table: required for the response cache. */
+  kv?: KeyValue;
+  /** Where raw response bodies go. */
+  blobs?: BlobStore;
+  onEvent?: (event: TelebenchEvent) => void;
+  /** Environment for API keys (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+function httpPolicy(e: LlmEndpointConfig): HttpPolicy {
+  return {
+    idleTimeoutMs: e.idle_timeout_ms,
+    totalTimeoutMs: e.timeout_ms,
+    retries: e.retries,
+    minBackoffMs: e.min_backoff_ms,
+    maxBackoffMs: e.max_backoff_ms,
+    maxRetryAfterMs: e.max_retry_after_ms,
+  };
+}
+
+/**
+ * One endpoint's provider (no pool, no cache).
+ * @param prompt the truncation policy shared by all endpoints
+ */
+export function createEndpointProvider(
+  endpoint: LlmEndpointConfig,
+  prompt: TruncationPolicy,
+  deps: LlmDeps = {},
+): OllamaProvider | OpenAiCompatibleProvider {
+  const common = {
+    baseUrl: endpoint.base_url,
+    stream: endpoint.stream,
+    http: httpPolicy(endpoint),
+    truncation: prompt,
+    ...(deps.blobs ? { blobs: deps.blobs } : {}),
+    ...(deps.onEvent ? { onEvent: deps.onEvent } : {}),
+  };
+  if (endpoint.kind === 'ollama') {
+    return new OllamaProvider({
+      ...common,
+      ...(endpoint.keep_alive !== undefined ? { keepAlive: endpoint.keep_alive } : {}),
+    });
+  }
+  return new OpenAiCompatibleProvider({
+    ...common,
+    thinkParam: endpoint.think_param,
+    ...(endpoint.context_length !== undefined ? { contextLength: endpoint.context_length } : {}),
+    ...(endpoint.api_key_env !== undefined ? { apiKeyEnv: endpoint.api_key_env } : {}),
+    ...(deps.env ? { env: deps.env } : {}),
+  });
+}
+
+/**
+ * Builds the provider a stage uses: every endpoint behind a pool (per-endpoint concurrency), and
+ * the response cache in front when `cache` is on and `deps.kv` is given.
+ * @param config a parsed {@link llmConfigSchema} value (or its input: it is parsed here)
+ * @throws ZodError when `config` does not match the schema (validate through loadConfigFile first
+ *   to get path-qualified messages)
+ */
+export function createProvider(
+  config: z.input<typeof llmConfigSchema>,
+  deps: LlmDeps = {},
+): LlmProvider {
+  const parsed = llmConfigSchema.parse(config);
+  const prompt: TruncationPolicy = {
+    marginRatio: parsed.prompt_check.margin_ratio,
+    marginTokens: parsed.prompt_check.margin_tokens,
+    slackTokens: parsed.prompt_check.limit_slack_tokens,
+  };
+  const pool = new LlmPool(
+    parsed.endpoints.map((e) => ({
+      provider: createEndpointProvider(e, prompt, deps),
+      concurrency: e.concurrency,
+    })),
+  );
+  return parsed.cache && deps.kv ? new CachedProvider(pool, deps.kv) : pool;
+}
+
+/** Total concurrency of a provider built by {@link createProvider} (1 for anything else). */
+export function providerCapacity(provider: LlmProvider): number {
+  const inner = provider instanceof CachedProvider ? provider.inner : provider;
+  return inner instanceof LlmPool ? inner.capacity : 1;
+}
+
+/**
+ * VRAM in use per Ollama endpoint of a provider built by {@link createProvider} (`/api/ps`
+ * `size_vram`, an allocation, not a peak). OpenAI-compatible endpoints are left out.
+ * @throws TelebenchError as {@link OllamaProvider.loadedModels}
+ */
+export async function loadedModels(
+  provider: LlmProvider,
+  signal?: AbortSignal,
+): Promise<{ endpoint: string; models: OllamaLoadedModel[] }[]> {
+  const inner = provider instanceof CachedProvider ? provider.inner : provider;
+  const members = inner instanceof LlmPool ? inner.members() : [inner];
+  const out: { endpoint: string; models: OllamaLoadedModel[] }[] = [];
+  for (const m of members) {
+    if (m instanceof OllamaProvider)
+      out.push({ endpoint: m.endpoint, models: await m.loadedModels(signal) });
+  }
+  return out;
+}

@@ -1,0 +1,363 @@
+/**
+ * OpenAI-compatible chat servers (vLLM, SGLang, LM Studio, llama.cpp server, Ollama `/v1`):
+ * `POST /v1/chat/completions`, streamed as server-sent events (eventsource-parser) with
+ * `stream_options.include_usage` so the token counts arrive in the last event. The reasoning comes
+ * back as `message.reasoning` (Ollama `/v1`, recent vLLM), `message.reasoning_content` (older vLLM,
+ * SGLang, DeepSeek) or `<think>...</think>` inside the content; all three are read.
+ * These servers ignore `num_ctx`: the context window for the prompt check is the endpoint's
+ * configured `contextLength`, else the request's `numCtx`.
+ * The API key comes from `TELEBENCH_LLM_API_KEY` or `OPENAI_API_KEY` (pipeline/secrets.ts) and is
+ * sent only as a header, never stored or hashed.
+ */
+import { z } from 'zod';
+import { createParser } from 'eventsource-parser';
+import { PreflightError, TelebenchError } from '../../errors.js';
+import { secret, type SecretName } from '../../secrets.js';
+import type { BlobStore } from '../../store/blobs.js';
+import type { TelebenchEvent } from '../../events.js';
+import type { ChatRequest, ChatResult, LlmProvider, ModelInfo } from './types.js';
+import {
+  DEFAULT_HTTP_POLICY,
+  httpError,
+  parseBody,
+  sendRequest,
+  withRetries,
+  type HttpPolicy,
+  type HttpResponse,
+} from './http.js';
+import {
+  DEFAULT_TRUNCATION_POLICY,
+  assertPromptFits,
+  budgetRanOut,
+  promptReachedLimit,
+  splitThinkTags,
+  type TruncationPolicy,
+} from './truncation.js';
+
+/** Construction options of {@link OpenAiCompatibleProvider}. */
+export interface OpenAiCompatibleOptions {
+  /** Server root, with or without a trailing `/v1` (`http://127.0.0.1:8000`, `https://host/v1`). */
+  baseUrl: string;
+  /** Stream SSE (default true). */
+  stream?: boolean;
+  /** The server's context window in tokens, for the prompt check (these servers ignore num_ctx). */
+  contextLength?: number;
+  /**
+   * How `think` is sent: `none` (not sent; the server's default), `chat_template_kwargs`
+   * (`{"chat_template_kwargs": {"enable_thinking": think}}`, vLLM and SGLang with Qwen3-style templates).
+   */
+  thinkParam?: 'none' | 'chat_template_kwargs';
+  /** Environment variable with the API key (default: TELEBENCH_LLM_API_KEY, then OPENAI_API_KEY). */
+  apiKeyEnv?: SecretName;
+  http?: Partial<HttpPolicy>;
+  truncation?: Partial<TruncationPolicy>;
+  blobs?: BlobStore;
+  onEvent?: (event: TelebenchEvent) => void;
+  /** Environment to read the key from (default process.env; tests pass their own). */
+  env?: NodeJS.ProcessEnv;
+}
+
+const count = z.number().int().nonnegative().nullish();
+const usageSchema = z.looseObject({ prompt_tokens: count, completion_tokens: count }).nullish();
+const messageSchema = z.looseObject({
+  content: z.string().nullish(),
+  reasoning: z.string().nullish(),
+  reasoning_content: z.string().nullish(),
+});
+const completionSchema = z.looseObject({
+  choices: z
+    .array(z.looseObject({ message: messageSchema, finish_reason: z.string().nullish() }))
+    .min(1),
+  usage: usageSchema,
+});
+const chunkSchema = z.looseObject({
+  choices: z
+    .array(
+      z.looseObject({
+        delta: messageSchema.nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .nullish(),
+  usage: usageSchema,
+  error: z.unknown().optional(),
+});
+const modelsSchema = z.looseObject({ data: z.array(z.looseObject({ id: z.string() })) });
+const versionSchema = z.looseObject({ version: z.string() });
+
+interface Folded {
+  thinking: string;
+  content: string;
+  promptTokens: number | null;
+  outputTokens: number | null;
+  doneReason: string;
+}
+
+/** The OpenAI-compatible provider. */
+export class OpenAiCompatibleProvider implements LlmProvider {
+  readonly specificationVersion = 'v1' as const;
+  readonly provider = 'openai-compatible';
+  readonly endpoint: string;
+  private readonly root: string;
+  private readonly http: HttpPolicy;
+  private readonly truncation: TruncationPolicy;
+  private readonly stream: boolean;
+
+  /** @param options see {@link OpenAiCompatibleOptions}; nothing is contacted until a call */
+  constructor(private readonly options: OpenAiCompatibleOptions) {
+    this.endpoint = options.baseUrl.replace(/\/+$/, '');
+    this.root = this.endpoint.replace(/\/v1$/, '');
+    this.http = { ...DEFAULT_HTTP_POLICY, ...options.http };
+    this.truncation = { ...DEFAULT_TRUNCATION_POLICY, ...options.truncation };
+    this.stream = options.stream ?? true;
+  }
+
+  private get service(): string {
+    return `openai-compatible ${this.endpoint}`;
+  }
+
+  private headers(): Record<string, string> {
+    const env = this.options.env ?? process.env;
+    const key = this.options.apiKeyEnv
+      ? secret(this.options.apiKeyEnv, env)
+      : (secret('TELEBENCH_LLM_API_KEY', env) ?? secret('OPENAI_API_KEY', env));
+    return {
+      'content-type': 'application/json',
+      ...(key !== undefined ? { authorization: `Bearer ${key}` } : {}),
+    };
+  }
+
+  /**
+   * Checks that the server answers `/v1/models` and lists `model`; reads the server version from
+   * `/version` (vLLM) or `/api/version` (Ollama) when one of them answers, else null.
+   * @throws PreflightError saying what to start, which key to set, or which model to serve
+   */
+  async preflight(model: string, signal?: AbortSignal): Promise<ModelInfo> {
+    const startHint = `start the OpenAI-compatible server (\`vllm serve ${model}\`, SGLang, LM Studio or \`ollama serve\`) at ${this.endpoint} or set base_url of this endpoint in the llm configuration`;
+    let res: HttpResponse;
+    try {
+      res = await sendRequest(
+        `${this.root}/v1/models`,
+        { method: 'GET', headers: this.headers() },
+        this.http,
+        this.endpoint,
+        { signal },
+      );
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw new PreflightError(
+        this.service,
+        `the OpenAI-compatible server is not reachable at ${this.endpoint}: ${(err as Error).message}`,
+        startHint,
+        err,
+      );
+    }
+    if (res.status === 401 || res.status === 403) {
+      throw new PreflightError(
+        this.service,
+        `${this.endpoint} refused the API key (HTTP ${res.status})`,
+        'set TELEBENCH_LLM_API_KEY (or OPENAI_API_KEY) to a key this server accepts',
+      );
+    }
+    let ids: string[];
+    try {
+      if (res.status !== 200) throw httpError(res, this.endpoint, '/v1/models');
+      ids = parseBody(res.body, modelsSchema, this.endpoint, '/v1/models').data.map((m) => m.id);
+    } catch (err) {
+      throw new PreflightError(
+        this.service,
+        `${this.endpoint} does not answer like an OpenAI-compatible server: ${(err as Error).message}`,
+        startHint,
+        err,
+      );
+    }
+    if (!ids.includes(model)) {
+      throw new PreflightError(
+        this.service,
+        `model "${model}" is not served at ${this.endpoint} (it serves: ${ids.join(', ') || 'nothing'})`,
+        `serve model "${model}" there (vLLM: \`vllm serve ${model}\`; Ollama: run \`ollama pull ${model}\`)`,
+      );
+    }
+    return {
+      endpoint: this.endpoint,
+      serverVersion: await this.serverVersion(signal),
+      modelDigest: null,
+    };
+  }
+
+  private async serverVersion(signal?: AbortSignal): Promise<string | null> {
+    for (const path of ['/version', '/api/version']) {
+      const res = await sendRequest(
+        `${this.root}${path}`,
+        { method: 'GET', headers: this.headers() },
+        this.http,
+        this.endpoint,
+        { signal },
+      );
+      if (res.status !== 200) continue;
+      const parsed = versionSchema.safeParse(safeJson(res.body));
+      if (parsed.success) return parsed.data.version;
+    }
+    return null;
+  }
+
+  /**
+   * One chat completion (see {@link LlmProvider.chat}).
+   * @throws TelebenchError `prompt_too_long` (content) before sending, or when the server answers
+   *   400 about its maximum context length; `bad_response` (content); `model_not_found`,
+   *   `llm_unauthorized` (config); `llm_rate_limited` / `llm_server_error` / `llm_timeout` /
+   *   `llm_unreachable` after the retries
+   */
+  async chat(request: ChatRequest, options: { signal?: AbortSignal } = {}): Promise<ChatResult> {
+    const window = this.options.contextLength ?? request.numCtx;
+    const where = { endpoint: this.endpoint, model: request.model };
+    const promptTokensLocal = assertPromptFits(request.messages, window, this.truncation, where);
+    const body = JSON.stringify(this.requestBody(request));
+    const path = '/v1/chat/completions';
+    return withRetries(
+      async () => {
+        const started = performance.now();
+        const res = await sendRequest(
+          `${this.root}${path}`,
+          { method: 'POST', headers: this.headers(), body },
+          this.http,
+          this.endpoint,
+          { signal: options.signal },
+        );
+        if (res.status === 400 && /context length|context window|too many tokens/i.test(res.body)) {
+          throw new TelebenchError(
+            'prompt_too_long',
+            `${this.endpoint}: ${path} refused the prompt as too long: ${httpError(res, this.endpoint, path).message}`,
+            { tier: 'content', context: { ...where, estimate: promptTokensLocal, status: 400 } },
+          );
+        }
+        if (res.status !== 200) throw httpError(res, this.endpoint, path, request.model);
+        const folded = (res.headers.get('content-type') ?? '').includes('text/event-stream')
+          ? this.foldStream(res.body)
+          : this.foldCompletion(res.body);
+        const latencyMs = Math.round(performance.now() - started);
+        let { thinking, content } = folded;
+        if (thinking === '') ({ thinking, content } = splitThinkTags(content));
+        return {
+          thinking,
+          content,
+          promptTokens: folded.promptTokens,
+          outputTokens: folded.outputTokens,
+          doneReason: folded.doneReason,
+          promptTruncated: promptReachedLimit(folded.promptTokens, window, this.truncation),
+          budgetExhausted: budgetRanOut(folded.doneReason, folded.outputTokens, request.maxTokens),
+          latencyMs,
+          endpoint: this.endpoint,
+          cached: false,
+          promptTokensLocal,
+          ...(this.options.blobs ? { rawDigest: this.options.blobs.put(res.body) } : {}),
+        } satisfies ChatResult;
+      },
+      this.http,
+      this.service,
+      { signal: options.signal, onEvent: this.options.onEvent },
+    );
+  }
+
+  private requestBody(request: ChatRequest): Record<string, unknown> {
+    return {
+      model: request.model,
+      messages: request.messages,
+      stream: this.stream,
+      ...(this.stream ? { stream_options: { include_usage: true } } : {}),
+      ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.seed !== undefined ? { seed: request.seed } : {}),
+      ...(request.topP !== undefined ? { top_p: request.topP } : {}),
+      ...(this.options.thinkParam === 'chat_template_kwargs' && request.think !== undefined
+        ? { chat_template_kwargs: { enable_thinking: request.think } }
+        : {}),
+    };
+  }
+
+  private foldCompletion(body: string): Folded {
+    const parsed = parseBody(body, completionSchema, this.endpoint, '/v1/chat/completions');
+    const choice = parsed.choices[0]!;
+    return {
+      thinking: choice.message.reasoning ?? choice.message.reasoning_content ?? '',
+      content: choice.message.content ?? '',
+      promptTokens: parsed.usage?.prompt_tokens ?? null,
+      outputTokens: parsed.usage?.completion_tokens ?? null,
+      doneReason: choice.finish_reason ?? '',
+    };
+  }
+
+  private foldStream(body: string): Folded {
+    const path = '/v1/chat/completions';
+    const out: Folded = {
+      thinking: '',
+      content: '',
+      promptTokens: null,
+      outputTokens: null,
+      doneReason: '',
+    };
+    let sawDone = false;
+    let events = 0;
+    const parser = createParser({
+      onEvent: (event) => {
+        if (event.data === '[DONE]') {
+          sawDone = true;
+          return;
+        }
+        events++;
+        const chunk = parseBody(
+          event.data,
+          chunkSchema,
+          this.endpoint,
+          `${path} (event ${events})`,
+        );
+        if (chunk.error !== undefined) {
+          const message =
+            typeof chunk.error === 'string' ? chunk.error : JSON.stringify(chunk.error);
+          throw new TelebenchError(
+            'llm_server_error',
+            `${this.endpoint}: ${path} reported an error in event ${events}: ${message}`,
+            { tier: 'transient', context: { endpoint: this.endpoint, path, event: events } },
+          );
+        }
+        const choice = chunk.choices?.[0];
+        if (choice?.delta) {
+          out.thinking += choice.delta.reasoning ?? choice.delta.reasoning_content ?? '';
+          out.content += choice.delta.content ?? '';
+        }
+        if (choice?.finish_reason) out.doneReason = choice.finish_reason;
+        if (chunk.usage) {
+          out.promptTokens = chunk.usage.prompt_tokens ?? null;
+          out.outputTokens = chunk.usage.completion_tokens ?? null;
+        }
+      },
+    });
+    parser.feed(body);
+    if (!sawDone && out.doneReason === '') {
+      throw new TelebenchError(
+        'llm_stream_incomplete',
+        `${this.endpoint}: ${path} stream ended after ${events} events without a finish_reason or [DONE]`,
+        { tier: 'transient', context: { endpoint: this.endpoint, path, events } },
+      );
+    }
+    if (events === 0) {
+      throw new TelebenchError(
+        'bad_response',
+        `${this.endpoint}: ${path} returned an empty event stream`,
+        {
+          tier: 'content',
+          context: { endpoint: this.endpoint, path },
+        },
+      );
+    }
+    return out;
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    return { notJson: String(err) };
+  }
+}
