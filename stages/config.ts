@@ -7,11 +7,13 @@ import { z } from 'zod';
 import { engineConfigShape } from '../pipeline/config/schema.js';
 import { selftestConfigSchema } from './selftest/selftest.js';
 import { swe5gConfigSchema } from './swe5g/config.js';
+import { resilienceConfigSchema } from './resilience/config.js';
 
 export const appConfigSchema = z.strictObject({
   ...engineConfigShape,
   selftest: selftestConfigSchema.optional(),
   swe5g: swe5gConfigSchema.optional(),
+  resilience: resilienceConfigSchema.optional(),
 });
 
 export type AppConfig = z.output<typeof appConfigSchema>;

@@ -7,12 +7,14 @@ import type { AppConfig } from './config.js';
 import { selftestItems, selftestSummary, selftestPipeline } from './selftest/selftest.js';
 import type { Command } from 'commander';
 import { swe5gMiningStages, miningFunnelMarkdown } from './swe5g/mining.js';
+import { resilienceStages, resiliencePipeline } from './resilience/pipeline.js';
 
 export { appConfigSchema, type AppConfig } from './config.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const stages: Stage<any, any, any>[] = [
   ...swe5gMiningStages,
+  ...resilienceStages,
   selftestItems, selftestSummary];
 
 /** Every stage by name. */
@@ -35,13 +37,14 @@ const swe5gPipeline: Pipeline<AppConfig> = {
 
 const branchPipelines: Pipeline<AppConfig>[] = [
   swe5gPipeline,
+  resiliencePipeline as Pipeline<AppConfig>,
   selftestPipeline as Pipeline<AppConfig>];
 
 /** `all`: both dataset branches side by side, then the release. Grows as branches land. */
 const allPipeline: Pipeline<AppConfig> = {
   name: 'all',
   description: 'Every dataset branch (SWE-Bench 5G and TeleResilienceBench) and the local release.',
-  stages: [...swe5gPipeline.stages],
+  stages: [...swe5gPipeline.stages, ...resiliencePipeline.stages],
 };
 
 /** Every pipeline by name. */

@@ -1,0 +1,114 @@
+/**
+ * The `resilience` section of the configuration (TeleResilienceBench construction): where the
+ * subsets and prompts live, the pinned Hub revision of GSMA/ot-lite, the weak generator and its
+ * profile, the HalfTrace options and the numeric tolerance.
+ *
+ * Profiles (issue 6): `paper` reproduces the published generation settings (paper section IV and
+ * `collect_metadata.json`: Ollama, `num_ctx` 2048, `num_predict` 4096, temperature 0, `think` on);
+ * `default` keeps those output settings but picks a context window that fits every prompt: the
+ * largest prompt size after the providers' safety margin (cl100k count + 15 % + 32 tokens, see
+ * pipeline/providers/llm/truncation.ts) plus `num_predict`, rounded up to a multiple of 1024, so no
+ * prompt is cut silently and the answer budget still fits.
+ */
+import { z } from 'zod';
+import { llmConfigSchema } from '../../pipeline/providers/llm/config.js';
+
+const positiveInt = z.number().int().min(1);
+
+export const generatorConfigSchema = z.strictObject({
+  /** `paper` (published settings) or `default` (context sized to fit every prompt). */
+  profile: z.enum(['default', 'paper']).default('default'),
+  /**
+   * Endpoints serving the generator, response cache and prompt-size check (the `llm` section of
+   * pipeline/providers/llm/config.ts). The stage runs as many items at once as the endpoints'
+   * concurrency adds up to.
+   */
+  llm: llmConfigSchema.prefault({}),
+  /** The weak generator (paper section III: qwen3.5:2b). */
+  model: z.string().min(1).default('qwen3.5:2b'),
+  think: z.boolean().default(true),
+  temperature: z.number().min(0).max(2).default(0),
+  /** Output budget in tokens, thinking included. */
+  num_predict: positiveInt.default(4096),
+  /** Context window: `auto` (profile decides) or a fixed size in tokens. */
+  num_ctx: z.union([z.literal('auto'), positiveInt]).default('auto'),
+  seed: z.number().int().optional(),
+  /** Answer-parser rules in order (stages/resilience/parse-answer.ts); `last-digit` is opt-in. */
+  answer_rules: z
+    .array(
+      z.enum([
+        'strict',
+        'final-answer-line',
+        'boxed',
+        'option-text',
+        'answer-phrase',
+        'last-digit',
+      ]),
+    )
+    .min(1)
+    .default(['strict', 'final-answer-line', 'boxed', 'option-text', 'answer-phrase']),
+});
+export type GeneratorConfig = z.output<typeof generatorConfigSchema>;
+
+export const resilienceConfigSchema = z.strictObject({
+  /** Subset registry, relative to the configuration file. */
+  subsets_file: z.string().min(1).default('subsets.yaml'),
+  /** Folder of prompt templates (with its `prompts.yaml`), relative to the configuration file. */
+  prompts_dir: z.string().min(1).default('prompts/resilience'),
+  /** Root of local source files named in the registry, relative to the configuration file. */
+  data_root: z.string().min(1).default('../../shared/data'),
+  /** Only these subsets (by `name`, or `source:name`); empty means every enabled entry. */
+  only_subsets: z.array(z.string().min(1)).default([]),
+  hub: z
+    .strictObject({
+      /** Hub base URL (tests point it at a local server). */
+      url: z.url().default('https://huggingface.co'),
+      dataset: z
+        .string()
+        .regex(/^[\w.-]+\/[\w.-]+$/, 'owner/name')
+        .default('GSMA/ot-lite'),
+      /** Pinned revision: a commit sha (reproducible) or a branch or tag name. */
+      revision: z.string().min(1).default('main'),
+      /** File name of a subset's split; `{subset}` is replaced by the subset name. */
+      file_pattern: z.string().min(1).default('test_{subset}.json'),
+      /** Milliseconds the preflight waits for the Hub. */
+      timeout_ms: positiveInt.default(15_000),
+    })
+    .prefault({}),
+  prompts: z
+    .strictObject({
+      mc: z.string().min(1).default('base-mc'),
+      numeric: z.string().min(1).default('base-numeric'),
+    })
+    .prefault({}),
+  generator: generatorConfigSchema.prefault({}),
+  truncate: z
+    .strictObject({
+      /**
+       * `reference`: the last `.`, `!` or `?` followed by whitespace or the end of the trace (the
+       * authors' rule); `intl`: the last sentence end found by `Intl.Segmenter`.
+       */
+      boundary: z.enum(['reference', 'intl']).default('reference'),
+      /** What to do when the half has no sentence end: keep the raw token cut, or skip the item. */
+      no_sentence_end: z.enum(['token-cut', 'skip']).default('token-cut'),
+    })
+    .prefault({}),
+  /** TeleMath match (paper section V-D): |a-b| <= max(rel * max(|a|,|b|), abs). */
+  numeric_tolerance: z
+    .strictObject({
+      rel: z.number().min(0).default(1e-3),
+      abs: z.number().min(0).default(1e-5),
+    })
+    .prefault({}),
+});
+export type ResilienceConfig = z.output<typeof resilienceConfigSchema>;
+
+/** Configurations that carry a `resilience` section (the whole app config does). */
+export interface HasResilience {
+  resilience?: ResilienceConfig;
+}
+
+/** The `resilience` section with defaults applied when the file has none. */
+export function resilienceSettings(cfg: HasResilience): ResilienceConfig {
+  return cfg.resilience ?? resilienceConfigSchema.parse({});
+}

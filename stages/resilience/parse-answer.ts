@@ -1,0 +1,258 @@
+/**
+ * The generator's answer parser. The prompts ask for exactly one line `Final Answer: <n>` (or
+ * `<number>`); the parser tries that strict form first and then a documented fallback chain, and
+ * always says which rule produced the answer, so instances built from lenient parses can be told
+ * apart (issue 6; ../shared/data/README.md: many published predictions came from the authors'
+ * lenient "last digit 1..N anywhere" fallback).
+ *
+ * Rules, in the default order (`rules` can reorder or drop them; `last-digit` is off by default):
+ * - `strict`: the last non-empty line of the answer text is exactly `Final Answer: <n>` (numeric:
+ *   `Final Answer: <number>`), n in 1..N.
+ * - `final-answer-line`: the last line, in the answer text and then in the thinking, that starts
+ *   with `Final Answer:` (markdown emphasis allowed) and whose payload starts with an option number
+ *   1..N ("3", "**3**", "Option 3", "3. text") or, for numeric items, holds a number.
+ * - `boxed`: the last `\boxed{...}` in the answer text holding an option number, an option label
+ *   such as `C3` (TeleLogs asks for `\boxed{}`), or a number.
+ * - `option-text`: the `Final Answer:` payload equals exactly one option's text (case- and
+ *   punctuation-insensitive), e.g. `Final Answer: SA5` for 3GPP_TSG.
+ * - `answer-phrase`: the answer text ends with "answer is (option) n" / "option n" / "= number".
+ * - `last-digit` (opt-in): the last standalone digit 1..N in the answer text (the authors' lenient
+ *   fallback; multiple-choice only).
+ */
+
+export const ANSWER_RULES = [
+  'strict',
+  'final-answer-line',
+  'boxed',
+  'option-text',
+  'answer-phrase',
+  'last-digit',
+] as const;
+export type AnswerRule = (typeof ANSWER_RULES)[number];
+export const DEFAULT_ANSWER_RULES: readonly AnswerRule[] = [
+  'strict',
+  'final-answer-line',
+  'boxed',
+  'option-text',
+  'answer-phrase',
+];
+
+export type ParsedAnswer =
+  | { ok: true; rule: AnswerRule; index: number; value: null; matched: string }
+  | { ok: true; rule: AnswerRule; index: null; value: number; matched: string }
+  | { ok: false; rule: null; index: null; value: null; matched: null };
+
+const NOT_PARSED: ParsedAnswer = { ok: false, rule: null, index: null, value: null, matched: null };
+
+const FA = /^[\s*#>_`]*final\s*answer\b[\s*_`]*[:：][\s*_`]*(.*?)[\s*_`]*$/i;
+const NUMBER = String.raw`[-+]?(?:\d+(?:,\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?`;
+const SCI_TIMES = new RegExp(
+  String.raw`(${NUMBER})\s*(?:\\times|×|\*|x)\s*10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?`,
+);
+
+const lines = (text: string): string[] =>
+  text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+
+/** First number in `text`, reading `a × 10^b` forms; null when none. */
+export function firstNumber(text: string): number | null {
+  const sci = SCI_TIMES.exec(text);
+  const plain = new RegExp(NUMBER).exec(text);
+  if (sci && (!plain || sci.index <= plain.index)) {
+    const v = Number(sci[1]!.replace(/,/g, '')) * 10 ** Number(sci[2]!.replace('−', '-'));
+    return Number.isFinite(v) ? v : null;
+  }
+  if (!plain) return null;
+  const v = Number(plain[0].replace(/,/g, ''));
+  return Number.isFinite(v) ? v : null;
+}
+
+function optionFromPayload(payload: string, n: number): number | null {
+  const m = /^(?:option|choice|answer)?\s*[([]?\s*(\d+)\s*[)\]]?(?:[.:)\s]|$)/i.exec(
+    payload.trim(),
+  );
+  if (!m) return null;
+  const k = Number(m[1]);
+  return k >= 1 && k <= n ? k - 1 : null;
+}
+
+const norm = (s: string): string =>
+  s
+    .toLowerCase()
+    .replace(/^[\s"'`*]+|[\s"'`*.]+$/g, '')
+    .replace(/\s+/g, ' ');
+
+function optionFromText(payload: string, choices: readonly string[]): number | null {
+  const p = norm(payload);
+  if (p === '') return null;
+  const hits = choices.flatMap((c, i) => (norm(c) === p ? [i] : []));
+  return hits.length === 1 ? hits[0]! : null;
+}
+
+function lastFinalAnswerPayload(text: string): { payload: string; line: string } | null {
+  const ls = lines(text);
+  for (let i = ls.length - 1; i >= 0; i--) {
+    const m = FA.exec(ls[i]!);
+    if (m) return { payload: m[1]!, line: ls[i]! };
+  }
+  return null;
+}
+
+function lastBoxed(text: string): string | null {
+  let last: string | null = null;
+  for (const m of text.matchAll(/\\boxed\s*\{\s*((?:[^{}]|\{[^{}]*\})*)\s*\}/g)) last = m[1]!;
+  return last;
+}
+
+/**
+ * Parses a multiple-choice answer.
+ * @param content the answer text (visible reply)
+ * @param thinking the reasoning text (searched by `final-answer-line` after `content`)
+ * @param choices the item's options (N = choices.length)
+ * @param rules rules to try, in order
+ * @returns the 0-based option index and the rule that found it, or `{ok: false}`
+ */
+export function parseChoiceAnswer(
+  content: string,
+  thinking: string,
+  choices: readonly string[],
+  rules: readonly AnswerRule[] = DEFAULT_ANSWER_RULES,
+): ParsedAnswer {
+  const n = choices.length;
+  const hit = (rule: AnswerRule, index: number, matched: string): ParsedAnswer => ({
+    ok: true,
+    rule,
+    index,
+    value: null,
+    matched,
+  });
+  for (const rule of rules) {
+    switch (rule) {
+      case 'strict': {
+        const last = lines(content).at(-1);
+        const m = last === undefined ? null : /^Final Answer:\s*(\d+)$/.exec(last);
+        if (m) {
+          const k = Number(m[1]);
+          if (k >= 1 && k <= n) return hit(rule, k - 1, last!);
+        }
+        break;
+      }
+      case 'final-answer-line': {
+        for (const text of [content, thinking]) {
+          const fa = lastFinalAnswerPayload(text);
+          if (fa) {
+            const idx = optionFromPayload(fa.payload, n);
+            if (idx !== null) return hit(rule, idx, fa.line);
+          }
+        }
+        break;
+      }
+      case 'boxed': {
+        const b = lastBoxed(content);
+        if (b !== null) {
+          const idx = optionFromPayload(b, n) ?? optionFromText(b, choices);
+          if (idx !== null) return hit(rule, idx, `\\boxed{${b}}`);
+        }
+        break;
+      }
+      case 'option-text': {
+        for (const text of [content, thinking]) {
+          const fa = lastFinalAnswerPayload(text);
+          if (fa) {
+            const idx = optionFromText(fa.payload, choices);
+            if (idx !== null) return hit(rule, idx, fa.line);
+          }
+        }
+        break;
+      }
+      case 'answer-phrase': {
+        const tail = content.trim().slice(-200);
+        const m =
+          /(?:answer|option|choice)\s*(?:is|:)?\s*(?:option\s*)?[([]?(\d+)[)\]]?\s*[.!]?\s*$/i.exec(
+            tail,
+          );
+        if (m) {
+          const k = Number(m[1]);
+          if (k >= 1 && k <= n) return hit(rule, k - 1, m[0].trim());
+        }
+        break;
+      }
+      case 'last-digit': {
+        const max = Math.min(9, n);
+        const ms = [...content.matchAll(new RegExp(String.raw`\b([1-${max}])\b`, 'g'))];
+        const last = ms.at(-1);
+        if (last) return hit(rule, Number(last[1]) - 1, last[0]);
+        break;
+      }
+    }
+  }
+  return NOT_PARSED;
+}
+
+/**
+ * Parses a numeric answer (TeleMath).
+ * @param content the answer text; @param thinking the reasoning text
+ * @returns the value and the rule that found it, or `{ok: false}`
+ */
+export function parseNumericAnswer(
+  content: string,
+  thinking: string,
+  rules: readonly AnswerRule[] = DEFAULT_ANSWER_RULES,
+): ParsedAnswer {
+  const hit = (rule: AnswerRule, value: number, matched: string): ParsedAnswer => ({
+    ok: true,
+    rule,
+    index: null,
+    value,
+    matched,
+  });
+  for (const rule of rules) {
+    switch (rule) {
+      case 'strict': {
+        const last = lines(content).at(-1);
+        const m =
+          last === undefined ? null : new RegExp(`^Final Answer:\\s*(${NUMBER})$`).exec(last);
+        if (m) {
+          const v = Number(m[1]!.replace(/,/g, ''));
+          if (Number.isFinite(v)) return hit(rule, v, last!);
+        }
+        break;
+      }
+      case 'final-answer-line': {
+        for (const text of [content, thinking]) {
+          const fa = lastFinalAnswerPayload(text);
+          if (fa) {
+            const v = firstNumber(fa.payload);
+            if (v !== null) return hit(rule, v, fa.line);
+          }
+        }
+        break;
+      }
+      case 'boxed': {
+        const b = lastBoxed(content);
+        if (b !== null) {
+          const v = firstNumber(b);
+          if (v !== null) return hit(rule, v, `\\boxed{${b}}`);
+        }
+        break;
+      }
+      case 'answer-phrase': {
+        const tail = content.trim().slice(-200);
+        const m = new RegExp(`(?:answer\\s*(?:is|:)|=)\\s*(${NUMBER})\\s*\\.?\\s*$`, 'i').exec(
+          tail,
+        );
+        if (m) {
+          const v = Number(m[1]!.replace(/,/g, ''));
+          if (Number.isFinite(v)) return hit(rule, v, m[0].trim());
+        }
+        break;
+      }
+      case 'option-text':
+      case 'last-digit':
+        break;
+    }
+  }
+  return NOT_PARSED;
+}

@@ -1,0 +1,65 @@
+/**
+ * The TeleResilienceBench construction branch: `telebench run resilience`.
+ *
+ *   resilience.load -> resilience.generate -> resilience.truncate -> resilience.instances
+ *
+ * `telebench report resilience` prints the construction funnel per sub-benchmark.
+ */
+import type { Pipeline, StageContext } from '../../pipeline/stage.js';
+import { resilienceLoad } from './load.js';
+import { resilienceGenerate } from './generate.js';
+import { resilienceTruncate } from './truncate.js';
+import { resilienceInstances, constructionSummary } from './instances.js';
+import type { HasResilience } from './config.js';
+import type { SubsetLoadOutput } from './types.js';
+
+export const resilienceStages = [
+  resilienceLoad,
+  resilienceGenerate,
+  resilienceTruncate,
+  resilienceInstances,
+] as const;
+
+/** Markdown funnel of the construction (rows -> instances) per sub-benchmark. */
+export function resilienceReport(ctx: StageContext<HasResilience>): string {
+  const s = constructionSummary(ctx.store);
+  const lines = [
+    '# TeleResilienceBench construction',
+    '',
+    `Generator: ${s.generator ?? 'not run yet'}; profile: ${s.profile ?? '-'}.`,
+    '',
+    '| sub_benchmark | rows | rejected | generated | correct | wrong | instances | skipped |',
+    '|---|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const [name, r] of [
+    ...Object.entries(s.by_sub_benchmark),
+    ['**total**', s.totals] as const,
+  ]) {
+    const skipped = Object.entries(r.skipped)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+    lines.push(
+      `| ${name} | ${r.rows} | ${r.rejected} | ${r.generated} | ${r.correct} | ${r.wrong} | ${r.instances} | ${skipped || '-'} |`,
+    );
+  }
+  lines.push(
+    '',
+    `Not scored (no silent truncation): prompt_too_long ${s.truncation.prompt_too_long}, prompt_truncated ${s.truncation.prompt_truncated}, budget_exhausted ${s.truncation.budget_exhausted}.`,
+  );
+  const rejected = [...ctx.store.outputs<SubsetLoadOutput>('resilience.load')]
+    .flatMap((o) => o.output.rejected)
+    .slice(0, 20);
+  if (rejected.length) {
+    lines.push('', 'Rejected rows (first 20):', '');
+    for (const r of rejected) lines.push(`- ${r.reason}: ${r.detail}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export const resiliencePipeline: Pipeline<HasResilience> = {
+  name: 'resilience',
+  description:
+    'TeleResilienceBench construction: load subsets, generate with the weak model, HalfTrace the wrong answers, write instances.',
+  stages: resilienceStages.map((s) => s.name),
+  report: resilienceReport,
+};
