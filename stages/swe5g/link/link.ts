@@ -1,0 +1,195 @@
+/**
+ * `swe5g.link`: one item per mined PR (key = instance_id). Collects every piece of evidence that
+ * the PR fixes an issue (closing keywords and mentions in the PR title, body and every commit
+ * message, incl. `owner/repo#N` and issue URLs; issue numbers in the branch name as weak
+ * evidence), then fetches the issues (API source) or looks them up in `--issues-from` (git source),
+ * with the comments made before the merge (for `hints_text`).
+ *
+ * Issue 3, "Linking". References to the PR itself and to other PRs of the repository are not
+ * issues and are dropped; so are references the API answers as pull requests or 404.
+ */
+import { resolve, dirname } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { sha256 } from '../../../pipeline/hash.js';
+import { defineStage } from '../../../pipeline/stage.js';
+import { issueWithComments } from '../../../pipeline/providers/github/pulls.js';
+import { swe5gSettings, type HasSwe5g } from '../config.js';
+import type { IssueComment, LinkEvidence, LinkedIssue, LinkedPR, MinedPR } from '../types.js';
+import type { MineOutput } from '../mine/mine.js';
+import { refsInText, refsInBranch, mergeEvidence, issueConfidence } from './refs.js';
+import { loadIssuesFile } from './issues-file.js';
+import { githubClient } from '../mine/source.js';
+import { selectedEntries } from '../mine/source.js';
+
+/** Input of one link item: the PR and the evidence found in its texts (computed in plan). */
+export interface LinkInput {
+  pr: MinedPR;
+  issues_repo: string;
+  evidence: LinkEvidence[];
+  /** Other PRs (merged or closed) of the repository referencing one of this PR's issues. */
+  other_prs: number[];
+  min_link_confidence: number;
+  /** sha256 of the `--issues-from` file (git source), so a new file re-links. */
+  issues_from_digest: string | null;
+}
+
+/**
+ * Evidence in a PR's title, body, commit messages and branch, without references to PRs of the
+ * same repository (`prNumbers`, incl. the PR itself).
+ */
+export function evidenceOf(
+  pr: Pick<
+    MinedPR,
+    'repo' | 'pr_title' | 'pr_body' | 'commit_messages' | 'head_ref' | 'merge_commit'
+  >,
+  issuesRepo: string,
+  prNumbers: ReadonlySet<number>,
+): LinkEvidence[] {
+  const lists = [
+    refsInText(pr.pr_title, 'pr_title', pr.repo),
+    refsInText(pr.pr_body, 'pr_body', pr.repo),
+    ...pr.commit_messages.map((m, i) => refsInText(m, `commit[${i}]`, pr.repo)),
+    refsInBranch(pr.head_ref, issuesRepo),
+  ];
+  return mergeEvidence(lists).filter((e) => {
+    const [repo, n] = e.issue.split('#');
+    return !(repo === pr.repo && prNumbers.has(Number(n)));
+  });
+}
+
+export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
+  name: 'swe5g.link',
+  version: 1,
+  needs: ['swe5g.mine'],
+  description:
+    'Links each mined PR to the issues it fixes, with evidence and confidence; fetches issue text and prior comments.',
+  concurrency: () => 4,
+
+  *plan(ctx) {
+    const s = swe5gSettings(ctx.config);
+    const issuesFile = s.mining.issues_from
+      ? resolve(dirname(ctx.configFile), s.mining.issues_from)
+      : undefined;
+    const issuesDigest =
+      issuesFile && existsSync(issuesFile) ? sha256(readFileSync(issuesFile)) : null;
+    const issuesRepoOf = new Map(selectedEntries(ctx).map((e) => [e.id, e.issues_repo]));
+    let n = 0;
+    for (const { output } of ctx.store.outputs<MineOutput>('swe5g.mine')) {
+      const issuesRepo = issuesRepoOf.get(output.registry_id) ?? output.repo;
+      const numbers = new Set([
+        ...output.prs.filter((p) => !p.foreign_forge).map((p) => p.pr_number),
+        ...output.closed_unmerged.map((p) => p.number),
+      ]);
+      const evidence = new Map<string, LinkEvidence[]>();
+      const byIssue = new Map<string, Set<number>>();
+      const note = (num: number, ev: LinkEvidence[]): void => {
+        for (const e of ev) {
+          if (e.confidence < s.filter.min_link_confidence) continue;
+          const set = byIssue.get(e.issue) ?? new Set<number>();
+          set.add(num);
+          byIssue.set(e.issue, set);
+        }
+      };
+      for (const pr of output.prs) {
+        const ev = evidenceOf(pr, issuesRepo, numbers);
+        evidence.set(pr.instance_id, ev);
+        if (!pr.foreign_forge) note(pr.pr_number, ev);
+      }
+      for (const u of output.closed_unmerged) {
+        note(
+          u.number,
+          evidenceOf(
+            {
+              repo: output.repo,
+              pr_title: u.title,
+              pr_body: u.body,
+              commit_messages: [],
+              head_ref: u.head_ref,
+              merge_commit: '',
+            },
+            issuesRepo,
+            numbers,
+          ),
+        );
+      }
+      for (const pr of output.prs) {
+        if (ctx.limit !== undefined && n >= ctx.limit) return;
+        n++;
+        const ev = evidence.get(pr.instance_id) ?? [];
+        const others = new Set<number>();
+        for (const e of ev)
+          for (const o of byIssue.get(e.issue) ?? []) if (o !== pr.pr_number) others.add(o);
+        yield {
+          key: pr.instance_id,
+          input: {
+            pr,
+            issues_repo: issuesRepo,
+            evidence: ev,
+            other_prs: [...others].sort((a, b) => a - b),
+            min_link_confidence: s.filter.min_link_confidence,
+            issues_from_digest: pr.source === 'git' ? issuesDigest : null,
+          },
+        };
+      }
+    }
+  },
+
+  async run(item, ctx) {
+    const { pr, evidence } = item.input;
+    const s = swe5gSettings(ctx.config);
+    const wanted = [...issueConfidence(evidence)]
+      .filter(([, c]) => c >= item.input.min_link_confidence)
+      .map(([k]) => k);
+    const issues: LinkedIssue[] = [];
+    const comments: IssueComment[] = [];
+    if (pr.source === 'api') {
+      const gh = githubClient(ctx);
+      for (const key of wanted) {
+        const [repo, num] = key.split('#');
+        const r = await issueWithComments(gh, repo!, Number(num), s.mining.github.per_page);
+        if (!r) continue; // 404: not an issue (recorded: the evidence stays, the issue does not)
+        if (r.issue.pull_request) continue; // a pull request, not an issue
+        issues.push({
+          repo: repo!,
+          number: r.issue.number,
+          title: r.issue.title,
+          body: r.issue.body ?? '',
+          labels: r.issue.labels
+            .map((l) => (typeof l === 'string' ? l : (l.name ?? '')))
+            .filter(Boolean),
+          state: r.issue.state === 'closed' ? 'closed' : 'open',
+          created_at: r.issue.created_at,
+        });
+        for (const c of r.comments) {
+          if (pr.merged_at && c.created_at >= pr.merged_at) continue;
+          comments.push({
+            issue: key,
+            author: c.user?.login ?? '',
+            created_at: c.created_at,
+            body: c.body ?? '',
+          });
+        }
+      }
+    } else {
+      const file = s.mining.issues_from;
+      const known = file
+        ? ctx.memo(`swe5g.issues_from:${file}`, () =>
+            loadIssuesFile(resolve(dirname(ctx.configFile), file)),
+          )
+        : new Map<string, LinkedIssue>();
+      for (const key of wanted) {
+        const found = known.get(key);
+        if (found) {
+          issues.push(found);
+        }
+      }
+    }
+    return {
+      ...pr,
+      issues,
+      links: evidence,
+      other_prs: item.input.other_prs,
+      issue_comments: comments,
+    };
+  },
+});

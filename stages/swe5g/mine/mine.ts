@@ -1,0 +1,365 @@
+/**
+ * `swe5g.mine`: one item per registry entry (key = registry id, e.g. `free5gc/amf`); lists the
+ * entry's merged pull requests with their three commits (issue 3, "Commit terms"), changed files,
+ * commit messages and times, from the GitHub REST API or from a local git mirror.
+ *
+ * SWE-Bench 5G paper, section "Pipeline", step (1): "mine closed issues with linked merged pull
+ * requests ... via the GitHub API". Linking is the next stage (`swe5g.link`), filtering the one
+ * after (`swe5g.filter`).
+ */
+import pLimit from 'p-limit';
+import { defineStage } from '../../../pipeline/stage.js';
+import { SkipItem } from '../../../pipeline/errors.js';
+import type { RunContext } from '../../../pipeline/stage.js';
+import {
+  listClosedPulls,
+  branchParents,
+  commitParents,
+  pullDetails,
+  type PullSimple,
+} from '../../../pipeline/providers/github/pulls.js';
+import { mineMirror, type GitMergedPR } from '../../../pipeline/providers/git/mirror-source.js';
+import { swe5gSettings, type HasSwe5g } from '../config.js';
+import { githubRepoOf, type RegistryEntry } from '../registry.js';
+import { aliasOf, instanceIdOf, type CandidateSource, type MinedPR } from '../types.js';
+import { githubClient, mirrorOf, probeApi, selectedEntries, mirrorsDir } from './source.js';
+import { PreflightError } from '../../../pipeline/errors.js';
+
+/** Input of one mining item. */
+export interface MineInput {
+  entry: RegistryEntry;
+  /** Paths of the other entries in the same GitHub repository (monorepo folders). */
+  sibling_paths: string[];
+  source: 'api' | 'git' | 'auto';
+  since: string | null;
+  max_prs: number;
+  generation: number;
+}
+
+/** A closed-but-unmerged PR, kept to note other PRs that reference the same issue. */
+export interface UnmergedPR {
+  number: number;
+  title: string;
+  body: string;
+  head_ref: string;
+}
+
+/** Output of one mining item. */
+export interface MineOutput {
+  registry_id: string;
+  repo: string;
+  source: CandidateSource;
+  /** Git directory used (git source). */
+  mirror: string | null;
+  prs: MinedPR[];
+  closed_unmerged: UnmergedPR[];
+  /** HTTP requests of this item (api source): total and answered 304. */
+  requests: { total: number; not_modified: number };
+}
+
+const BOT_LOGIN = /\[bot\]$|^dependabot|^renovate|^github-actions/i;
+/** Branches bots push (`dependabot/go_modules/...`). */
+const BOT_BRANCH = /^(dependabot|renovate)\//i;
+
+/**
+ * True when `paths` belong to `entry` rather than to a sibling folder of the same repository: the
+ * entry whose `path` holds the most changed lines wins; entries without `path` own everything.
+ */
+export function ownsChange(
+  entry: RegistryEntry,
+  siblingPaths: readonly string[],
+  files: readonly { path: string; additions: number; deletions: number }[],
+): boolean {
+  if (!entry.path) return true;
+  const under = (p: string, dir: string): boolean => p === dir || p.startsWith(`${dir}/`);
+  const lines = (dir: string): number =>
+    files.filter((f) => under(f.path, dir)).reduce((n, f) => n + f.additions + f.deletions + 1, 0);
+  const mine = lines(entry.path);
+  if (mine === 0) return false;
+  return siblingPaths.every((p) => lines(p) < mine || (lines(p) === mine && entry.path! < p));
+}
+
+export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
+  name: 'swe5g.mine',
+  version: 1,
+  needs: [],
+  description:
+    'Lists merged PRs of each registry repository (GitHub REST, or a local git mirror) with base_commit, merge_commit and pr_head.',
+  concurrency: (cfg) => swe5gSettings(cfg).mining.concurrency,
+
+  async preflight(ctx) {
+    const s = swe5gSettings(ctx.config);
+    const entries = selectedEntries(ctx);
+    if (s.source === 'git' || s.source === 'auto') {
+      const withMirror = entries.filter((e) => mirrorOf(ctx, e) !== undefined);
+      if (s.source === 'git') {
+        if (withMirror.length === 0)
+          throw new PreflightError(
+            'git mirrors',
+            `swe5g.source is "git" but no mirror of the ${entries.length} selected repositories was found under ${mirrorsDir(ctx) ?? '(swe5g.mining.mirrors_dir is not set)'}`,
+            'set swe5g.mining.mirrors_dir to a folder of bare clones laid out as <owner>+<name>/repo or <owner>/<name>.git (git clone --mirror https://github.com/free5gc/amf free5gc/amf.git)',
+          );
+        return;
+      }
+      const probe = await probeApi(ctx);
+      if (probe.usable) return;
+      if (withMirror.length === 0)
+        throw new PreflightError(
+          'github',
+          `swe5g.source is "auto": the GitHub API is not usable (${probe.why}) and no git mirror of the ${entries.length} selected repositories exists under ${mirrorsDir(ctx) ?? '(swe5g.mining.mirrors_dir is not set)'}`,
+          'set GITHUB_TOKEN (or GITHUB_TOKENS) and make api.github.com reachable, or set swe5g.mining.mirrors_dir to a folder of bare clones (<owner>+<name>/repo or <owner>/<name>.git)',
+        );
+      ctx.log(
+        `GitHub API not usable (${probe.why}); mining ${withMirror.length}/${entries.length} repositories from git mirrors: ${withMirror.map((e) => e.id).join(', ')}`,
+      );
+      return;
+    }
+    const probe = await probeApi(ctx);
+    if (!probe.usable)
+      throw new PreflightError(
+        'github',
+        `swe5g.source is "api" but ${probe.why}`,
+        'set GITHUB_TOKEN (or several tokens in GITHUB_TOKENS) and make the API reachable; or set swe5g.mining.github.allow_unauthenticated: true (60 requests/hour); or use swe5g.source: git with swe5g.mining.mirrors_dir',
+      );
+  },
+
+  *plan(ctx) {
+    const s = swe5gSettings(ctx.config);
+    const entries = selectedEntries(ctx);
+    let n = 0;
+    for (const entry of entries) {
+      if (ctx.limit !== undefined && n >= ctx.limit) return;
+      n++;
+      const sibling_paths = entries
+        .filter((o) => o !== entry && githubRepoOf(o) === githubRepoOf(entry) && o.path)
+        .map((o) => o.path!);
+      yield {
+        key: entry.id,
+        input: {
+          entry,
+          sibling_paths,
+          source: s.source,
+          since: s.mining.since ?? null,
+          max_prs: s.mining.max_prs_per_repo,
+          generation: s.mining.generation,
+        },
+      };
+    }
+  },
+
+  async run(item, ctx) {
+    const { entry, source } = item.input;
+    const mirror = mirrorOf(ctx, entry);
+    let use: CandidateSource;
+    if (source === 'api') use = 'api';
+    else if (source === 'git') {
+      if (!mirror)
+        throw new SkipItem(
+          'no_mirror',
+          `no git mirror of ${githubRepoOf(entry)} under ${mirrorsDir(ctx) ?? '(mirrors_dir unset)'}`,
+        );
+      use = 'git';
+    } else if ((await probeApi(ctx)).usable) use = 'api';
+    else if (mirror) use = 'git';
+    else
+      throw new SkipItem(
+        'no_source',
+        `GitHub API not usable and no git mirror of ${githubRepoOf(entry)} under ${mirrorsDir(ctx) ?? '(mirrors_dir unset)'}`,
+      );
+    const out = use === 'api' ? await mineApi(item.input, ctx) : await mineGit(item.input, mirror!);
+    ctx.artifact(
+      'mine-summary.json',
+      JSON.stringify({
+        prs: out.prs.length,
+        unmerged: out.closed_unmerged.length,
+        requests: out.requests,
+      }),
+      'application/json',
+    );
+    return out;
+  },
+});
+
+function base(entry: RegistryEntry, n: number) {
+  const repo = githubRepoOf(entry);
+  return {
+    instance_id: instanceIdOf(repo, n),
+    alias: aliasOf(repo, n),
+    repo,
+    registry_id: entry.id,
+    language: entry.language,
+    nf: entry.nf,
+    license: entry.license,
+    pr_number: n,
+  };
+}
+
+/** Git source: see pipeline/providers/git/mirror-source.ts. */
+async function mineGit(input: MineInput, gitDir: string): Promise<MineOutput> {
+  const { entry } = input;
+  const repo = githubRepoOf(entry);
+  const found = await mineMirror(gitDir, {
+    branch: entry.default_branch,
+    issuesElsewhere: entry.issues_repo !== repo,
+    ...(input.since ? { since: new Date(input.since) } : {}),
+    maxPrs: input.max_prs,
+  });
+  const prs: MinedPR[] = [];
+  const seen = new Set<string>();
+  for (const f of found) {
+    if (!ownsChange(entry, input.sibling_paths, f.changed_files)) continue;
+    const b = base(entry, f.number);
+    if (f.foreign_forge) {
+      // Another forge's PR number: never a GitHub instance id.
+      b.instance_id = `${b.instance_id.replace(/-\d+$/, '')}-foreign${f.number}-${f.merge_commit.slice(0, 7)}`;
+      b.alias = `${b.alias.replace(/_pr\d+$/, '')}_foreign${f.number}`;
+    }
+    if (seen.has(b.instance_id)) continue; // the same PR number merged twice: keep the newest
+    seen.add(b.instance_id);
+    prs.push(fromGit(b, f));
+  }
+  return {
+    registry_id: entry.id,
+    repo,
+    source: 'git',
+    mirror: gitDir,
+    prs,
+    closed_unmerged: [],
+    requests: { total: 0, not_modified: 0 },
+  };
+}
+
+function fromGit(b: ReturnType<typeof base>, f: GitMergedPR): MinedPR {
+  return {
+    ...b,
+    merge_commit: f.merge_commit,
+    base_commit: f.base_commit,
+    pr_head: f.pr_head,
+    merge_style: f.merge_style,
+    pr_title: f.title,
+    pr_body: '',
+    head_ref: f.head_ref,
+    author: f.author,
+    author_is_bot: BOT_LOGIN.test(f.author) || BOT_BRANCH.test(f.head_ref),
+    commit_messages: f.commit_messages,
+    changed_files: f.changed_files,
+    created_at: f.first_commit_at,
+    merged_at: f.merged_at,
+    updated_at: f.merged_at,
+    source: 'git',
+    foreign_forge: f.foreign_forge,
+    raw_blobs: [],
+  };
+}
+
+/** API source: see pipeline/providers/github/pulls.ts for the request budget. */
+async function mineApi(input: MineInput, ctx: RunContext<HasSwe5g>): Promise<MineOutput> {
+  const { entry } = input;
+  const s = swe5gSettings(ctx.config);
+  const gh = githubClient(ctx);
+  const before = { ...gh.stats };
+  const perPage = s.mining.github.per_page;
+  const since = input.since ? new Date(input.since) : undefined;
+  const listed = await listClosedPulls(gh, entry.owner, entry.name, {
+    base: entry.default_branch,
+    ...(since ? { since } : {}),
+    perPage,
+    maxMerged: input.max_prs,
+  });
+  const need = new Set(
+    listed.merged.map((p) => p.merge_commit_sha).filter((x): x is string => !!x),
+  );
+  const oldest = listed.merged.reduce<string | undefined>(
+    (m, p) => (!m || (p.merged_at ?? m) < m ? (p.merged_at ?? m) : m),
+    undefined,
+  );
+  const { parents, blobs: branchBlobs } = await branchParents(gh, entry.owner, entry.name, {
+    branch: entry.default_branch,
+    // Commits older than the oldest merge are not needed; a day of slack for clock skew.
+    ...(oldest ? { since: new Date(Date.parse(oldest) - 86_400_000) } : {}),
+    perPage,
+    need,
+  });
+  const limit = pLimit(4);
+  const prs = await Promise.all(
+    listed.merged.map((p) =>
+      limit(async (): Promise<MinedPR | undefined> => {
+        const sha = p.merge_commit_sha;
+        if (!sha) return undefined;
+        let ps = parents.get(sha);
+        const raw = [...listed.blobs];
+        if (!ps) {
+          const c = await commitParents(gh, entry.owner, entry.name, sha);
+          ps = c.parents;
+          raw.push(c.blob);
+        } else raw.push(...branchBlobs);
+        const d = await pullDetails(gh, entry.owner, entry.name, p.number, perPage);
+        raw.push(...d.blobs);
+        const changed_files = d.files.map((f) => ({
+          path: f.filename,
+          additions: f.additions,
+          deletions: f.deletions,
+        }));
+        if (!ownsChange(entry, input.sibling_paths, changed_files)) return undefined;
+        return fromApi(
+          base(entry, p.number),
+          p,
+          sha,
+          ps,
+          changed_files,
+          d.commits.map((c) => c.commit.message),
+          raw,
+        );
+      }),
+    ),
+  );
+  return {
+    registry_id: entry.id,
+    repo: githubRepoOf(entry),
+    source: 'api',
+    mirror: null,
+    prs: prs.filter((x): x is MinedPR => x !== undefined),
+    closed_unmerged: listed.unmerged.map((p) => ({
+      number: p.number,
+      title: p.title,
+      body: p.body ?? '',
+      head_ref: p.head.ref,
+    })),
+    requests: {
+      total: gh.stats.requests - before.requests,
+      not_modified: gh.stats.notModified - before.notModified,
+    },
+  };
+}
+
+function fromApi(
+  b: ReturnType<typeof base>,
+  p: PullSimple,
+  merge: string,
+  parents: string[],
+  changed_files: MinedPR['changed_files'],
+  commit_messages: string[],
+  raw: string[],
+): MinedPR {
+  const login = p.user?.login ?? '';
+  return {
+    ...b,
+    merge_commit: merge,
+    base_commit: parents[0] ?? '',
+    pr_head: p.head.sha,
+    merge_style: parents.length >= 2 ? 'merge' : 'squash',
+    pr_title: p.title,
+    pr_body: p.body ?? '',
+    head_ref: p.head.ref,
+    author: login,
+    author_is_bot: p.user?.type === 'Bot' || BOT_LOGIN.test(login),
+    commit_messages,
+    changed_files,
+    created_at: p.created_at,
+    merged_at: p.merged_at ?? '',
+    updated_at: p.updated_at,
+    source: 'api',
+    foreign_forge: false,
+    raw_blobs: [...new Set(raw)],
+  };
+}

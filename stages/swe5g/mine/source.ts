@@ -1,0 +1,96 @@
+/**
+ * Source selection and shared clients of `swe5g.mine` / `swe5g.link`: the GitHub client (one per
+ * run), whether the API is reachable (probed once per run), and where a repository's git mirror is.
+ */
+import { resolve, dirname } from 'node:path';
+import { existsSync } from 'node:fs';
+import type { StageContext } from '../../../pipeline/stage.js';
+import { GithubClient, tokensFromEnv } from '../../../pipeline/providers/github/client.js';
+import { findMirror } from '../../../pipeline/providers/git/mirror-source.js';
+import { swe5gSettings, type HasSwe5g } from '../config.js';
+import { loadRegistry, selectRepos, type RegistryEntry } from '../registry.js';
+
+/** The run's GitHub client (shared by mine and link through `ctx.memo`). */
+export function githubClient(ctx: StageContext<HasSwe5g>): GithubClient {
+  return ctx.memo('swe5g.github', () => {
+    const g = swe5gSettings(ctx.config).mining.github;
+    return new GithubClient({
+      baseUrl: g.base_url,
+      tokens: tokensFromEnv(),
+      kv: ctx.kv,
+      blobs: ctx.blobs,
+      requestTimeoutMs: g.request_timeout_ms,
+      maxRetries: g.max_retries,
+      retryBaseMs: g.retry_base_ms,
+      maxWaitSeconds: g.max_wait_seconds,
+      onEvent: (e) => ctx.emit(e),
+      signal: ctx.signal,
+    });
+  });
+}
+
+/** Result of probing the API once per run. `why` explains an unusable API. */
+export interface ApiProbe {
+  usable: boolean;
+  why: string;
+}
+
+/**
+ * Probes `GET /rate_limit` once per run (free of charge).
+ * @returns usable=false with the reason when there is no token (and unauthenticated use is not
+ *   allowed) or the API cannot be reached
+ */
+export function probeApi(ctx: StageContext<HasSwe5g>): Promise<ApiProbe> {
+  return ctx.memo('swe5g.github.probe', async (): Promise<ApiProbe> => {
+    const g = swe5gSettings(ctx.config).mining.github;
+    if (tokensFromEnv().length === 0 && !g.allow_unauthenticated) {
+      return {
+        usable: false,
+        why: 'no GITHUB_TOKEN or GITHUB_TOKENS is set (and swe5g.mining.github.allow_unauthenticated is false)',
+      };
+    }
+    try {
+      const probe = new GithubClient({
+        baseUrl: g.base_url,
+        tokens: tokensFromEnv(),
+        kv: ctx.kv,
+        blobs: ctx.blobs,
+        requestTimeoutMs: g.preflight_timeout_ms,
+        maxRetries: 0,
+      });
+      const rl = await probe.rateLimit();
+      ctx.log(
+        `GitHub API ${g.base_url} reachable: ${rl.remaining}/${rl.limit} requests left${probe.authenticated ? '' : ' (unauthenticated: 60 requests/hour)'}`,
+      );
+      return { usable: true, why: '' };
+    } catch (err) {
+      return {
+        usable: false,
+        why: `GitHub API ${g.base_url} unreachable: ${(err as Error).message}`,
+      };
+    }
+  });
+}
+
+/** Absolute mirrors folder from the config (relative to the config file), if configured. */
+export function mirrorsDir(ctx: StageContext<HasSwe5g>): string | undefined {
+  const d = swe5gSettings(ctx.config).mining.mirrors_dir;
+  return d ? resolve(dirname(ctx.configFile), d) : undefined;
+}
+
+/** The git mirror of a registry entry, if one exists under the mirrors folder. */
+export function mirrorOf(ctx: StageContext<HasSwe5g>, e: RegistryEntry): string | undefined {
+  const dir = mirrorsDir(ctx);
+  return dir && existsSync(dir) ? findMirror(dir, e.owner, e.name) : undefined;
+}
+
+/**
+ * The registry entries selected by `swe5g.registry` and `swe5g.repos`.
+ * @throws ConfigError when the registry is invalid or `repos` names an unknown id
+ */
+export function selectedEntries(ctx: StageContext<HasSwe5g>): RegistryEntry[] {
+  const s = swe5gSettings(ctx.config);
+  return ctx.memo('swe5g.registry', () =>
+    selectRepos(loadRegistry(resolve(dirname(ctx.configFile), s.registry)), s.repos),
+  );
+}

@@ -1,0 +1,103 @@
+/**
+ * The mining part of the SWE-Bench 5G branch for the composition root (`stages/index.ts`): its
+ * stages and the funnel report (mined, linked, kept, and counts per reject reason), per repository.
+ */
+import type { Stage, StageContext } from '../../pipeline/stage.js';
+import { swe5gMine, type MineOutput } from './mine/mine.js';
+import { swe5gLink } from './link/link.js';
+import { swe5gFilter } from './filter/filter.js';
+import type { LinkedPR } from './types.js';
+import { swe5gSettings, type HasSwe5g } from './config.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const swe5gMiningStages: Stage<any, any, any>[] = [swe5gMine, swe5gLink, swe5gFilter];
+
+/** Funnel counts of one repository (or `total`). */
+export interface FunnelRow {
+  repo: string;
+  source: string;
+  mined: number;
+  linked: number;
+  kept: number;
+  incomplete: number;
+  rejected: Record<string, number>;
+}
+
+/**
+ * Funnel per repository from the store: `mined` = PRs found by swe5g.mine, `linked` = PRs with at
+ * least one issue (text known) or issue reference >= min_link_confidence, `kept` = swe5g.filter
+ * done, `rejected` = swe5g.filter skipped by reason.
+ */
+export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
+  const minConf = swe5gSettings(ctx.config).filter.min_link_confidence;
+  const rows = new Map<string, FunnelRow>();
+  const row = (id: string): FunnelRow => {
+    let r = rows.get(id);
+    if (!r) {
+      r = { repo: id, source: '', mined: 0, linked: 0, kept: 0, incomplete: 0, rejected: {} };
+      rows.set(id, r);
+    }
+    return r;
+  };
+  for (const { output } of ctx.store.outputs<MineOutput>('swe5g.mine')) {
+    const r = row(output.registry_id);
+    r.source = output.source;
+    r.mined += output.prs.length;
+  }
+  for (const rec of ctx.store.items('swe5g.link')) {
+    if (rec.state !== 'done') continue;
+    const pr = rec.output as LinkedPR;
+    if (pr.issues.length > 0 || pr.links.some((l) => l.confidence >= minConf))
+      row(pr.registry_id).linked++;
+  }
+  for (const rec of ctx.store.items('swe5g.filter')) {
+    const pr = (rec.input as { pr?: LinkedPR } | null)?.pr;
+    if (!pr) continue;
+    const r = row(pr.registry_id);
+    if (rec.state === 'done') {
+      r.kept++;
+      if ((rec.output as { incomplete?: boolean }).incomplete) r.incomplete++;
+    } else if (rec.state === 'skipped' && rec.skipReason)
+      r.rejected[rec.skipReason] = (r.rejected[rec.skipReason] ?? 0) + 1;
+  }
+  const list = [...rows.values()].sort((a, b) => a.repo.localeCompare(b.repo));
+  const total: FunnelRow = {
+    repo: 'total',
+    source: '',
+    mined: 0,
+    linked: 0,
+    kept: 0,
+    incomplete: 0,
+    rejected: {},
+  };
+  for (const r of list) {
+    total.mined += r.mined;
+    total.linked += r.linked;
+    total.kept += r.kept;
+    total.incomplete += r.incomplete;
+    for (const [k, v] of Object.entries(r.rejected))
+      total.rejected[k] = (total.rejected[k] ?? 0) + v;
+  }
+  return [...list, total];
+}
+
+/** Markdown funnel table of {@link miningFunnel}. */
+export function miningFunnelMarkdown(ctx: StageContext<HasSwe5g>): string {
+  const rows = miningFunnel(ctx);
+  const out = [
+    '## SWE-Bench 5G mining funnel',
+    '',
+    '| repository | source | mined PRs | linked | kept | of which incomplete | rejected by reason |',
+    '|---|---|---:|---:|---:|---:|---|',
+  ];
+  for (const r of rows) {
+    const rej = Object.entries(r.rejected)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+    out.push(
+      `| ${r.repo} | ${r.source} | ${r.mined} | ${r.linked} | ${r.kept} | ${r.incomplete} | ${rej} |`,
+    );
+  }
+  return out.join('\n') + '\n';
+}
