@@ -1,0 +1,24 @@
+/**
+ * `swe5g.testgen`: settings of the fail-to-pass test generation stage (SWE-Bench 5G paper,
+ * "Test strategies"). Composed into the swe5g section by `stages/swe5g/config.ts`.
+ */
+import { z } from 'zod';
+
+export const testgenSchema = z.strictObject({
+  /** Try Strategy A (direct call, Go) before Strategy B. */
+  strategy_a: z.boolean().default(true),
+  /**
+   * Which generated tests testgen runs itself on the host (fail at base_commit, pass at
+   * merge_commit) before handing them to validation: `a` only Strategy A (needed to decide the
+   * fallback), `all` also Strategy B (an instance whose B test does not flip is skipped).
+   */
+  verify: z.enum(['a', 'all']).default('a'),
+  /** A PR that ships its own test files uses them (strategy `shipped`) instead of generating. */
+  prefer_shipped: z.boolean().default(true),
+  /** Wall-clock limit of one host test command (seconds), including module downloads. */
+  test_timeout_s: z.number().int().min(10).default(900),
+  /** Instances processed at once. */
+  concurrency: z.number().int().min(1).max(16).default(2),
+});
+export type TestgenSettings = z.output<typeof testgenSchema>;
+export const testgenDefaults: TestgenSettings = testgenSchema.parse({});

@@ -1,0 +1,255 @@
+/**
+ * Runs a repository's tests on the host, in a scratch copy of one commit (`git archive`), for the
+ * checks testgen makes itself (Strategy A must fail at the parent and pass after the fix; Strategy
+ * B tests are optionally checked the same way). The swe5g validation stage does the real
+ * three-step validation in its images; this is the small, swappable local counterpart.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { TelebenchError } from '../../../pipeline/errors.js';
+
+const execFileP = promisify(execFile);
+
+/** Outcome of one test id: passed, failed, or not seen (build failure, unknown id). */
+export type TestStatus = 'passed' | 'failed' | 'missing';
+
+/** Result of a test run. `buildFailed` when the code under test did not compile. */
+export interface TestRun {
+  statuses: Record<string, TestStatus>;
+  buildFailed: boolean;
+  exitCode: number | null;
+  /** Combined stdout+stderr, truncated to 64 KiB. */
+  log: string;
+  durationMs: number;
+}
+
+/** Runs `cmd args` in `cwd`; never throws for a non-zero exit. Output capped at 64 KiB. */
+export async function runCommand(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  timeoutMs: number,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string; timedOut: boolean }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, args, {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let out = '';
+    const add = (b: Buffer): void => {
+      if (out.length < 1 << 16) out += b.toString('utf8');
+    };
+    child.stdout.on('data', add);
+    child.stderr.on('data', add);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    }, timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(
+        new TelebenchError('command_failed', `could not start ${cmd}: ${err.message}`, {
+          tier: 'infra',
+          context: { cmd, cwd },
+          cause: err,
+        }),
+      );
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, out: out.slice(0, 1 << 16), timedOut });
+    });
+  });
+}
+
+/**
+ * Extracts the tree of `commit` from `gitDir` into a new temporary directory.
+ * @returns the directory (remove it with {@link removeScratch})
+ * @throws TelebenchError `git_archive_failed` (tier infra) when the commit is unknown
+ */
+export async function scratchCheckout(gitDir: string, commit: string): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'telebench-testgen-'));
+  const r = await runCommand(
+    'sh',
+    ['-c', `git -C "$0" archive --format=tar "$1" | tar -x -C "$2"`, gitDir, commit, dir],
+    dir,
+    300_000,
+  );
+  if (r.code !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new TelebenchError(
+      'git_archive_failed',
+      `git archive ${commit} in ${gitDir} failed: ${r.out.slice(0, 500)}`,
+      {
+        tier: 'infra',
+        context: { gitDir, commit },
+      },
+    );
+  }
+  return dir;
+}
+
+/** Removes a scratch directory made by {@link scratchCheckout}. */
+export function removeScratch(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Applies a unified diff in `dir` with `git apply`.
+ * @returns null when applied, else git's message
+ */
+export async function applyPatch(dir: string, patch: string): Promise<string | null> {
+  if (patch.trim() === '') return null;
+  const file = join(dir, '.telebench-f2p.patch');
+  writeFileSync(file, patch);
+  const r = await runCommand('git', ['apply', '--whitespace=nowarn', file], dir, 60_000);
+  rmSync(file, { force: true });
+  return r.code === 0 ? null : r.out.slice(0, 2000);
+}
+
+const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Runs the given test ids (contract format `<package-or-file>::<test>`) in `dir`.
+ * Go: `go test -v -run` per import path; Python: pytest node ids; C: `meson test` (suite `f2p`)
+ * or `make <target>`.
+ * @param timeoutMs per command
+ */
+export async function runTests(
+  dir: string,
+  language: 'go' | 'c' | 'python',
+  ids: string[],
+  timeoutMs: number,
+): Promise<TestRun> {
+  const t0 = Date.now();
+  const statuses: Record<string, TestStatus> = Object.fromEntries(
+    ids.map((i) => [i, 'missing' as TestStatus]),
+  );
+  let log = '';
+  let buildFailed = false;
+  let exitCode: number | null = 0;
+  if (language === 'go') {
+    const byPkg = new Map<string, string[]>();
+    for (const id of ids) {
+      const [pkg, name] = id.split('::') as [string, string];
+      byPkg.set(pkg, [...(byPkg.get(pkg) ?? []), name]);
+    }
+    for (const [pkg, names] of byPkg) {
+      const r = await runCommand(
+        'go',
+        ['test', '-count=1', '-v', '-run', `^(${names.map(escapeRe).join('|')})$`, pkg],
+        dir,
+        timeoutMs,
+        { GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
+      );
+      log += r.out;
+      exitCode = r.code;
+      if (
+        /\[(build|setup) failed\]/.test(r.out) ||
+        (/^# /m.test(r.out) && !/^=== RUN/m.test(r.out))
+      )
+        buildFailed = true;
+      for (const n of names) {
+        if (new RegExp(`^\\s*--- PASS: ${escapeRe(n)} `, 'm').test(r.out))
+          statuses[`${pkg}::${n}`] = 'passed';
+        else if (new RegExp(`^\\s*--- FAIL: ${escapeRe(n)} `, 'm').test(r.out))
+          statuses[`${pkg}::${n}`] = 'failed';
+      }
+    }
+  } else if (language === 'python') {
+    const r = await runCommand(
+      'python3',
+      ['-m', 'pytest', '-rA', '-p', 'no:cacheprovider', ...ids],
+      dir,
+      timeoutMs,
+    );
+    log = r.out;
+    exitCode = r.code;
+    for (const id of ids) {
+      if (new RegExp(`^PASSED ${escapeRe(id)}\\b`, 'm').test(r.out)) statuses[id] = 'passed';
+      else if (new RegExp(`^(FAILED|ERROR) ${escapeRe(id)}\\b`, 'm').test(r.out))
+        statuses[id] = 'failed';
+    }
+    if (r.code === 4 || /ERROR collecting/.test(r.out)) buildFailed = true;
+  } else {
+    const meson = ids.some((i) => i.startsWith('f2p::'));
+    if (meson) {
+      const s = await runCommand('meson', ['setup', '_f2p_build'], dir, timeoutMs);
+      log += s.out;
+      if (s.code !== 0) buildFailed = true;
+    }
+    for (const id of ids) {
+      if (buildFailed) break;
+      const name = id.split('::')[1]!;
+      const r = meson
+        ? await runCommand(
+            'meson',
+            ['test', '-C', '_f2p_build', '--suite', 'f2p', name],
+            dir,
+            timeoutMs,
+          )
+        : await runCommand('make', ['--no-print-directory', name], dir, timeoutMs);
+      log += r.out;
+      exitCode = r.code;
+      statuses[id] = r.code === 0 ? 'passed' : 'failed';
+    }
+  }
+  return {
+    statuses,
+    buildFailed,
+    exitCode,
+    log: log.slice(0, 1 << 16),
+    durationMs: Date.now() - t0,
+  };
+}
+
+/** `git` in a bare or non-bare repository: stdout, throws TelebenchError `git_failed` (tier infra). */
+export async function git(gitDir: string, args: string[]): Promise<string> {
+  try {
+    const { stdout } = await execFileP('git', ['-C', gitDir, ...args], {
+      maxBuffer: 256 << 20,
+      encoding: 'utf8',
+    });
+    return stdout;
+  } catch (err) {
+    throw new TelebenchError(
+      'git_failed',
+      `git ${args.join(' ')} in ${gitDir} failed: ${(err as Error).message}`,
+      {
+        tier: 'infra',
+        context: { gitDir, args },
+        cause: err,
+      },
+    );
+  }
+}
+
+/** File text at `commit`, or null when the path does not exist there. */
+export async function showFile(
+  gitDir: string,
+  commit: string,
+  path: string,
+): Promise<string | null> {
+  try {
+    const { stdout } = await execFileP('git', ['-C', gitDir, 'show', `${commit}:${path}`], {
+      maxBuffer: 256 << 20,
+      encoding: 'utf8',
+    });
+    return stdout;
+  } catch (err) {
+    const msg = (err as Error).message;
+    if (/does not exist|exists on disk, but not in|fatal: path/.test(msg)) return null;
+    throw new TelebenchError(
+      'git_failed',
+      `git show ${commit}:${path} in ${gitDir} failed: ${msg}`,
+      { tier: 'infra', context: { gitDir, commit, path }, cause: err },
+    );
+  }
+}

@@ -1,0 +1,343 @@
+/**
+ * The fail-to-pass test of one Resolved instance (SWE-Bench 5G paper, "Test strategies" and
+ * pipeline step 4): Strategy A (direct call, Go) when it compiles, fails at base_commit and passes
+ * at merge_commit; else Strategy B (diff-based intent) in the repository's language and runner;
+ * `shipped` when the PR brings its own tests. Plus the classification (bug category, NF, 3GPP
+ * references).
+ */
+import { execFileSync } from 'node:child_process';
+import { posix } from 'node:path';
+import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
+import type { Resolved, TestGen } from '../types.js';
+import { bugCategory, specRefs } from './classify.js';
+import { readDiff, languageOfPath } from './diffinfo.js';
+import { intentTests, goPackageName, goImportPath, type GeneratedTests } from './emit.js';
+import { applyPatch, removeScratch, runTests, scratchCheckout, type TestRun } from './executor.js';
+import { toGitPatch } from './patchfile.js';
+import { deriveFixSites, type FixSite, type SiteNote } from './patterns.js';
+import { goDirectCall } from './strategyA.js';
+import type { TestgenSettings } from './config.js';
+
+/** Check of a generated test at both commits. */
+export interface FlipCheck {
+  ok: boolean;
+  reason: string;
+  parent?: TestRun;
+  fix?: TestRun;
+}
+
+/** Runs the tests of `patch` at a commit: the swappable executor seam. */
+export type TestRunner = (
+  gitDir: string,
+  commit: string,
+  patch: string,
+  language: 'go' | 'c' | 'python',
+  ids: string[],
+  timeoutMs: number,
+) => Promise<TestRun & { applyError: string | null }>;
+
+/** Default {@link TestRunner}: host toolchain in a `git archive` scratch copy. */
+export const hostRunner: TestRunner = async (gitDir, commit, patch, language, ids, timeoutMs) => {
+  const dir = await scratchCheckout(gitDir, commit);
+  try {
+    const applyError = await applyPatch(dir, patch);
+    if (applyError)
+      return {
+        statuses: {},
+        buildFailed: true,
+        exitCode: null,
+        log: applyError,
+        durationMs: 0,
+        applyError,
+      };
+    return { ...(await runTests(dir, language, ids, timeoutMs)), applyError: null };
+  } finally {
+    removeScratch(dir);
+  }
+};
+
+/**
+ * Runs `ids` of `patch` at base_commit (each must fail, the build must succeed) and at
+ * merge_commit (each must pass).
+ */
+export async function checkFlip(
+  gitDir: string,
+  r: Pick<Resolved, 'base_commit' | 'merge_commit' | 'language'>,
+  patch: string,
+  ids: string[],
+  timeoutMs: number,
+  runner: TestRunner = hostRunner,
+): Promise<FlipCheck> {
+  const parent = await runner(gitDir, r.base_commit, patch, r.language, ids, timeoutMs);
+  if (parent.applyError)
+    return {
+      ok: false,
+      reason: `test patch does not apply at base_commit: ${parent.applyError.slice(0, 200)}`,
+      parent,
+    };
+  if (parent.buildFailed) return { ok: false, reason: 'does not compile at base_commit', parent };
+  const notFailing = ids.filter((i) => parent.statuses[i] !== 'failed');
+  if (notFailing.length > 0)
+    return {
+      ok: false,
+      reason: `does not fail at base_commit (${notFailing.map((i) => `${i}: ${parent.statuses[i]}`).join(', ')})`,
+      parent,
+    };
+  const fix = await runner(gitDir, r.merge_commit, patch, r.language, ids, timeoutMs);
+  if (fix.applyError)
+    return {
+      ok: false,
+      reason: `test patch does not apply at merge_commit: ${fix.applyError.slice(0, 200)}`,
+      parent,
+      fix,
+    };
+  const notPassing = ids.filter((i) => fix.statuses[i] !== 'passed');
+  if (notPassing.length > 0)
+    return {
+      ok: false,
+      reason: `does not pass at merge_commit (${notPassing.map((i) => `${i}: ${fix.statuses[i]}`).join(', ')})`,
+      parent,
+      fix,
+    };
+  return { ok: true, reason: 'fails at base_commit, passes at merge_commit', parent, fix };
+}
+
+/** Sync file reader at a commit of a bare or non-bare repository (null when absent). */
+export function gitFileReader(gitDir: string, commit: string): (path: string) => string | null {
+  const cache = new Map<string, string | null>();
+  let listing: Set<string> | undefined;
+  return (path) => {
+    if (cache.has(path)) return cache.get(path)!;
+    listing ??= new Set(
+      execFileSync('git', ['-C', gitDir, 'ls-tree', '-r', '--name-only', commit], {
+        encoding: 'utf8',
+        maxBuffer: 256 << 20,
+      })
+        .split('\n')
+        .filter(Boolean),
+    );
+    const v = listing.has(path)
+      ? execFileSync('git', ['-C', gitDir, 'show', `${commit}:${path}`], {
+          encoding: 'utf8',
+          maxBuffer: 256 << 20,
+        })
+      : null;
+    cache.set(path, v);
+    return v;
+  };
+}
+
+/** Everything testgen learned about one instance (the TestGen record plus details for artifacts). */
+export interface Generation {
+  testgen: TestGen;
+  sites: FixSite[];
+  notes: SiteNote[];
+  strategyA: { tried: boolean; reason: string; check?: FlipCheck };
+  checkB?: FlipCheck;
+  timings: Record<string, number>;
+}
+
+const describeSites = (sites: FixSite[]): string => {
+  const fns = [...new Set(sites.map((s) => `${s.function} (${s.file})`))];
+  const kinds = [...new Set(sites.map((s) => s.pattern.kind.replace('_', ' ')))].join('/');
+  return `${sites.length} ${kinds} site(s) in ${fns.join(', ')}`;
+};
+
+/**
+ * Generates the fail-to-pass test of one instance.
+ * @param gitDir repository holding base_commit and merge_commit (the resolve stage's mirror)
+ * @throws SkipItem `no_source_change` (no file of the repository's language changed),
+ *   `no_fix_pattern` (formatting/rename-only, deletions only, nothing non-vacuous added),
+ *   `f2p_does_not_flip` (verify `all`: the B test does not fail at the parent / pass after),
+ *   plus the codes of `emit.ts`
+ * @throws TelebenchError tier infra for git or toolchain failures
+ */
+export async function generateTestGen(
+  gitDir: string,
+  r: Resolved,
+  settings: TestgenSettings,
+  runner: TestRunner = hostRunner,
+): Promise<Generation> {
+  const timings: Record<string, number> = {};
+  let t = Date.now();
+  const commitText = (() => {
+    try {
+      return execFileSync(
+        'git',
+        ['-C', gitDir, 'log', '--format=%B', `${r.base_commit}..${r.merge_commit}`],
+        { encoding: 'utf8', maxBuffer: 64 << 20 },
+      );
+    } catch (err) {
+      throw new TelebenchError(
+        'git_failed',
+        `git log ${r.base_commit}..${r.merge_commit} in ${gitDir} failed: ${(err as Error).message}`,
+        { tier: 'infra', cause: err },
+      );
+    }
+  })();
+  const text = [
+    r.problem_statement,
+    r.pr_title,
+    r.pr_body,
+    r.hints_text,
+    ...r.issues.map((i) => `${i.title}\n${i.body}`),
+    commitText,
+  ].join('\n');
+  const spec_refs = specRefs(
+    r.problem_statement,
+    ...r.issues.map((i) => `${i.title}\n${i.body}`),
+    r.pr_title,
+    r.pr_body,
+    commitText,
+  );
+  const base = { instance_id: r.instance_id, nf: r.nf, spec_refs };
+
+  const readFix = gitFileReader(gitDir, r.merge_commit);
+  const readBase = gitFileReader(gitDir, r.base_commit);
+  const diff = readDiff(r.patch, r.instance_id);
+  const sites: FixSite[] = [];
+  const notes: SiteNote[] = [];
+  for (const f of diff) {
+    const path = f.newPath ?? f.oldPath;
+    if (!path || languageOfPath(path) === null) continue;
+    const lang = languageOfPath(path)!;
+    if (lang !== r.language && !(r.language === 'c' && lang === 'c')) continue;
+    const res = await deriveFixSites({
+      file: path,
+      language: lang,
+      parentSource: f.oldPath ? readBase(f.oldPath) : null,
+      fixSource: f.newPath ? readFix(f.newPath) : null,
+      addedLines: f.addedLines,
+    });
+    sites.push(...res.sites);
+    notes.push(...res.notes);
+  }
+  timings.derive_ms = Date.now() - t;
+
+  if (settings.prefer_shipped && r.test_patch.trim() !== '') {
+    return {
+      testgen: {
+        ...base,
+        strategy: 'shipped',
+        strategy_reason:
+          'the PR ships its own test files; validation takes FAIL_TO_PASS from test_patch',
+        f2p_test_patch: '',
+        FAIL_TO_PASS: [],
+        bug_category: bugCategory(r.patch, text, sites),
+      },
+      sites,
+      notes,
+      strategyA: { tried: false, reason: 'PR ships tests' },
+      timings,
+    };
+  }
+  if (sites.length === 0) {
+    const why =
+      notes.length > 0
+        ? notes.map((n) => `${n.file}${n.function ? ` ${n.function}` : ''}: ${n.note}`).join('; ')
+        : `no ${r.language} source file changed`;
+    throw new SkipItem(
+      notes.length > 0 ? 'no_fix_pattern' : 'no_source_change',
+      `${r.instance_id}: no Strategy B fix pattern (${why})`,
+      { notes },
+    );
+  }
+  const bug_category = bugCategory(r.patch, text, sites);
+
+  // Strategy A (Go): first function whose direct call flips.
+  const aReasons: string[] = [];
+  let aCheck: FlipCheck | undefined;
+  if (settings.strategy_a && r.language === 'go') {
+    t = Date.now();
+    const byFn = new Map<string, FixSite[]>();
+    for (const s of sites)
+      byFn.set(`${s.file}\u0000${s.function}`, [
+        ...(byFn.get(`${s.file}\u0000${s.function}`) ?? []),
+        s,
+      ]);
+    for (const group of byFn.values()) {
+      const s0 = group[0]!;
+      const src = readFix(s0.file) ?? '';
+      const pkg = goPackageName(src);
+      if (!pkg) {
+        aReasons.push(`${s0.function}: no package clause`);
+        continue;
+      }
+      const call = await goDirectCall(src, pkg, group);
+      if (!call.ok) {
+        aReasons.push(call.reason);
+        continue;
+      }
+      const dir = posix.dirname(s0.file);
+      const path = dir === '.' ? 'f2p_call_test.go' : `${dir}/f2p_call_test.go`;
+      const patch = toGitPatch([{ path, content: call.content, before: readBase(path) }]);
+      const id = `${goImportPath(dir, readFix)}::${call.testName}`;
+      aCheck = await checkFlip(gitDir, r, patch, [id], settings.test_timeout_s * 1000, runner);
+      if (aCheck.ok) {
+        timings.strategy_a_ms = Date.now() - t;
+        return {
+          testgen: {
+            ...base,
+            strategy: 'A',
+            strategy_reason: `A: ${call.function} called with nil/zero inputs panics at base_commit and returns after the fix`,
+            f2p_test_patch: patch,
+            FAIL_TO_PASS: [id],
+            bug_category,
+          },
+          sites,
+          notes,
+          strategyA: { tried: true, reason: aCheck.reason, check: aCheck },
+          timings,
+        };
+      }
+      aReasons.push(`direct call of ${call.function} ${aCheck.reason}`);
+    }
+    timings.strategy_a_ms = Date.now() - t;
+  } else if (r.language !== 'go') {
+    aReasons.push(`Strategy A is for Go; ${r.language} uses Strategy B`);
+  } else {
+    aReasons.push('Strategy A disabled (swe5g.testgen.strategy_a: false)');
+  }
+
+  const gen: GeneratedTests = intentTests(r.language, sites, readFix, readBase);
+  const patch = toGitPatch(gen.files);
+  let checkB: FlipCheck | undefined;
+  if (settings.verify === 'all') {
+    t = Date.now();
+    checkB = await checkFlip(
+      gitDir,
+      r,
+      patch,
+      gen.FAIL_TO_PASS,
+      settings.test_timeout_s * 1000,
+      runner,
+    );
+    timings.verify_b_ms = Date.now() - t;
+    if (!checkB.ok) {
+      throw new SkipItem(
+        'f2p_does_not_flip',
+        `${r.instance_id}: Strategy B test ${checkB.reason}`,
+        { FAIL_TO_PASS: gen.FAIL_TO_PASS, log: (checkB.fix ?? checkB.parent)?.log.slice(-4000) },
+      );
+    }
+  }
+  return {
+    testgen: {
+      ...base,
+      strategy: 'B',
+      strategy_reason: `B: ${describeSites(sites)}; Strategy A not used: ${aReasons.join('; ') || 'no candidate function'}`,
+      f2p_test_patch: patch,
+      FAIL_TO_PASS: gen.FAIL_TO_PASS,
+      bug_category,
+    },
+    sites,
+    notes,
+    strategyA: {
+      tried: settings.strategy_a && r.language === 'go',
+      reason: aReasons.join('; '),
+      ...(aCheck ? { check: aCheck } : {}),
+    },
+    ...(checkB ? { checkB } : {}),
+    timings,
+  };
+}

@@ -1,0 +1,498 @@
+/**
+ * Strategy B, diff-based intent (SWE-Bench 5G paper, section "Test strategies"): derive from a fix
+ * the expressions it adds — absent from (or rarer in) the enclosing function at the parent commit,
+ * present after the fix — parsed with tree-sitter, so comments, string literals and other
+ * functions never count. Guards are preferred (`x != nil`, `p != NULL`, `x is None`), then length
+ * checks, other comparisons, then other expressions; vacuous ones (`}`, `return nil`, logging
+ * calls, `err != nil`) are never chosen.
+ *
+ * The counting rules here are the ones the generated tests apply (Go `go/ast`, Python `ast`, the
+ * C token checker); `emit.ts` writes the tests from the {@link FixSite}s returned here.
+ */
+import {
+  parseSource,
+  leafTokens,
+  type Node,
+  type SourceLanguage,
+} from '../../../pipeline/providers/treesitter/parser.js';
+
+/** Kinds of fix pattern, most preferred first. */
+export type PatternKind = 'null_check' | 'length_check' | 'comparison' | 'expression';
+
+const KIND_RANK: Record<PatternKind, number> = {
+  null_check: 0,
+  length_check: 1,
+  comparison: 2,
+  expression: 3,
+};
+
+/**
+ * One fix pattern. `null_check`: any `==`/`!=` (Python also `is`/`is not`) comparison of an
+ * operand with nil/NULL/None, where the operand's key matches `key` (Go/Python: the last field or
+ * identifier name, e.g. `GNbId`; C: the operand's tokens joined, e.g. `ctx->req`). Other kinds: an
+ * expression whose code tokens joined without whitespace equal `key` (C: a token subsequence).
+ */
+export interface FixPattern {
+  kind: PatternKind;
+  key: string;
+  /** C only: the token sequences counted (a null check has four: `x != NULL`, `NULL == x`, ...). */
+  variants?: string[][];
+  /** The operand of a null check as written (`targetRanNodeID.GNbId`), for Strategy A inputs. */
+  operand?: string;
+  /** Source text of the first added occurrence (for records; never printed by a test). */
+  text: string;
+}
+
+/** One assertion of a Strategy B test: `pattern` must occur in `function` more than `parentCount` times. */
+export interface FixSite {
+  /** Repository-relative path of the fixed file. */
+  file: string;
+  /** Qualified function name: Go `Recv.Method` or `Func`, Python `Class.method`, C `func`. */
+  function: string;
+  /** Function name alone (Go method name, Python innermost def). */
+  name: string;
+  /** Go receiver type name without `*` and type arguments, or null. */
+  receiver: string | null;
+  pattern: FixPattern;
+  parentCount: number;
+  fixCount: number;
+  /** 1-based line of the first added occurrence in the fixed file. */
+  line: number;
+}
+
+/** A function found in a parsed file. */
+export interface FunctionInfo {
+  qualified: string;
+  name: string;
+  receiver: string | null;
+  node: Node;
+  body: Node | null;
+  /** 0-based rows, inclusive. */
+  startRow: number;
+  endRow: number;
+}
+
+/** Why a function touched by the fix gave no pattern (recorded in `strategy_reason`). */
+export interface SiteNote {
+  file: string;
+  function: string | null;
+  note: string;
+}
+
+function goReceiverName(recv: Node | null): string | null {
+  if (!recv) return null;
+  let t: Node | null = recv.namedChildren.find((c) => c?.type === 'parameter_declaration') ?? null;
+  t = t?.childForFieldName('type') ?? null;
+  while (
+    t &&
+    (t.type === 'pointer_type' || t.type === 'generic_type' || t.type === 'parenthesized_type')
+  ) {
+    t = t.type === 'generic_type' ? t.childForFieldName('type') : (t.namedChildren[0] ?? null);
+  }
+  return t ? t.text : null;
+}
+
+function cFunctionName(def: Node): string | null {
+  let d = def.childForFieldName('declarator');
+  while (d && d.type !== 'function_declarator') d = d.childForFieldName('declarator');
+  let n = d?.childForFieldName('declarator') ?? null;
+  while (n && n.type !== 'identifier') {
+    n = n.childForFieldName('declarator') ?? n.namedChildren[0] ?? null;
+  }
+  return n ? n.text : null;
+}
+
+/**
+ * Lists the functions of a parsed file: Go top-level functions and methods; C function
+ * definitions (also inside `#if` blocks); Python `def`s at any depth, qualified by their enclosing
+ * classes and functions (`Class.method`, `outer.inner`).
+ */
+export function listFunctions(language: SourceLanguage, root: Node): FunctionInfo[] {
+  const out: FunctionInfo[] = [];
+  const push = (node: Node, name: string, qualified: string, receiver: string | null): void => {
+    out.push({
+      qualified,
+      name,
+      receiver,
+      node,
+      body: node.childForFieldName('body'),
+      startRow: node.startPosition.row,
+      endRow: node.endPosition.row,
+    });
+  };
+  const walk = (node: Node, scope: string[]): void => {
+    for (const c of node.namedChildren) {
+      if (!c) continue;
+      if (language === 'go') {
+        if (c.type === 'function_declaration' || c.type === 'method_declaration') {
+          const name = c.childForFieldName('name')?.text ?? '';
+          const recv =
+            c.type === 'method_declaration'
+              ? goReceiverName(c.childForFieldName('receiver'))
+              : null;
+          push(c, name, recv ? `${recv}.${name}` : name, recv);
+        }
+      } else if (language === 'c') {
+        if (c.type === 'function_definition') {
+          const name = cFunctionName(c);
+          if (name) push(c, name, name, null);
+        } else if (
+          c.type.startsWith('preproc_') ||
+          c.type === 'linkage_specification' ||
+          c.type === 'declaration_list'
+        ) {
+          walk(c, scope);
+        }
+      } else {
+        if (c.type === 'function_definition' || c.type === 'class_definition') {
+          const name = c.childForFieldName('name')?.text ?? '';
+          if (c.type === 'function_definition') push(c, name, [...scope, name].join('.'), null);
+          const body = c.childForFieldName('body');
+          if (body) walk(body, [...scope, name]);
+        } else if (
+          c.type === 'decorated_definition' ||
+          c.type.endsWith('_statement') ||
+          c.type === 'block' ||
+          c.type.endsWith('_clause')
+        ) {
+          walk(c, scope);
+        }
+      }
+    }
+  };
+  walk(root, []);
+  return out;
+}
+
+const NULLS: Record<SourceLanguage, (n: Node) => boolean> = {
+  go: (n) => n.type === 'nil',
+  c: (n) => n.text === 'NULL' || n.text === 'nullptr' || n.type === 'null',
+  python: (n) => n.type === 'none',
+};
+
+const unparen = (n: Node): Node => {
+  let x = n;
+  while (
+    x.type === 'parenthesized_expression' &&
+    x.namedChildren.length === 1 &&
+    x.namedChildren[0]
+  )
+    x = x.namedChildren[0];
+  return x;
+};
+
+/** Key of a null-check operand, the same rule as the generated tests (see {@link FixPattern}). */
+export function operandKey(language: SourceLanguage, operand: Node): string {
+  const o = unparen(operand);
+  if (language === 'go') {
+    if (o.type === 'selector_expression') return o.childForFieldName('field')?.text ?? o.text;
+    if (o.type === 'identifier') return o.text;
+  } else if (language === 'python') {
+    if (o.type === 'attribute') return o.childForFieldName('attribute')?.text ?? o.text;
+    if (o.type === 'identifier') return o.text;
+  }
+  return leafTokens(o).join('');
+}
+
+/** Binary comparison parts: [left, operator, right], or null when `n` is not one. */
+function comparisonParts(language: SourceLanguage, n: Node): [Node, string, Node] | null {
+  if (language === 'python') {
+    if (n.type !== 'comparison_operator') return null;
+    const operands = n.namedChildren.filter((c): c is Node => c !== null);
+    if (operands.length !== 2) return null;
+    const ops = n.children
+      .filter((c): c is Node => c !== null && !c.isNamed)
+      .map((c) => c.text.replace(/\s+/g, ' '))
+      .join(' ');
+    return [operands[0]!, ops, operands[1]!];
+  }
+  if (n.type !== 'binary_expression') return null;
+  const l = n.childForFieldName('left');
+  const r = n.childForFieldName('right');
+  const op = n.childForFieldName('operator')?.text;
+  if (!l || !r || !op) return null;
+  return [l, op, r];
+}
+
+const EQ_OPS = new Set(['==', '!=', 'is', 'is not']);
+const CMP_OPS = new Set(['==', '!=', '<', '<=', '>', '>=', 'is', 'is not', 'in', 'not in']);
+
+/** Null check in node `n`: the operand node, or null. */
+function nullCheckOperand(language: SourceLanguage, n: Node): Node | null {
+  const parts = comparisonParts(language, n);
+  if (!parts || !EQ_OPS.has(parts[1])) return null;
+  const [l, , r] = parts;
+  const isNull = NULLS[language];
+  if (isNull(unparen(r)) && !isNull(unparen(l))) return l;
+  if (isNull(unparen(l)) && !isNull(unparen(r))) return r;
+  return null;
+}
+
+const CANDIDATE_TYPES: Record<SourceLanguage, Set<string>> = {
+  go: new Set(['binary_expression', 'unary_expression', 'call_expression']),
+  c: new Set(['binary_expression', 'unary_expression', 'call_expression']),
+  python: new Set(['comparison_operator', 'boolean_operator', 'not_operator', 'call']),
+};
+
+const LOGGING =
+  /(^|[.>])(Log|log|logger|Logger|logging|Tracef|Debugf|Infof|Warnf|Errorf|Printf|Println|Print|print|printf|fprintf|ogs_(debug|info|warn|error|log_\w+|trace)|fmt\.Sprintf)\b/;
+const LENGTH = /(^|[^\w])(len|cap|strlen|sizeof|size|length)\(/;
+
+function classify(
+  language: SourceLanguage,
+  n: Node,
+): { kind: PatternKind; key: string; operand?: string; variants?: string[][] } | null {
+  const operand = nullCheckOperand(language, n);
+  if (operand) {
+    const key = operandKey(language, operand);
+    if (key === 'err' || key === 'e' || key === 'ok') {
+      // `err != nil` says little about the fix: allowed only as a last-resort expression.
+      return { kind: 'expression', key: leafTokens(n).join('') };
+    }
+    const opTokens = leafTokens(unparen(operand));
+    const variants =
+      language === 'c'
+        ? [
+            [...opTokens, '!=', 'NULL'],
+            [...opTokens, '==', 'NULL'],
+            ['NULL', '!=', ...opTokens],
+            ['NULL', '==', ...opTokens],
+          ]
+        : undefined;
+    return {
+      kind: 'null_check',
+      key,
+      operand: unparen(operand).text,
+      ...(variants ? { variants } : {}),
+    };
+  }
+  const tokens = leafTokens(n);
+  const key = tokens.join('');
+  const parts = comparisonParts(language, n);
+  if (parts && CMP_OPS.has(parts[1])) {
+    return {
+      kind: LENGTH.test(key) ? 'length_check' : 'comparison',
+      key,
+      ...(language === 'c' ? { variants: [tokens] } : {}),
+    };
+  }
+  return { kind: 'expression', key, ...(language === 'c' ? { variants: [tokens] } : {}) };
+}
+
+/** True when a pattern says nothing about the fix (too short, a literal, logging). */
+export function isVacuous(p: { kind: PatternKind; key: string }): boolean {
+  if (p.kind === 'null_check') return p.key.length === 0;
+  if (LOGGING.test(p.key)) return true;
+  if (p.key.length < 4) return true;
+  if (/^[\W\d_]*$/.test(p.key)) return true;
+  if (p.kind === 'expression' && /^(!?\w+|\w+\(\)|!\w+\(\))$/.test(p.key)) return true;
+  return false;
+}
+
+function countSubsequence(tokens: string[], seq: string[]): number {
+  let n = 0;
+  for (let i = 0; i + seq.length <= tokens.length; i++) {
+    if (i > 0 && (tokens[i - 1] === '.' || tokens[i - 1] === '->')) continue;
+    let ok = true;
+    for (let j = 0; j < seq.length && ok; j++) ok = tokens[i + j] === seq[j];
+    if (ok) n++;
+  }
+  return n;
+}
+
+/**
+ * Occurrences of `pattern` in a function body under the generated tests' rules. Go/Python count
+ * expression nodes; C counts token subsequences (the C checker has no parser, only a lexer).
+ */
+export function countPattern(
+  language: SourceLanguage,
+  body: Node | null,
+  pattern: FixPattern,
+): number {
+  if (!body) return 0;
+  if (language === 'c') {
+    const tokens = leafTokens(body);
+    return (pattern.variants ?? []).reduce((s, v) => s + countSubsequence(tokens, v), 0);
+  }
+  let n = 0;
+  const walk = (node: Node): void => {
+    if (node.type === 'comment') return;
+    if (pattern.kind === 'null_check') {
+      const op = nullCheckOperand(language, node);
+      if (op && operandKey(language, op) === pattern.key) n++;
+    } else if (
+      CANDIDATE_TYPES[language].has(node.type) ||
+      (language === 'go' && node.type === 'selector_expression')
+    ) {
+      if (leafTokens(node).join('') === pattern.key) n++;
+    }
+    for (const c of node.namedChildren) if (c) walk(c);
+  };
+  walk(body);
+  return n;
+}
+
+/** Identifier-abstracted token sequence (for rename detection). */
+function shapeOf(node: Node | null): string {
+  if (!node) return '';
+  const out: string[] = [];
+  const walk = (n: Node): void => {
+    if (n.type === 'comment') return;
+    if (n.childCount === 0 || n.type.includes('string_literal') || n.type === 'string') {
+      out.push(/identifier$/.test(n.type) ? '_' : n.text.replace(/\s+/g, ''));
+      return;
+    }
+    for (const c of n.children) if (c) walk(c);
+  };
+  walk(node);
+  return out.join(' ');
+}
+
+/** Input of {@link deriveFixSites} for one changed file. */
+export interface FileChange {
+  file: string;
+  language: SourceLanguage;
+  /** File text at the parent commit, or null when the fix creates the file. */
+  parentSource: string | null;
+  /** File text after the fix, or null when the fix deletes the file. */
+  fixSource: string | null;
+  /** 1-based line numbers of lines the fix adds (in the fixed file). */
+  addedLines: ReadonlySet<number>;
+}
+
+/** Maximum assertions per function (distinct guards). */
+export const MAX_SITES_PER_FUNCTION = 3;
+
+/**
+ * Derives the Strategy B fix sites of one changed file.
+ * @returns sites (one per distinct guard, at most {@link MAX_SITES_PER_FUNCTION} per function;
+ *   without a guard the single best other pattern) and notes on touched functions that gave none
+ *   (formatting-only, rename-only, only deletions, no non-vacuous added expression)
+ */
+export async function deriveFixSites(
+  change: FileChange,
+): Promise<{ sites: FixSite[]; notes: SiteNote[] }> {
+  const { file, language } = change;
+  const notes: SiteNote[] = [];
+  if (change.fixSource === null)
+    return { sites: [], notes: [{ file, function: null, note: 'file deleted by the fix' }] };
+  if (change.addedLines.size === 0) {
+    return {
+      sites: [],
+      notes: [{ file, function: null, note: 'the fix only deletes lines here' }],
+    };
+  }
+  const fixTree = await parseSource(language, change.fixSource);
+  const parentTree =
+    change.parentSource === null ? null : await parseSource(language, change.parentSource);
+  const fixFns = listFunctions(language, fixTree.rootNode);
+  const parentFns = parentTree ? listFunctions(language, parentTree.rootNode) : [];
+  const parentByName = new Map(parentFns.map((f) => [f.qualified, f]));
+  const fixNames = new Set(fixFns.map((f) => f.qualified));
+  const sites: FixSite[] = [];
+  try {
+    const touchedRows = [...change.addedLines].map((l) => l - 1);
+    // innermost function per added row
+    const innermost = (row: number): FunctionInfo | undefined =>
+      fixFns
+        .filter((f) => f.startRow <= row && row <= f.endRow)
+        .sort((a, b) => a.endRow - a.startRow - (b.endRow - b.startRow))[0];
+    const touched = new Map<string, { fn: FunctionInfo; rows: Set<number> }>();
+    for (const r of touchedRows) {
+      const fn = innermost(r);
+      if (!fn) continue;
+      const e = touched.get(fn.qualified) ?? { fn, rows: new Set<number>() };
+      e.rows.add(r);
+      touched.set(fn.qualified, e);
+    }
+    if (touched.size === 0)
+      notes.push({ file, function: null, note: 'added lines are outside any function' });
+    for (const { fn, rows } of touched.values()) {
+      let parentFn = parentByName.get(fn.qualified);
+      const fixShape = shapeOf(fn.body);
+      if (!parentFn) {
+        const renamedFrom = parentFns.find(
+          (p) => !fixNames.has(p.qualified) && shapeOf(p.body) === fixShape,
+        );
+        if (renamedFrom) {
+          notes.push({
+            file,
+            function: fn.qualified,
+            note: `rename only (was ${renamedFrom.qualified})`,
+          });
+          continue;
+        }
+      }
+      if (
+        parentFn &&
+        leafTokens(parentFn.body ?? parentFn.node).join(' ') ===
+          leafTokens(fn.body ?? fn.node).join(' ')
+      ) {
+        notes.push({ file, function: fn.qualified, note: 'formatting or comments only' });
+        continue;
+      }
+      if (parentFn && shapeOf(parentFn.body) === fixShape) {
+        notes.push({ file, function: fn.qualified, note: 'identifier rename only' });
+        continue;
+      }
+      parentFn ??= undefined;
+      const found = new Map<string, FixSite>();
+      const visit = (n: Node): void => {
+        if (
+          n.type === 'comment' ||
+          (n.type.startsWith('function_definition') && n !== fn.node && language === 'python')
+        )
+          return;
+        const onAdded = [...rows].some((r) => r >= n.startPosition.row && r <= n.endPosition.row);
+        if (!onAdded) return;
+        if (CANDIDATE_TYPES[language].has(n.type)) {
+          const c = classify(language, n);
+          if (c && !isVacuous(c)) {
+            const id = `${c.kind}\u0000${c.key}`;
+            if (!found.has(id)) {
+              const pattern: FixPattern = { ...c, text: n.text };
+              const fixCount = countPattern(language, fn.body, pattern);
+              const parentCount = parentFn ? countPattern(language, parentFn.body, pattern) : 0;
+              if (fixCount > parentCount) {
+                found.set(id, {
+                  file,
+                  function: fn.qualified,
+                  name: fn.name,
+                  receiver: fn.receiver,
+                  pattern,
+                  parentCount,
+                  fixCount,
+                  line: n.startPosition.row + 1,
+                });
+              }
+            }
+          }
+        }
+        for (const c of n.namedChildren) if (c) visit(c);
+      };
+      if (fn.body) visit(fn.body);
+      const all = [...found.values()].sort(
+        (a, b) =>
+          KIND_RANK[a.pattern.kind] - KIND_RANK[b.pattern.kind] ||
+          b.pattern.key.length - a.pattern.key.length ||
+          a.line - b.line,
+      );
+      if (all.length === 0) {
+        notes.push({
+          file,
+          function: fn.qualified,
+          note: 'no non-vacuous expression added by the fix',
+        });
+        continue;
+      }
+      const guards = all.filter((s) => s.pattern.kind === 'null_check');
+      sites.push(
+        ...(guards.length > 0 ? guards.slice(0, MAX_SITES_PER_FUNCTION) : all.slice(0, 1)),
+      );
+    }
+  } finally {
+    fixTree.delete();
+    parentTree?.delete();
+  }
+  return { sites, notes };
+}

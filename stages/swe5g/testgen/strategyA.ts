@@ -1,0 +1,201 @@
+/**
+ * Strategy A, direct call (SWE-Bench 5G paper, "Test strategies": "we call it directly with
+ * crash-triggering inputs and use Go's defer/recover mechanism to detect panics"). For a Go
+ * function whose parameters can be built simply — nil or `new(T)` pointers, zero-valued
+ * slices/maps/basic or named types, `context.Background()` — writes a test that calls it inside a
+ * deferred `recover` and fails on a panic. Inputs follow the guard the fix adds: a parameter the
+ * guard checks directly (`req != nil`) is passed nil; a parameter whose field the guard checks
+ * (`req.Field != nil`) is passed `new(T)`, a struct with the guarded field nil.
+ */
+import { parseSource, type Node } from '../../../pipeline/providers/treesitter/parser.js';
+import { listFunctions, type FixSite } from './patterns.js';
+
+/** A Strategy A test, or why none could be built. */
+export type DirectCall =
+  { ok: true; testName: string; content: string; function: string } | { ok: false; reason: string };
+
+interface Param {
+  name: string;
+  type: Node;
+  variadic: boolean;
+}
+
+function goImports(root: Node): Map<string, string> {
+  const m = new Map<string, string>();
+  const visit = (n: Node): void => {
+    if (n.type === 'import_spec') {
+      const path = JSON.parse(
+        n.childForFieldName('path')?.text.replace(/^`|`$/g, '"') ?? '""',
+      ) as string;
+      const segs = path.split('/');
+      const last =
+        /^v\d+$/.test(segs[segs.length - 1] ?? '') && segs.length > 1
+          ? segs[segs.length - 2]!
+          : segs[segs.length - 1]!;
+      const alias =
+        n.childForFieldName('name')?.text ?? last.replace(/^go-/, '').replace(/[.-].*$/, '');
+      m.set(alias, path);
+      return;
+    }
+    for (const c of n.namedChildren)
+      if (
+        c &&
+        (c.type === 'import_declaration' ||
+          c.type === 'import_spec_list' ||
+          c.type === 'import_spec')
+      )
+        visit(c);
+  };
+  for (const c of root.namedChildren) if (c?.type === 'import_declaration') visit(c);
+  return m;
+}
+
+/** Qualified package names (`models` in `*models.X`) used by a type node. */
+function packagesOf(t: Node): string[] {
+  const out: string[] = [];
+  const walk = (n: Node): void => {
+    if (n.type === 'qualified_type') {
+      const p = n.childForFieldName('package')?.text;
+      if (p) out.push(p);
+    }
+    for (const c of n.namedChildren) if (c) walk(c);
+  };
+  walk(t);
+  return out;
+}
+
+const UNBUILDABLE: Record<string, string> = {
+  channel_type: 'a channel',
+  function_type: 'a function',
+  interface_type: 'an inline interface',
+  struct_type: 'an inline struct',
+};
+
+function findUnbuildable(t: Node): string | null {
+  if (UNBUILDABLE[t.type]) return UNBUILDABLE[t.type]!;
+  for (const c of t.namedChildren) {
+    if (!c) continue;
+    const r = findUnbuildable(c);
+    if (r) return r;
+  }
+  return null;
+}
+
+/**
+ * Builds the Strategy A test for the function of `sites[0]` in a Go file.
+ * @param source fixed file text; `pkgName` its package clause; `sites` the Strategy B sites of
+ *   this function (their null-check operands choose the inputs)
+ * @returns the test, or `{ ok: false, reason }` naming the parameter that cannot be built
+ */
+export async function goDirectCall(
+  source: string,
+  pkgName: string,
+  sites: FixSite[],
+): Promise<DirectCall> {
+  const site = sites[0];
+  if (!site) return { ok: false, reason: 'no fix site to call' };
+  const tree = await parseSource('go', source);
+  try {
+    const fn = listFunctions('go', tree.rootNode).find((f) => f.qualified === site.function);
+    if (!fn) return { ok: false, reason: `function ${site.function} not found in ${site.file}` };
+    if (fn.node.childForFieldName('type_parameters'))
+      return { ok: false, reason: `${site.function} is generic (type parameters)` };
+    const imports = goImports(tree.rootNode);
+    const params: Param[] = [];
+    const plist = fn.node.childForFieldName('parameters');
+    for (const p of plist?.namedChildren ?? []) {
+      if (!p || (p.type !== 'parameter_declaration' && p.type !== 'variadic_parameter_declaration'))
+        continue;
+      const type = p.childForFieldName('type');
+      if (!type) return { ok: false, reason: `parameter without a type in ${site.function}` };
+      const names = p
+        .childrenForFieldName('name')
+        .filter((n): n is Node => n !== null)
+        .map((n) => n.text);
+      if (names.length === 0) names.push('_');
+      for (const name of names)
+        params.push({ name, type, variadic: p.type === 'variadic_parameter_declaration' });
+    }
+    const operands = sites
+      .filter((s) => s.pattern.kind === 'null_check')
+      .map((s) => s.pattern.operand ?? '');
+    const usedPkgs = new Set<string>();
+    const decls: string[] = [];
+    const args: string[] = [];
+    params.forEach((p, i) => {
+      if (p.variadic) return;
+      const bad = findUnbuildable(p.type);
+      if (bad)
+        throw Object.assign(
+          new Error(
+            `parameter ${p.name} of ${site.function} is ${bad} (${p.type.text}); cannot be built simply`,
+          ),
+          { directCall: true },
+        );
+      for (const pkg of packagesOf(p.type)) {
+        if (!imports.has(pkg))
+          throw Object.assign(
+            new Error(
+              `package ${pkg} of parameter ${p.name} is not imported by name in ${site.file}`,
+            ),
+            { directCall: true },
+          );
+        usedPkgs.add(pkg);
+      }
+      const v = `f2pArg${i}`;
+      const t = p.type.text;
+      if (t === 'context.Context' && imports.get('context') === 'context') {
+        decls.push(`\t${v} := context.Background()`);
+      } else if (p.type.type === 'pointer_type') {
+        const guardedDirectly = operands.includes(p.name);
+        const elem = p.type.namedChildren[0]?.text ?? '';
+        decls.push(guardedDirectly ? `\tvar ${v} ${t}` : `\t${v} := new(${elem})`);
+      } else {
+        decls.push(`\tvar ${v} ${t}`);
+      }
+      args.push(v);
+    });
+    let call = `${site.name}(${args.join(', ')})`;
+    if (site.receiver) {
+      const recv = fn.node
+        .childForFieldName('receiver')
+        ?.namedChildren[0]?.childForFieldName('type');
+      if (recv?.type === 'generic_type' || recv?.namedChildren[0]?.type === 'generic_type')
+        return { ok: false, reason: `receiver of ${site.function} is generic` };
+      decls.push(
+        recv?.type === 'pointer_type'
+          ? `\tf2pRecv := new(${site.receiver})`
+          : `\tvar f2pRecv ${site.receiver}`,
+      );
+      call = `f2pRecv.${call}`;
+    }
+    const importLines = [...usedPkgs].map((p) => `\t${p} ${JSON.stringify(imports.get(p))}`);
+    const testName = `TestF2PCall_${(site.receiver ? `${site.receiver}_${site.name}` : site.name).replace(/\W/g, '_')}`;
+    const content = `// Code generated by telebench swe5g.testgen (Strategy A, direct call). DO NOT EDIT.
+
+package ${pkgName}
+
+import (
+${[...importLines, '\t"testing"'].join('\n')}
+)
+
+// ${testName} calls ${site.function} with nil/zero inputs and fails on a panic.
+func ${testName}(t *testing.T) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("%s panicked on nil/zero input: %v", ${JSON.stringify(site.function)}, r)
+		}
+	}()
+${decls.join('\n')}
+	${call}
+}
+`;
+    return { ok: true, testName, content, function: site.function };
+  } catch (err) {
+    if ((err as { directCall?: boolean }).directCall)
+      return { ok: false, reason: (err as Error).message };
+    throw err;
+  } finally {
+    tree.delete();
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * `swe5g.testgen`: builds the fail-to-pass test of every Resolved instance (SWE-Bench 5G paper,
+ * pipeline step 4, "construct fail-to-pass tests using Strategy A or B") and classifies it (bug
+ * category, NF, 3GPP references). The test is stored as `f2p_test_patch`; it is never part of
+ * the image a solver sees — `swe5g.validate` applies it.
+ */
+import { existsSync } from 'node:fs';
+import { defineStage } from '../../../pipeline/stage.js';
+import { PreflightError, TelebenchError } from '../../../pipeline/errors.js';
+import { parserFor } from '../../../pipeline/providers/treesitter/parser.js';
+import type { Resolved, TestGen } from '../types.js';
+import { swe5gSettings, type HasSwe5g } from '../config.js';
+import { mirrorPath } from '../resolve/resolve.js';
+import { testgenDefaults, type TestgenSettings } from './config.js';
+import { generateTestGen } from './generate.js';
+
+const settingsOf = (cfg: HasSwe5g): TestgenSettings =>
+  swe5gSettings(cfg).testgen ?? testgenDefaults;
+
+export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
+  name: 'swe5g.testgen',
+  version: 1,
+  needs: ['swe5g.resolve'],
+  description:
+    'Writes the fail-to-pass test of each instance (Strategy A direct call, else B diff intent) and classifies it.',
+  concurrency: (cfg) => settingsOf(cfg).concurrency,
+  async preflight() {
+    for (const lang of ['go', 'c', 'python'] as const) {
+      try {
+        await parserFor(lang);
+      } catch (err) {
+        throw new PreflightError(
+          'tree-sitter',
+          `tree-sitter grammar for ${lang} does not load`,
+          'run npm install (web-tree-sitter, tree-sitter-wasms)',
+          err,
+        );
+      }
+    }
+  },
+  *plan(ctx) {
+    let n = 0;
+    for (const o of ctx.store.outputs<Resolved>('swe5g.resolve')) {
+      if (ctx.limit !== undefined && n >= ctx.limit) return;
+      n++;
+      yield { key: o.key, input: o.output };
+    }
+  },
+  async run(item, ctx) {
+    const r = item.input;
+    const gitDir = mirrorPath(ctx.stateDir, r.repo);
+    if (!existsSync(gitDir)) {
+      throw new TelebenchError(
+        'mirror_missing',
+        `no mirror of ${r.repo} at ${gitDir}; run swe5g.resolve first`,
+        {
+          tier: 'infra',
+          context: { repo: r.repo, gitDir },
+        },
+      );
+    }
+    const started = Date.now();
+    const gen = await generateTestGen(gitDir, r, settingsOf(ctx.config));
+    if (gen.testgen.f2p_test_patch)
+      ctx.artifact('f2p_test_patch', gen.testgen.f2p_test_patch, 'text/x-diff');
+    ctx.artifact(
+      'testgen_details.json',
+      JSON.stringify(
+        {
+          sites: gen.sites.map((s) => ({
+            file: s.file,
+            function: s.function,
+            kind: s.pattern.kind,
+            key: s.pattern.key,
+            parentCount: s.parentCount,
+            fixCount: s.fixCount,
+            line: s.line,
+          })),
+          notes: gen.notes,
+          strategyA: { tried: gen.strategyA.tried, reason: gen.strategyA.reason },
+          timings: { ...gen.timings, total_ms: Date.now() - started },
+        },
+        null,
+        1,
+      ),
+      'application/json',
+    );
+    for (const [name, run] of [
+      ['strategy_a_parent.log', gen.strategyA.check?.parent],
+      ['strategy_a_fix.log', gen.strategyA.check?.fix],
+      ['strategy_b_parent.log', gen.checkB?.parent],
+      ['strategy_b_fix.log', gen.checkB?.fix],
+    ] as const) {
+      if (run) ctx.artifact(name, run.log, 'text/plain');
+    }
+    ctx.log(
+      `${r.instance_id}: strategy ${gen.testgen.strategy}, ${gen.testgen.FAIL_TO_PASS.length} test(s), ${gen.testgen.bug_category}`,
+      { timings: gen.timings },
+    );
+    return gen.testgen;
+  },
+});
