@@ -8,12 +8,14 @@ import { engineConfigShape } from '../pipeline/config/schema.js';
 import { selftestConfigSchema } from './selftest/selftest.js';
 import { swe5gConfigSchema } from './swe5g/config.js';
 import { resilienceConfigSchema } from './resilience/config.js';
+import { releaseConfigSchema } from './release/config.js';
 
 export const appConfigSchema = z.strictObject({
   ...engineConfigShape,
   selftest: selftestConfigSchema.optional(),
   swe5g: swe5gConfigSchema.optional(),
   resilience: resilienceConfigSchema.optional(),
+  release: releaseConfigSchema.optional(),
 });
 
 export type AppConfig = z.output<typeof appConfigSchema>;

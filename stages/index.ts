@@ -8,6 +8,10 @@ import { selftestItems, selftestSummary, selftestPipeline } from './selftest/sel
 import type { Command } from 'commander';
 import { swe5gMiningStages, miningFunnelMarkdown } from './swe5g/mining.js';
 import { resilienceStages, resiliencePipeline } from './resilience/pipeline.js';
+import { testgenStage } from './swe5g/testgen/testgen.js';
+import { localReleaseStages } from './release/stage.js';
+import { releaseCommands, type ReleaseCommandWiring } from './release/commands.js';
+import { swe5gVerifier } from './release/verifier.js';
 
 export { appConfigSchema, type AppConfig } from './config.js';
 
@@ -15,7 +19,30 @@ export { appConfigSchema, type AppConfig } from './config.js';
 const stages: Stage<any, any, any>[] = [
   ...swe5gMiningStages,
   ...resilienceStages,
-  selftestItems, selftestSummary];
+  selftestItems,
+  selftestSummary,
+  testgenStage,
+];
+
+/**
+ * Release (issue 7): `release.swe5g` and `release.resilience` end the `all` pipeline with a local
+ * release each. Two stages, so that a branch stopped at preflight never blocks the other's release.
+ */
+const releaseWiring: ReleaseCommandWiring = {
+  branchStages: (id) => pipelines.get(id === 'swe-bench-5g' ? 'swe5g' : 'resilience')?.stages ?? [],
+  stageVersion: (name) => registry.get(name)?.version,
+  verifier: (config) => swe5gVerifier(config),
+};
+stages.push(
+  ...localReleaseStages({
+    wiring: releaseWiring,
+    swe5gFinal: stages.some((s) => s.name === 'swe5g.validate') ? 'swe5g.validate' : null,
+    resilienceFinal: stages.some((s) => s.name === 'resilience.instances')
+      ? 'resilience.instances'
+      : null,
+    verifier: (config) => swe5gVerifier(config),
+  }),
+);
 
 /** Every stage by name. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -38,13 +65,19 @@ const swe5gPipeline: Pipeline<AppConfig> = {
 const branchPipelines: Pipeline<AppConfig>[] = [
   swe5gPipeline,
   resiliencePipeline as Pipeline<AppConfig>,
-  selftestPipeline as Pipeline<AppConfig>];
+  selftestPipeline as Pipeline<AppConfig>,
+];
 
 /** `all`: both dataset branches side by side, then the release. Grows as branches land. */
 const allPipeline: Pipeline<AppConfig> = {
   name: 'all',
   description: 'Every dataset branch (SWE-Bench 5G and TeleResilienceBench) and the local release.',
-  stages: [...swe5gPipeline.stages, ...resiliencePipeline.stages],
+  stages: [
+    ...swe5gPipeline.stages,
+    ...resiliencePipeline.stages,
+    'release.swe5g',
+    'release.resilience',
+  ],
 };
 
 /** Every pipeline by name. */
@@ -53,4 +86,4 @@ export const pipelines: ReadonlyMap<string, Pipeline<AppConfig>> = new Map(
 );
 
 /** Extra CLI commands contributed by the dataset branches (`images`, `release`, `publish`, ...). */
-export const commands: ((program: Command) => void)[] = [];
+export const commands: ((program: Command) => void)[] = [...releaseCommands(releaseWiring)];

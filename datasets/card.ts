@@ -1,0 +1,207 @@
+/**
+ * The dataset card (`README.md` of a release): YAML front matter as the Hugging Face Hub reads it
+ * (`pretty_name`, `license`, `language`, `task_categories`, `size_categories`, `tags`, `configs` with
+ * `data_files` per split) and a Markdown body (summary, provenance, construction funnel with counts,
+ * field descriptions, licences, known limitations, citation). Pure: the same input gives the same
+ * bytes, so a re-release of identical content is recognised as identical.
+ */
+import { stringify } from 'yaml';
+import type { DatasetDefinition } from './definition.js';
+import { sizeCategory } from './definition.js';
+import { hubLicenseId } from './licenses.js';
+
+/** Rows and files of one Hub config. Paths are relative to the release folder. */
+export interface CardConfig {
+  name: string;
+  rows: number;
+  parquet: string;
+  jsonl: string;
+}
+
+/** One stage of the construction funnel, counted from the store. */
+export interface FunnelStep {
+  stage: string;
+  done: number;
+  skipped: number;
+  failed: number;
+  /** Skip reason -> count. */
+  reasons: Record<string, number>;
+}
+
+/** Result of re-running the gold patches before release (SWE-Bench 5G). */
+export interface VerifySummary {
+  attempted: number;
+  gold_resolved: number;
+  /** Share of gold patches that reproduced before any was dropped, 0..1. */
+  rate: number;
+  empty_patch_resolved: number;
+  dropped: { instance_id: string; reason: string }[];
+  executor: string;
+}
+
+export interface CardInput {
+  dataset: DatasetDefinition;
+  version: string;
+  configs: CardConfig[];
+  licenses: { spdx: string; rows: number; evidence: string }[];
+  funnel: FunnelStep[];
+  /** Stage name -> version of the stages that made the rows. */
+  stageVersions: Record<string, number>;
+  configHash: string;
+  /** Generation profile (TeleResilienceBench), null when not applicable. */
+  profile: string | null;
+  /** Free-form provenance lines (generator and model settings), one per bullet. */
+  provenanceNotes: string[];
+  /** Limitations of this snapshot on top of the dataset's fixed ones. */
+  snapshotLimitations: string[];
+  verify: VerifySummary | null;
+}
+
+/** Hub front matter object of a card (exported for tests and the publish dry run). */
+export function frontMatter(input: CardInput): Record<string, unknown> {
+  const { dataset } = input;
+  const total = input.configs.reduce((n, c) => n + c.rows, 0);
+  const licenses = [...new Set(input.licenses.map((l) => hubLicenseId(l.spdx)))].sort();
+  const configs: Record<string, unknown>[] = [];
+  const names = input.configs.map((c) => c.name);
+  const aggregates = dataset.aggregateConfigs(names).filter((a) => a.members.length > 0);
+  for (const [i, a] of aggregates.entries()) {
+    const files = input.configs.filter((c) => a.members.includes(c.name)).map((c) => c.parquet);
+    configs.push({
+      config_name: a.name,
+      ...(i === 0 && { default: true }),
+      data_files: [{ split: dataset.split, path: files.length === 1 ? files[0] : files }],
+    });
+  }
+  for (const c of input.configs) {
+    configs.push({
+      config_name: c.name,
+      ...(aggregates.length === 0 && configs.length === 0 && { default: true }),
+      data_files: [{ split: dataset.split, path: c.parquet }],
+    });
+  }
+  return {
+    pretty_name: dataset.prettyName,
+    license: licenses.length === 1 ? licenses[0] : licenses.length === 0 ? 'unknown' : licenses,
+    language: ['en'],
+    task_categories: [...dataset.taskCategories],
+    size_categories: [sizeCategory(total)],
+    tags: [...dataset.tags],
+    configs,
+  };
+}
+
+const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
+const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+/**
+ * Renders the card.
+ * @returns Markdown text beginning with `---\n<YAML>---\n`
+ */
+export function renderCard(input: CardInput): string {
+  const { dataset } = input;
+  const total = input.configs.reduce((n, c) => n + c.rows, 0);
+  const out: string[] = [];
+  out.push('---', stringify(frontMatter(input), { lineWidth: 0 }).trimEnd(), '---', '');
+  out.push(`# ${dataset.prettyName} ${input.version}`, '', dataset.summary, '');
+  out.push(
+    `This snapshot holds **${total}** rows in ${input.configs.length} config(s), split \`${dataset.split}\`.`,
+    '',
+  );
+  out.push('| config | rows | files |', '|---|---:|---|');
+  for (const c of input.configs)
+    out.push(`| ${c.name} | ${c.rows} | \`${c.parquet}\`, \`${c.jsonl}\` |`);
+  out.push('');
+  out.push(
+    'Each config is stored twice with identical rows: Parquet (what the Hub loads) and JSON Lines.',
+    '',
+  );
+
+  out.push('## Provenance', '');
+  out.push(
+    'Built by the telebench pipeline. `manifest.json` beside this card records the git commit of the',
+    'code, the configuration hash, the stage versions, the input hashes and the row counts.',
+    '',
+  );
+  out.push(`- configuration hash: \`${input.configHash}\``);
+  for (const [s, v] of Object.entries(input.stageVersions).sort())
+    out.push(`- stage \`${s}\` version ${v}`);
+  if (input.profile) {
+    out.push(
+      `- generation profile: \`${input.profile}\`${input.profile === 'paper' ? ' (reproduces the published settings, including their 2048-token context)' : ''}`,
+    );
+  }
+  for (const n of input.provenanceNotes) out.push(`- ${n}`);
+  out.push('');
+  if (input.profile !== null) {
+    out.push(
+      'Instances made without context truncation differ from the published ones: the published run',
+      'lost about two thirds of its continuation prompts to a 2048-token context, so its half traces and',
+      'answers came from cut prompts. This snapshot was made with the profile named above.',
+      '',
+    );
+  }
+
+  out.push('## Construction funnel', '');
+  if (input.funnel.length === 0) out.push('No stage counts were recorded for this snapshot.', '');
+  else {
+    out.push('| stage | done | skipped | failed | skip reasons |', '|---|---:|---:|---:|---|');
+    for (const f of input.funnel) {
+      const reasons = Object.entries(f.reasons)
+        .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+        .map(([r, n]) => `${r} ${n}`)
+        .join(', ');
+      out.push(`| ${f.stage} | ${f.done} | ${f.skipped} | ${f.failed} | ${reasons || '—'} |`);
+    }
+    out.push(`| **released** | ${total} | | | |`, '');
+  }
+
+  if (input.verify) {
+    const v = input.verify;
+    out.push('## Reproduction check', '');
+    out.push(
+      `Before release every instance was re-run from its own row and recipe in fresh containers (${v.executor}).`,
+      `The gold patch resolved ${v.gold_resolved} of ${v.attempted} instances (**${pct(v.rate)}** before dropping;`,
+      "SWE-bench's Docker harness reaches 99.78%). The empty patch resolved " +
+        `${v.empty_patch_resolved}.`,
+      '',
+    );
+    if (v.dropped.length > 0) {
+      out.push('Dropped because the gold patch did not reproduce:', '');
+      for (const d of v.dropped) out.push(`- \`${d.instance_id}\`: ${d.reason}`);
+      out.push('');
+    }
+  }
+
+  out.push('## Fields', '', '| field | type | description |', '|---|---|---|');
+  for (const f of dataset.fields)
+    out.push(
+      `| \`${f.name}\` | ${f.parquet === 'JSON' ? 'JSON' : f.parquet.toLowerCase()} | ${cell(f.description)} |`,
+    );
+  out.push('');
+  out.push(
+    'List and object fields are JSON text in Parquet (JSON converted type) and plain JSON in the JSON Lines files.',
+    '',
+  );
+
+  out.push(
+    '## Licences',
+    '',
+    'Every row carries the licence of what it was made from (`license`).',
+    '',
+  );
+  out.push('| licence | rows | evidence |', '|---|---:|---|');
+  for (const l of input.licenses) out.push(`| ${l.spdx} | ${l.rows} | ${cell(l.evidence)} |`);
+  out.push('');
+  if (input.licenses.some((l) => l.spdx === 'unknown')) {
+    out.push(
+      'Rows marked `unknown` come from a source whose licence could not be established: check them before reuse.',
+      '',
+    );
+  }
+
+  out.push('## Known limitations', '');
+  for (const l of [...dataset.limitations, ...input.snapshotLimitations]) out.push(`- ${l}`);
+  out.push('', '## Citation', '', dataset.citation, '');
+  return out.join('\n');
+}

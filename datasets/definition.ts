@@ -1,0 +1,58 @@
+/**
+ * What a dataset definition is: the row schema (zod), the column list that drives both the Parquet
+ * schema and the card's field table, how rows map to Hub configs, and the fixed card texts.
+ * `stages/release/` turns rows plus a definition into a release folder.
+ */
+import type { z } from 'zod';
+
+/**
+ * Parquet column type of a field (hyparquet-writer basic types). `JSON` is a UTF-8 byte array with
+ * the JSON converted type: arrays and objects are stored as JSON text, which pyarrow reads as a
+ * string and hyparquet parses back (SWE-bench's own Hub copies store FAIL_TO_PASS the same way).
+ */
+export type ParquetType = 'STRING' | 'INT32' | 'DOUBLE' | 'BOOLEAN' | 'JSON';
+
+/** One column of a release: its name, Parquet type and the sentence shown in the card. */
+export interface FieldSpec {
+  name: string;
+  parquet: ParquetType;
+  description: string;
+}
+
+/** A released dataset. `Row` is the zod output type of `rowSchema`. */
+export interface DatasetDefinition<Row extends Record<string, unknown> = Record<string, unknown>> {
+  /** Folder and CLI name: `swe-bench-5g`, `teleresiliencebench`. */
+  readonly id: string;
+  /** Other names the CLI accepts (`swe5g`, `resilience`). */
+  readonly aliases: readonly string[];
+  readonly prettyName: string;
+  readonly rowSchema: z.ZodType<Row>;
+  /** Every column in output order; rows are written with exactly these keys. */
+  readonly fields: readonly FieldSpec[];
+  /** Unique key of a row (`instance_id`, `sample_id`). */
+  key(row: Row): string;
+  /** Hub config (subset) of a row: project for SWE-Bench 5G, subset for TeleResilienceBench. */
+  config(row: Row): string;
+  /** SPDX licence of a row. */
+  license(row: Row): string;
+  /** Extra configs spanning several subsets: name -> member configs (first is the default). */
+  aggregateConfigs(configs: readonly string[]): { name: string; members: string[] }[];
+  /** Split name of every config. */
+  readonly split: string;
+  readonly taskCategories: readonly string[];
+  readonly tags: readonly string[];
+  /** Card paragraphs: what the dataset is, with its paper. */
+  readonly summary: string;
+  /** Card list: limitations that hold for every release. */
+  readonly limitations: readonly string[];
+  readonly citation: string;
+}
+
+/** Hub `size_categories` bucket for a row count. */
+export function sizeCategory(n: number): string {
+  if (n < 1_000) return 'n<1K';
+  if (n < 10_000) return '1K<n<10K';
+  if (n < 100_000) return '10K<n<100K';
+  if (n < 1_000_000) return '100K<n<1M';
+  return '1M<n<10M';
+}

@@ -1,0 +1,197 @@
+/**
+ * SWE-Bench 5G release rows: SWE-bench's field names first (so SWE-bench tooling reads them:
+ * `instance_id, repo, base_commit, patch, test_patch, problem_statement, hints_text, created_at,
+ * version, environment_setup_commit, FAIL_TO_PASS, PASS_TO_PASS`), then ours (SWE-Bench 5G paper:
+ * network function, bug category, fail-to-pass strategy, specification references, image recipe).
+ * Incomplete instances (no problem statement) never enter a release: the schema refuses them.
+ */
+import { z } from 'zod';
+import type { DatasetDefinition, FieldSpec } from '../definition.js';
+
+const testId = z.string().min(1);
+
+/** Zod schema of one released SWE-Bench 5G row. */
+export const swe5gRowSchema = z.strictObject({
+  instance_id: z
+    .string()
+    .regex(/^[\w.-]+__[\w.-]+-\d+$/, 'instance_id must look like owner__repo-N'),
+  repo: z.string().regex(/^[\w.-]+\/[\w.-]+$/, 'repo must be owner/name'),
+  base_commit: z.string().regex(/^[0-9a-f]{40}$/, 'base_commit must be a 40-hex commit id'),
+  patch: z.string().min(1, 'patch (the gold fix) is empty'),
+  test_patch: z.string(),
+  problem_statement: z
+    .string()
+    .min(1, 'problem_statement is empty: incomplete instances are never released'),
+  hints_text: z.string(),
+  created_at: z.string().min(1),
+  version: z.string(),
+  environment_setup_commit: z.string(),
+  FAIL_TO_PASS: z.array(testId).min(1, 'FAIL_TO_PASS is empty'),
+  PASS_TO_PASS: z.array(testId),
+  alias: z.string(),
+  project: z.string().min(1),
+  nf: z.string(),
+  bug_category: z.enum([
+    'nil_pointer',
+    'missing_validation',
+    'concurrency',
+    'logic',
+    'resource_leak',
+    'other',
+  ]),
+  strategy: z.enum(['A', 'B', 'shipped']),
+  spec_refs: z.array(z.string()),
+  image_recipe: z.string(),
+  toolchain: z.string(),
+  license: z.string().min(1),
+});
+export type Swe5gRow = z.output<typeof swe5gRowSchema>;
+
+const fields: FieldSpec[] = [
+  {
+    name: 'instance_id',
+    parquet: 'STRING',
+    description: 'SWE-bench id `<owner>__<repo>-<PR>` (e.g. `free5gc__amf-161`).',
+  },
+  {
+    name: 'repo',
+    parquet: 'STRING',
+    description: 'GitHub repository `owner/name` the fix landed in.',
+  },
+  {
+    name: 'base_commit',
+    parquet: 'STRING',
+    description: 'First parent of the merge commit: the buggy state the task starts from.',
+  },
+  {
+    name: 'patch',
+    parquet: 'STRING',
+    description:
+      'Gold fix: unified diff of the non-test files from base_commit to the merge commit.',
+  },
+  {
+    name: 'test_patch',
+    parquet: 'STRING',
+    description:
+      'Test files of the PR plus the generated fail-to-pass test, as one unified diff (never shown to a solver).',
+  },
+  {
+    name: 'problem_statement',
+    parquet: 'STRING',
+    description: 'Title and body of the linked issue(s).',
+  },
+  {
+    name: 'hints_text',
+    parquet: 'STRING',
+    description: 'Issue comments written before the fix merged.',
+  },
+  { name: 'created_at', parquet: 'STRING', description: 'Creation time of the PR (ISO 8601 UTC).' },
+  {
+    name: 'version',
+    parquet: 'STRING',
+    description:
+      'Toolchain version the repository asks for at base_commit (go.mod `go` line, or a tag).',
+  },
+  {
+    name: 'environment_setup_commit',
+    parquet: 'STRING',
+    description: 'Commit whose dependencies the environment image was built from.',
+  },
+  {
+    name: 'FAIL_TO_PASS',
+    parquet: 'JSON',
+    description:
+      'Test ids (`<package-or-file>::<test>`) that fail at base_commit and pass with the gold patch (JSON list).',
+  },
+  {
+    name: 'PASS_TO_PASS',
+    parquet: 'JSON',
+    description: 'Test ids that pass both before and after the gold patch (JSON list).',
+  },
+  {
+    name: 'alias',
+    parquet: 'STRING',
+    description: "The paper's short id `<repo>_pr<PR>` (e.g. `amf_pr161`).",
+  },
+  {
+    name: 'project',
+    parquet: 'STRING',
+    description: '5G core project (`free5gc`, `open5gs`, `magma`): the Hub config of the row.',
+  },
+  {
+    name: 'nf',
+    parquet: 'STRING',
+    description: 'Network function the fix is in (AMF, SMF, UPF, ...; `library` for shared code).',
+  },
+  {
+    name: 'bug_category',
+    parquet: 'STRING',
+    description: 'nil_pointer, missing_validation, concurrency, logic, resource_leak or other.',
+  },
+  {
+    name: 'strategy',
+    parquet: 'STRING',
+    description:
+      "Where FAIL_TO_PASS came from: `shipped` (the PR's own tests), `A` or `B` (generated test, paper §3).",
+  },
+  {
+    name: 'spec_refs',
+    parquet: 'JSON',
+    description: '3GPP specifications the fix relates to (e.g. `TS 29.514`) (JSON list).',
+  },
+  {
+    name: 'image_recipe',
+    parquet: 'STRING',
+    description: 'Image recipe (`go`, `c-meson`, `python`) that rebuilds the environment.',
+  },
+  {
+    name: 'toolchain',
+    parquet: 'STRING',
+    description: 'Toolchain the instance was validated with (e.g. `go1.26.8`).',
+  },
+  {
+    name: 'license',
+    parquet: 'STRING',
+    description:
+      'SPDX licence of the source repository (free5GC Apache-2.0, Open5GS AGPL-3.0, Magma BSD-3-Clause).',
+  },
+];
+
+/** The SWE-Bench 5G dataset definition (configs per project, split `test`). */
+export const swe5gDataset: DatasetDefinition<Swe5gRow> = {
+  id: 'swe-bench-5g',
+  aliases: ['swe5g', 'swebench5g'],
+  prettyName: 'SWE-Bench 5G',
+  rowSchema: swe5gRowSchema,
+  fields,
+  key: (r) => r.instance_id,
+  config: (r) => r.project,
+  license: (r) => r.license,
+  aggregateConfigs: (configs) => [{ name: 'all', members: [...configs] }],
+  split: 'test',
+  taskCategories: ['text-generation'],
+  tags: [
+    'code',
+    'software-engineering',
+    'swe-bench',
+    'telecommunications',
+    '5g',
+    '5g-core',
+    '3gpp',
+  ],
+  summary: [
+    'SWE-Bench 5G is a set of SWE-bench-style task instances mined from open-source 5G core',
+    'networks (free5GC, Open5GS, Magma): each instance is a real merged fix of a linked issue, the',
+    'repository at the buggy commit, and tests that fail before and pass after the fix. A solver gets',
+    'the problem statement and the repository; it is graded by FAIL_TO_PASS and PASS_TO_PASS.',
+    'Rebuilt with telebench after the SWE-Bench 5G paper (210 instances from 33 repositories).',
+  ].join(' '),
+  limitations: [
+    'Only merged pull requests with a linked issue can become instances; fixes without an issue are missing.',
+    'Generated fail-to-pass tests (strategy A or B) test the behaviour of the gold patch; another correct fix with different behaviour can fail them.',
+    'Magma is mostly inactive since 2023; its instances use older toolchains.',
+    "Licences differ per project (Open5GS rows are AGPL-3.0): check each row's `license` before reuse.",
+  ],
+  citation:
+    'SWE-Bench 5G: a benchmark of real bug fixes in open-source 5G core networks (see the paper in the project sources).',
+};

@@ -1,0 +1,391 @@
+/**
+ * Release assembly, in two steps (after changesets: plan, then apply):
+ * - {@link planRelease} is pure: rows + provenance -> every file of the release folder as bytes,
+ *   the manifest and a content digest. Rows are checked against the dataset's zod schema first.
+ * - {@link writeRelease} performs the writes with the immutability rule: a written version is
+ *   never changed. Same content -> no-op; different content -> refused, naming the files that differ.
+ *
+ * Folder layout (`<state>/releases/<dataset>/<version>/`):
+ *   README.md (card), CHANGELOG.md, manifest.json, data/<config>/<split>.jsonl and .parquet
+ * The content digest covers the JSON Lines files, README.md and CHANGELOG.md (sorted by path), not
+ * manifest.json (it records when and from which commit the release was made) and not the Parquet
+ * files (derived from the JSON Lines; a new writer version may encode the same rows differently).
+ */
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { DatasetDefinition } from '../../datasets/definition.js';
+import { renderCard, type FunnelStep, type VerifySummary } from '../../datasets/card.js';
+import { sha256 } from '../../pipeline/hash.js';
+import { ConfigError, TelebenchError } from '../../pipeline/errors.js';
+import { rowsToParquet } from './parquet.js';
+import { renderChangelog } from './changelog.js';
+
+/** Where the rows came from and with what settings (recorded in manifest.json and the card). */
+export interface ReleaseProvenance {
+  gitSha: string | null;
+  configHash: string;
+  /** Stage name -> version. */
+  stageVersions: Record<string, number>;
+  /** Stage name -> hash of the (key, input hash) pairs of its done items. */
+  inputHashes: Record<string, string>;
+  /** Generator and model settings (config sections as they were), JSON. */
+  settings: Record<string, unknown>;
+  /** Generation profile (TeleResilienceBench), null otherwise. */
+  profile: string | null;
+  provenanceNotes: string[];
+}
+
+export interface ReleaseInput {
+  dataset: DatasetDefinition;
+  version: string;
+  /** Candidate rows; each is checked against `dataset.rowSchema`. */
+  rows: readonly unknown[];
+  /** ISO 8601 time recorded in the manifest only. */
+  createdAt: string;
+  provenance: ReleaseProvenance;
+  funnel: FunnelStep[];
+  /** Sentence naming where a licence comes from, by SPDX id. */
+  licenseEvidence: (spdx: string) => string;
+  verify: VerifySummary | null;
+  snapshotLimitations: string[];
+  previous: { version: string; rows: readonly Record<string, unknown>[] } | null;
+  /** Extra manifest counts (e.g. incomplete candidates left out). */
+  extraCounts?: Record<string, number>;
+}
+
+export interface ReleaseFile {
+  path: string;
+  bytes: Uint8Array;
+  sha256: string;
+}
+
+export interface ReleaseManifest {
+  dataset: string;
+  version: string;
+  created_at: string;
+  previous_version: string | null;
+  content_digest: string;
+  git_sha: string | null;
+  config_hash: string;
+  stage_versions: Record<string, number>;
+  input_hashes: Record<string, string>;
+  settings: Record<string, unknown>;
+  profile: string | null;
+  counts: {
+    rows: number;
+    by_config: Record<string, number>;
+    by_license: Record<string, number>;
+  } & Record<string, unknown>;
+  verify: VerifySummary | null;
+  files: Record<string, { sha256: string; bytes: number }>;
+}
+
+export interface ReleasePlan {
+  dataset: string;
+  version: string;
+  /** Every file except manifest.json, sorted by path. */
+  files: ReleaseFile[];
+  manifest: ReleaseManifest;
+  rows: Record<string, unknown>[];
+}
+
+const VERSION_RE = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
+
+/**
+ * Checks a version string (used as a folder name and a Hub tag).
+ * @throws ConfigError when it is empty, has a slash or other characters outside `[0-9A-Za-z.+_-]`
+ */
+export function checkVersion(version: string): string {
+  if (!VERSION_RE.test(version) || version.includes('..')) {
+    throw new ConfigError(
+      `release version "${version}" is not usable as a folder name and Hub tag: use letters, digits and . + _ - (e.g. 1.0.0)`,
+    );
+  }
+  return version;
+}
+
+/**
+ * Validates rows with the dataset's schema and puts their keys in the field order.
+ * @throws TelebenchError `release_rows_invalid` (tier config) listing up to 10 bad rows with the
+ *   field path and message, or a duplicate key
+ */
+export function validateRows(
+  dataset: DatasetDefinition,
+  rows: readonly unknown[],
+): Record<string, unknown>[] {
+  const problems: string[] = [];
+  const out: Record<string, unknown>[] = [];
+  const seen = new Set<string>();
+  rows.forEach((raw, i) => {
+    const r = dataset.rowSchema.safeParse(raw);
+    const id =
+      raw && typeof raw === 'object'
+        ? String((raw as Record<string, unknown>)[dataset.fields[0]!.name] ?? `row ${i}`)
+        : `row ${i}`;
+    if (!r.success) {
+      for (const issue of r.error.issues.slice(0, 3))
+        problems.push(`${id}: ${issue.path.join('.') || '(row)'}: ${issue.message}`);
+      return;
+    }
+    const row = r.data;
+    const key = dataset.key(row);
+    if (seen.has(key)) {
+      problems.push(`${key}: duplicate key`);
+      return;
+    }
+    seen.add(key);
+    out.push(Object.fromEntries(dataset.fields.map((f) => [f.name, row[f.name] ?? null])));
+  });
+  if (problems.length > 0) {
+    throw new TelebenchError(
+      'release_rows_invalid',
+      `${problems.length} problem(s) in the ${dataset.id} rows:\n  ${problems.slice(0, 10).join('\n  ')}${problems.length > 10 ? `\n  ... and ${problems.length - 10} more` : ''}`,
+      { tier: 'config', context: { dataset: dataset.id, problems: problems.slice(0, 50) } },
+    );
+  }
+  return out.sort((a, b) => dataset.key(a).localeCompare(dataset.key(b)));
+}
+
+const enc = new TextEncoder();
+const file = (path: string, data: string | Uint8Array): ReleaseFile => {
+  const bytes = typeof data === 'string' ? enc.encode(data) : data;
+  return { path, bytes, sha256: sha256(bytes) };
+};
+
+/** Paths whose bytes make the content digest (see the module comment). */
+export function isDigestFile(path: string): boolean {
+  return path === 'README.md' || path === 'CHANGELOG.md' || path.endsWith('.jsonl');
+}
+
+/** SHA-256 over `path\0sha256\n` of the digest files, sorted by path. */
+export function contentDigest(files: readonly { path: string; sha256: string }[]): string {
+  return sha256(
+    files
+      .filter((f) => isDigestFile(f.path))
+      .sort((a, b) => a.path.localeCompare(b.path))
+      .map((f) => `${f.path}\0${f.sha256}\n`)
+      .join(''),
+  );
+}
+
+/**
+ * Plans a release: every file's bytes and the manifest. Pure (no I/O).
+ * @throws TelebenchError `release_rows_invalid` when a row fails the schema; ConfigError for a bad version
+ */
+export function planRelease(input: ReleaseInput): ReleasePlan {
+  const { dataset } = input;
+  checkVersion(input.version);
+  const rows = validateRows(dataset, input.rows);
+  const byConfig = new Map<string, Record<string, unknown>[]>();
+  for (const r of rows) {
+    const c = dataset.config(r);
+    if (!/^[A-Za-z0-9][\w.-]*$/.test(c)) {
+      throw new TelebenchError(
+        'release_rows_invalid',
+        `${dataset.key(r)}: config name "${c}" is not usable as a folder name`,
+        {
+          tier: 'config',
+        },
+      );
+    }
+    byConfig.set(c, [...(byConfig.get(c) ?? []), r]);
+  }
+  const files: ReleaseFile[] = [];
+  const configs = [...byConfig.keys()].sort().map((name) => {
+    const rs = byConfig.get(name)!;
+    const base = `data/${name}/${dataset.split}`;
+    files.push(file(`${base}.jsonl`, rs.map((r) => `${JSON.stringify(r)}\n`).join('')));
+    files.push(file(`${base}.parquet`, rowsToParquet(rs, dataset.fields)));
+    return { name, rows: rs.length, parquet: `${base}.parquet`, jsonl: `${base}.jsonl` };
+  });
+  const byLicense: Record<string, number> = {};
+  for (const r of rows) byLicense[dataset.license(r)] = (byLicense[dataset.license(r)] ?? 0) + 1;
+  const card = renderCard({
+    dataset,
+    version: input.version,
+    configs,
+    licenses: Object.entries(byLicense)
+      .sort()
+      .map(([spdx, n]) => ({ spdx, rows: n, evidence: input.licenseEvidence(spdx) })),
+    funnel: input.funnel,
+    stageVersions: input.provenance.stageVersions,
+    configHash: input.provenance.configHash,
+    profile: input.provenance.profile,
+    provenanceNotes: input.provenance.provenanceNotes,
+    snapshotLimitations: input.snapshotLimitations,
+    verify: input.verify,
+  });
+  files.push(file('README.md', card));
+  files.push(
+    file(
+      'CHANGELOG.md',
+      renderChangelog({
+        dataset,
+        version: input.version,
+        rows,
+        previous: input.previous,
+      }),
+    ),
+  );
+  files.sort((a, b) => a.path.localeCompare(b.path));
+  const manifest: ReleaseManifest = {
+    dataset: dataset.id,
+    version: input.version,
+    created_at: input.createdAt,
+    previous_version: input.previous?.version ?? null,
+    content_digest: contentDigest(files),
+    git_sha: input.provenance.gitSha,
+    config_hash: input.provenance.configHash,
+    stage_versions: input.provenance.stageVersions,
+    input_hashes: input.provenance.inputHashes,
+    settings: input.provenance.settings,
+    profile: input.provenance.profile,
+    counts: {
+      rows: rows.length,
+      by_config: Object.fromEntries(configs.map((c) => [c.name, c.rows])),
+      by_license: byLicense,
+      ...input.extraCounts,
+    },
+    verify: input.verify,
+    files: Object.fromEntries(
+      files.map((f) => [f.path, { sha256: f.sha256, bytes: f.bytes.length }]),
+    ),
+  };
+  return { dataset: dataset.id, version: input.version, files, manifest, rows };
+}
+
+/** Folder of a release. */
+export function releaseDir(stateDir: string, dataset: string, version: string): string {
+  return join(stateDir, 'releases', dataset, checkVersion(version));
+}
+
+/** The manifest of a written release, or undefined when the folder has none. */
+export function readManifest(dir: string): ReleaseManifest | undefined {
+  const p = join(dir, 'manifest.json');
+  if (!existsSync(p)) return undefined;
+  try {
+    return JSON.parse(readFileSync(p, 'utf8')) as ReleaseManifest;
+  } catch (err) {
+    throw new TelebenchError(
+      'release_manifest_unreadable',
+      `${p} is not valid JSON: ${(err as Error).message}`,
+      {
+        tier: 'config',
+        cause: err,
+        context: { file: p },
+      },
+    );
+  }
+}
+
+/** Written versions of a dataset (folders with a manifest), oldest first by `created_at`. */
+export function listReleases(stateDir: string, dataset: string): ReleaseManifest[] {
+  const root = join(stateDir, 'releases', dataset);
+  if (!existsSync(root)) return [];
+  const out: ReleaseManifest[] = [];
+  for (const name of readdirSync(root)) {
+    if (name.startsWith('.')) continue;
+    const m = readManifest(join(root, name));
+    if (m) out.push(m);
+  }
+  return out.sort(
+    (a, b) => a.created_at.localeCompare(b.created_at) || a.version.localeCompare(b.version),
+  );
+}
+
+export type WriteOutcome = {
+  status: 'written' | 'unchanged';
+  dir: string;
+  manifest: ReleaseManifest;
+};
+
+/**
+ * Writes a planned release into `<stateDir>/releases/<dataset>/<version>/`, atomically (a hidden
+ * temporary folder renamed into place, so a killed process never leaves a half release).
+ * @returns `unchanged` when the version exists with the same content digest (nothing is written)
+ * @throws TelebenchError `release_version_exists` (tier config) when the version exists with
+ *   different content, naming the differing files; `release_folder_incomplete` when the folder
+ *   exists without a manifest
+ */
+export function writeRelease(stateDir: string, plan: ReleasePlan): WriteOutcome {
+  const dir = releaseDir(stateDir, plan.dataset, plan.version);
+  if (existsSync(dir)) {
+    const existing = readManifest(dir);
+    if (!existing) {
+      throw new TelebenchError(
+        'release_folder_incomplete',
+        `${dir} exists but holds no manifest.json: it was not written by telebench release; move it away and release again`,
+        { tier: 'config', context: { dir } },
+      );
+    }
+    if (existing.content_digest === plan.manifest.content_digest) {
+      return { status: 'unchanged', dir, manifest: existing };
+    }
+    const changed = new Set<string>();
+    for (const f of plan.files)
+      if (isDigestFile(f.path) && existing.files[f.path]?.sha256 !== f.sha256) changed.add(f.path);
+    for (const p of Object.keys(existing.files))
+      if (isDigestFile(p) && !plan.files.some((f) => f.path === p)) changed.add(p);
+    throw new TelebenchError(
+      'release_version_exists',
+      `${plan.dataset} ${plan.version} was already released with different content (${[...changed].sort().join(', ')}); a written version is never changed: release under a new version`,
+      {
+        tier: 'config',
+        context: { dir, changed: [...changed].sort(), existing_digest: existing.content_digest },
+      },
+    );
+  }
+  const tmp = join(dirname(dir), `.${plan.version}.tmp-${randomUUID().slice(0, 8)}`);
+  try {
+    for (const f of plan.files) {
+      mkdirSync(dirname(join(tmp, f.path)), { recursive: true });
+      writeFileSync(join(tmp, f.path), f.bytes);
+    }
+    writeFileSync(join(tmp, 'manifest.json'), `${JSON.stringify(plan.manifest, null, 2)}\n`);
+    renameSync(tmp, dir);
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  return { status: 'written', dir, manifest: plan.manifest };
+}
+
+/** Rows of a written release, read from its JSON Lines files (config order, then file order). */
+export function readReleaseRows(dir: string): Record<string, unknown>[] {
+  const m = readManifest(dir);
+  if (!m)
+    throw new TelebenchError('release_not_found', `no release at ${dir} (no manifest.json)`, {
+      tier: 'config',
+    });
+  const rows: Record<string, unknown>[] = [];
+  for (const p of Object.keys(m.files)
+    .filter((x) => x.endsWith('.jsonl'))
+    .sort()) {
+    const text = readFileSync(join(dir, p), 'utf8');
+    text.split('\n').forEach((line, i) => {
+      if (line.trim() === '') return;
+      try {
+        rows.push(JSON.parse(line) as Record<string, unknown>);
+      } catch (err) {
+        throw new TelebenchError(
+          'release_row_unreadable',
+          `${join(dir, p)} line ${i + 1} is not JSON`,
+          {
+            tier: 'config',
+            cause: err,
+          },
+        );
+      }
+    });
+  }
+  return rows;
+}

@@ -1,0 +1,195 @@
+/**
+ * `release`: assembles one dataset's release folder from what the store holds — shared by the
+ * `telebench release` command and the `release.*` stages of the `all` pipeline.
+ */
+import type { StoreReader } from '../../pipeline/stage.js';
+import { hashJson } from '../../pipeline/hash.js';
+import { gitSha } from '../../pipeline/manifest.js';
+import { TelebenchError } from '../../pipeline/errors.js';
+import type { DatasetDefinition } from '../../datasets/definition.js';
+import type { VerifySummary } from '../../datasets/card.js';
+import type { Swe5gRow } from '../../datasets/index.js';
+import type { ValidatedInstance } from '../swe5g/types.js';
+import {
+  planRelease,
+  writeRelease,
+  listReleases,
+  readManifest,
+  readReleaseRows,
+  releaseDir,
+  type ReleaseInput,
+  type WriteOutcome,
+  type ReleasePlan,
+} from './assemble.js';
+import {
+  swe5gRowOf,
+  resilienceRowOf,
+  funnelOf,
+  inputHashOf,
+  licenseEvidence,
+  sourceOutputs,
+  resilienceInstancesOf,
+} from './collect.js';
+import { releaseSettings } from './config.js';
+
+/** What the release code needs from the composition root (stages/index.ts), without importing it. */
+export interface ReleaseWiring {
+  /** Stage names of a dataset's branch, in pipeline order (for the funnel). */
+  branchStages(datasetId: string): readonly string[];
+  /** Registered version of a stage, undefined when the stage is not registered. */
+  stageVersion(name: string): number | undefined;
+}
+
+/** Re-runs released SWE-Bench 5G rows; see `verify.ts`. */
+export type Verifier = (
+  rows: readonly Swe5gRow[],
+) => Promise<{ summary: VerifySummary; reproduced: ReadonlySet<string> }>;
+
+export interface ReleaseContextLike {
+  store: StoreReader;
+  config: unknown;
+  stateDir: string;
+  log(message: string): void;
+}
+
+/** Rows a run produced for a dataset, plus counts of what was left out and why. */
+export interface CollectedRows {
+  rows: unknown[];
+  source: string;
+  leftOut: Record<string, number>;
+  profile: string | null;
+  settings: Record<string, unknown>;
+}
+
+/**
+ * Collects the rows of `dataset` from its source stage.
+ * @throws TelebenchError `release_source_missing` when the source stage is not registered
+ */
+export function collectRows(ctx: ReleaseContextLike, dataset: DatasetDefinition): CollectedRows {
+  const cfg = releaseSettings(ctx.config);
+  const source = cfg.sources[dataset.id as keyof typeof cfg.sources];
+  const whole = (ctx.config ?? {}) as Record<string, unknown>;
+  if (dataset.id === 'swe-bench-5g') {
+    const rows: unknown[] = [];
+    let incomplete = 0;
+    for (const o of sourceOutputs<ValidatedInstance>(ctx.store, source, dataset.id)) {
+      const r = swe5gRowOf(o.output);
+      if (r) rows.push(r);
+      else incomplete++;
+    }
+    const swe5g = (whole.swe5g ?? {}) as Record<string, unknown>;
+    return {
+      rows,
+      source,
+      leftOut: { incomplete_left_out: incomplete },
+      profile: null,
+      settings: { testgen: swe5g.testgen ?? null, environments: swe5g.environments ?? null },
+    };
+  }
+  const resilience = (whole.resilience ?? {}) as Record<string, unknown>;
+  const profile = typeof resilience.profile === 'string' ? resilience.profile : 'default';
+  const rows = resilienceInstancesOf(sourceOutputs(ctx.store, source, dataset.id)).map((i) =>
+    resilienceRowOf(i, profile),
+  );
+  return { rows, source, leftOut: {}, profile, settings: { resilience: resilience } };
+}
+
+/** The latest written release other than `version`, with its rows. */
+function previousOf(stateDir: string, dataset: DatasetDefinition, version: string) {
+  const existing = readManifest(releaseDir(stateDir, dataset.id, version));
+  const prevVersion = existing
+    ? existing.previous_version
+    : (listReleases(stateDir, dataset.id)
+        .filter((m) => m.version !== version)
+        .at(-1)?.version ?? null);
+  if (!prevVersion) return null;
+  return {
+    version: prevVersion,
+    rows: readReleaseRows(releaseDir(stateDir, dataset.id, prevVersion)),
+  };
+}
+
+/**
+ * Builds and writes a release of `dataset`.
+ * @param version a version, or `auto` for `0.0.0-local.<12 hex of the content>`
+ * @param verifier re-runs SWE-Bench 5G rows first (dropped instances are listed in the card); null to skip
+ * @returns the write outcome (`written` or `unchanged`) and the plan
+ * @throws TelebenchError `release_version_exists` when the version exists with different content,
+ *   `release_rows_invalid` when a row fails the schema, `release_no_rows` when nothing is left
+ */
+export async function releaseDataset(args: {
+  ctx: ReleaseContextLike;
+  wiring: ReleaseWiring;
+  dataset: DatasetDefinition;
+  version: string;
+  verifier: Verifier | null;
+  now?: Date;
+}): Promise<WriteOutcome & { plan: ReleasePlan }> {
+  const { ctx, wiring, dataset } = args;
+  const collected = collectRows(ctx, dataset);
+  let rows = collected.rows;
+  const snapshotLimitations: string[] = [];
+  let verify: VerifySummary | null = null;
+  if (args.verifier && dataset.id === 'swe-bench-5g' && rows.length > 0) {
+    const result = await args.verifier(rows as Swe5gRow[]);
+    verify = result.summary;
+    rows = rows.filter((r) => result.reproduced.has((r as Swe5gRow).instance_id));
+  } else if (dataset.id === 'swe-bench-5g') {
+    snapshotLimitations.push(
+      'The gold patches of this snapshot were not re-run before release (`telebench verify` was not part of it).',
+    );
+  }
+  if (rows.length === 0) {
+    throw new TelebenchError(
+      'release_no_rows',
+      `nothing to release for ${dataset.id}: stage "${collected.source}" holds no releasable rows${collected.leftOut.incomplete_left_out ? ` (${collected.leftOut.incomplete_left_out} incomplete left out)` : ''}`,
+      { tier: 'content', context: { dataset: dataset.id, source: collected.source } },
+    );
+  }
+  const branch = wiring.branchStages(dataset.id);
+  const stageVersions: Record<string, number> = {};
+  const inputHashes: Record<string, string> = {};
+  for (const s of branch) {
+    const v = wiring.stageVersion(s);
+    if (v === undefined) continue;
+    stageVersions[s] = v;
+    inputHashes[s] = inputHashOf(ctx.store, s);
+  }
+  const notes: string[] = [`rows from stage \`${collected.source}\``];
+  for (const [k, n] of Object.entries(collected.leftOut))
+    if (n > 0) notes.push(`${k.replace(/_/g, ' ')}: ${n}`);
+  const base: Omit<ReleaseInput, 'version' | 'previous'> = {
+    dataset,
+    rows,
+    createdAt: (args.now ?? new Date()).toISOString(),
+    provenance: {
+      gitSha: gitSha(),
+      configHash: hashJson(ctx.config ?? null),
+      stageVersions,
+      inputHashes,
+      settings: collected.settings,
+      profile: collected.profile,
+      provenanceNotes: notes,
+    },
+    funnel: funnelOf(ctx.store, branch),
+    licenseEvidence: (spdx) => licenseEvidence(dataset.id, spdx),
+    verify,
+    snapshotLimitations,
+    extraCounts: collected.leftOut,
+  };
+  let version = args.version;
+  if (version === 'auto') {
+    const probe = planRelease({ ...base, version: 'local', previous: null });
+    version = `0.0.0-local.${probe.manifest.content_digest.slice(0, 12)}`;
+  }
+  const plan = planRelease({
+    ...base,
+    version,
+    previous: previousOf(ctx.stateDir, dataset, version),
+  });
+  const outcome = writeRelease(ctx.stateDir, plan);
+  ctx.log(
+    `${dataset.id} ${version}: ${outcome.status} at ${outcome.dir} (${plan.rows.length} rows)`,
+  );
+  return { ...outcome, plan };
+}

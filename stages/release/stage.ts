@@ -1,0 +1,121 @@
+/**
+ * The local release stages that end the `all` pipeline: `release.swe5g` (needs `swe5g.validate`)
+ * and `release.resilience` (needs the TeleResilienceBench instances stage). Two stages rather than
+ * one `release.local`, because the runner blocks a stage whose need stopped at preflight: with one
+ * stage needing both branches, a branch stopped at preflight (no model server, no Docker) would
+ * block the release of the other. Each writes `<state>/releases/<dataset>/0.0.0-local.<hash>/`
+ * (version `release.local.version`, default `auto`); no upload.
+ */
+import { defineStage, type Stage } from '../../pipeline/stage.js';
+import { SkipItem, TelebenchError } from '../../pipeline/errors.js';
+import { hashJson } from '../../pipeline/hash.js';
+import { swe5gDataset, resilienceDataset, type DatasetDefinition } from '../../datasets/index.js';
+import { releaseSettings } from './config.js';
+import { releaseDataset, type ReleaseWiring, type Verifier } from './release.js';
+import { funnelOf } from './collect.js';
+
+/** Output of a release stage item. */
+export interface LocalReleaseOutput {
+  dataset: string;
+  version: string;
+  status: 'written' | 'unchanged';
+  dir: string;
+  rows: number;
+  content_digest: string;
+}
+
+/**
+ * Makes the local release stage of one dataset.
+ * @param needs the final stage of the dataset's branch when it is registered (else [])
+ * @param verifier re-runs SWE-Bench 5G rows before writing (null: not verified, the card says so)
+ */
+export function makeLocalReleaseStage(args: {
+  name: string;
+  dataset: DatasetDefinition;
+  needs: readonly string[];
+  wiring: ReleaseWiring;
+  verifier: (config: unknown) => Verifier | null;
+}): Stage<
+  { dataset: string; version: string; source: string; rows: string; funnel: string },
+  LocalReleaseOutput,
+  unknown
+> {
+  const { dataset, wiring } = args;
+  return defineStage({
+    name: args.name,
+    version: 1,
+    needs: args.needs,
+    description: `Local release of ${dataset.prettyName} under <state>/releases/${dataset.id}/ (no upload).`,
+    *plan(ctx) {
+      const cfg = releaseSettings(ctx.config);
+      const source = cfg.sources[dataset.id as keyof typeof cfg.sources];
+      if (wiring.stageVersion(source) === undefined) {
+        ctx.log(
+          `release of ${dataset.id} planned nothing: its source stage "${source}" is not registered`,
+        );
+        return;
+      }
+      const outputs = [...ctx.store.outputs(source)];
+      yield {
+        key: dataset.id,
+        input: {
+          dataset: dataset.id,
+          version: cfg.local.version,
+          source,
+          rows: hashJson(outputs.map((o) => [o.key, o.output])),
+          funnel: hashJson(funnelOf(ctx.store, wiring.branchStages(dataset.id))),
+        },
+      };
+    },
+    async run(item, ctx) {
+      try {
+        const out = await releaseDataset({
+          ctx,
+          wiring,
+          dataset,
+          version: item.input.version,
+          verifier: args.verifier(ctx.config),
+        });
+        return {
+          dataset: dataset.id,
+          version: out.manifest.version,
+          status: out.status,
+          dir: out.dir,
+          rows: out.manifest.counts.rows,
+          content_digest: out.manifest.content_digest,
+        };
+      } catch (err) {
+        if (err instanceof TelebenchError && err.code === 'release_no_rows')
+          throw new SkipItem('no_rows', err.message);
+        throw err;
+      }
+    },
+  });
+}
+
+/** The two local release stages, wired to the registry. */
+export function localReleaseStages(args: {
+  wiring: ReleaseWiring;
+  swe5gFinal: string | null;
+  resilienceFinal: string | null;
+  verifier: (config: unknown) => Verifier | null;
+}): Stage<never, LocalReleaseOutput, unknown>[] {
+  return [
+    makeLocalReleaseStage({
+      name: 'release.swe5g',
+      dataset: swe5gDataset as unknown as DatasetDefinition,
+      needs: args.swe5gFinal ? [args.swe5gFinal] : [],
+      wiring: args.wiring,
+      verifier: args.verifier,
+    }),
+    makeLocalReleaseStage({
+      name: 'release.resilience',
+      dataset: resilienceDataset as unknown as DatasetDefinition,
+      needs: args.resilienceFinal ? [args.resilienceFinal] : [],
+      wiring: args.wiring,
+      verifier: () => null,
+    }),
+  ] as unknown as Stage<never, LocalReleaseOutput, unknown>[];
+}
+
+export { releaseSettings };
