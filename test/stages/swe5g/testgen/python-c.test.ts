@@ -1,0 +1,148 @@
+/**
+ * Python (pytest + ast) and C (meson suite `f2p` + lexer checker) Strategy B, end to end on
+ * repositories this test builds, with the host `python3 -m pytest` and `meson`: the test fails at
+ * the parent and passes after the fix; a "fix" that puts the pattern in a comment, a string or
+ * another function does not pass.
+ */
+import { describe, it, expect, afterAll } from 'vitest';
+import { generateTestGen, hostRunner } from '../../../../stages/swe5g/testgen/generate.js';
+import { testgenSchema } from '../../../../stages/swe5g/testgen/config.js';
+import { buildRepo, resolvedOf, type BuiltRepo } from './repos.js';
+
+const settings = testgenSchema.parse({ verify: 'all' });
+const repos: BuiltRepo[] = [];
+afterAll(() => repos.forEach((r) => r.cleanup()));
+
+const PY = `"""SMF-like session handler."""
+
+
+class SessionHandler:
+    def release(self, session):
+        return session.pdu.upper()
+
+
+def helper(x):
+    return x
+`;
+
+describe('swe5g.testgen on a Python `is None` fix (pytest)', () => {
+  it('fails at the parent, passes after the fix, rejects fake fixes', async () => {
+    const repo = buildRepo({
+      'smf/handler.py': PY,
+      'smf/__init__.py': '',
+      'tests/__init__.py': '',
+      'tests/test_ok.py': 'def test_ok():\n    assert True\n',
+    });
+    repos.push(repo);
+    const fix = repo.commit(
+      {
+        'smf/handler.py': PY.replace(
+          '        return session.pdu.upper()',
+          '        if session.pdu is None:\n            return ""\n        return session.pdu.upper()',
+        ),
+      },
+      'fix None pdu',
+    );
+    const gen = await generateTestGen(repo.dir, resolvedOf(repo, fix, 'python'), settings);
+    expect(gen.testgen.strategy).toBe('B');
+    expect(gen.testgen.strategy_reason).toMatch(/Strategy A is for Go; python uses Strategy B/);
+    const id = 'tests/test_f2p_intent.py::test_f2p_SessionHandler_release';
+    expect(gen.testgen.FAIL_TO_PASS).toEqual([id]);
+    expect(gen.checkB?.ok).toBe(true);
+    expect(gen.checkB?.parent?.log).toMatch(
+      /SessionHandler.release in smf\/handler.py does not contain the expected fix/,
+    );
+    expect(gen.checkB?.parent?.log).not.toMatch(/pdu is None/);
+    const fakes = {
+      comment: PY.replace(
+        '        return session.pdu.upper()',
+        '        # if session.pdu is None:\n        return session.pdu.upper()',
+      ),
+      string: PY.replace(
+        '        return session.pdu.upper()',
+        '        _ = "session.pdu is None"\n        return session.pdu.upper()',
+      ),
+      otherFunction: PY.replace('    return x\n', '    return x.pdu is None\n'),
+    };
+    for (const [name, text] of Object.entries(fakes)) {
+      const fake = repo.commit({ 'smf/handler.py': text }, `fake ${name}`);
+      const run = await hostRunner(
+        repo.dir,
+        fake,
+        gen.testgen.f2p_test_patch,
+        'python',
+        [id],
+        120_000,
+      );
+      expect({ name, status: run.statuses[id] }).toEqual({ name, status: 'failed' });
+    }
+  });
+});
+
+const C = `#include <stddef.h>
+#include "get.h"
+
+/* value of the item; p->v != NULL is not checked yet */
+int get_value(const struct item *p)
+{
+    return *p->v;
+}
+
+int other(const struct item *p)
+{
+    return p != NULL;
+}
+`;
+
+describe('swe5g.testgen on a C NULL check (meson suite f2p)', () => {
+  it('fails at the parent, passes after the fix, rejects fake fixes', async () => {
+    const repo = buildRepo({
+      'meson.build': "project('cget', 'c')\nlib = static_library('get', 'src/get.c')\n",
+      'src/get.c': C,
+      'src/get.h': 'struct item { int *v; };\nint get_value(const struct item *p);\n',
+    });
+    repos.push(repo);
+    const fix = repo.commit(
+      {
+        'src/get.c': C.replace(
+          '    return *p->v;',
+          '    if (p->v == NULL)\n        return -1;\n    return *p->v;',
+        ),
+      },
+      'fix NULL v',
+    );
+    const gen = await generateTestGen(repo.dir, resolvedOf(repo, fix, 'c'), settings);
+    expect(gen.testgen.strategy).toBe('B');
+    expect(gen.testgen.FAIL_TO_PASS).toEqual(['f2p::f2p_get_value']);
+    expect(gen.testgen.f2p_test_patch).toMatch(/\+test\('f2p_get_value', f2p_python/);
+    expect(gen.checkB?.ok).toBe(true);
+    expect(gen.testgen.bug_category).toBe('nil_pointer');
+    const fakes = {
+      comment: C.replace(
+        '    return *p->v;',
+        '    /* if (p->v == NULL) */ // p->v != NULL\n    return *p->v;',
+      ),
+      string: C.replace(
+        '    return *p->v;',
+        '    const char *s = "p->v == NULL"; (void)s;\n    return *p->v;',
+      ),
+      otherFunction: C.replace('    return p != NULL;', '    return p->v != NULL;'),
+    };
+    for (const [name, text] of Object.entries(fakes)) {
+      const fake = repo.commit({ 'src/get.c': text }, `fake ${name}`);
+      const run = await hostRunner(
+        repo.dir,
+        fake,
+        gen.testgen.f2p_test_patch,
+        'c',
+        ['f2p::f2p_get_value'],
+        120_000,
+      );
+      expect({ name, build: run.buildFailed, status: run.statuses['f2p::f2p_get_value'] }).toEqual({
+        name,
+        build: false,
+        status: 'failed',
+      });
+    }
+  });
+});
