@@ -31,6 +31,8 @@ export interface LinkInput {
   min_link_confidence: number;
   /** sha256 of the `--issues-from` file (git source), so a new file re-links. */
   issues_from_digest: string | null;
+  /** `swe5g.mining.generation`: a new generation checks the issues again (304 when unchanged). */
+  generation: number;
 }
 
 /**
@@ -128,6 +130,7 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
             other_prs: [...others].sort((a, b) => a - b),
             min_link_confidence: s.filter.min_link_confidence,
             issues_from_digest: pr.source === 'git' ? issuesDigest : null,
+            generation: s.mining.generation,
           },
         };
       }
@@ -146,7 +149,10 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
       const gh = githubClient(ctx);
       for (const key of wanted) {
         const [repo, num] = key.split('#');
-        const r = await issueWithComments(gh, repo!, Number(num), s.mining.github.per_page);
+        // One fetch per issue and run, however many PRs reference it.
+        const r = await ctx.memo(`swe5g.issue:${key}`, () =>
+          issueWithComments(gh, repo!, Number(num), s.mining.github.per_page),
+        );
         if (!r) continue; // 404: not an issue (recorded: the evidence stays, the issue does not)
         if (r.issue.pull_request) continue; // a pull request, not an issue
         issues.push({
