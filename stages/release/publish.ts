@@ -1,8 +1,8 @@
 /**
  * `telebench publish <dataset> <V>`: uploads a written release folder to a Hub dataset repository
  * in one commit with `parentCommit` (a concurrent change makes the commit fail instead of being
- * overwritten), then tags the commit `V`. The repository ends up holding exactly the release's
- * files (plus `.gitattributes`). `--dry-run` prints the difference against the Hub's current files
+ * overwritten), then tags the commit `V`. The repository ends up holding the release's files;
+ * files under `data/` that the release lacks are deleted, other files others added are kept. `--dry-run` prints the difference against the Hub's current files
  * and writes nothing. A tag `V` that already exists with the same files is a no-op; with other
  * files it is refused (a published version is never changed, as locally).
  */
@@ -76,6 +76,12 @@ export function releaseFiles(stateDir: string, dataset: string, version: string)
   return files.sort((a, b) => a.path.localeCompare(b.path));
 }
 
+/**
+ * Remote paths a release owns: everything under `data/` (a config dropped since the last version
+ * is deleted). Other files that someone else added (notes, scripts) are left alone.
+ */
+export const managed = (path: string): boolean => path.startsWith('data/');
+
 /** Human lines of a change list (`+ add`, `~ update`, `- delete`; unchanged files counted). */
 export function formatChanges(changes: readonly FileChange[]): string {
   const sign = { add: '+', update: '~', delete: '-', same: '=' } as const;
@@ -108,7 +114,7 @@ export async function publishRelease(args: {
   if (!args.dryRun) await hubUser(t);
   const exists = await datasetRepoExists(t);
   if (!exists) {
-    const changes = planChanges(local, new Map());
+    const changes = planChanges(local, new Map(), managed);
     if (args.dryRun)
       return {
         repo: t.repo,
@@ -125,7 +131,7 @@ export async function publishRelease(args: {
   const tags = await listTags(t);
   const tagged = tags.get(version);
   if (tagged) {
-    const atTag = planChanges(local, await remoteFiles(t, tagged));
+    const atTag = planChanges(local, await remoteFiles(t, tagged), () => false);
     const differs = atTag.filter((c) => c.change !== 'same');
     if (differs.length === 0) {
       return {
@@ -145,7 +151,7 @@ export async function publishRelease(args: {
     );
   }
   const head = await revisionCommit(t, args.branch);
-  const changes = planChanges(local, await remoteFiles(t, head));
+  const changes = planChanges(local, await remoteFiles(t, head), managed);
   if (args.dryRun)
     return {
       repo: t.repo,

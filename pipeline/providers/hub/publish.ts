@@ -276,13 +276,14 @@ export function sameContent(local: LocalFile, remote: RemoteFile): boolean {
 }
 
 /**
- * What a commit would change so that the repository holds exactly `local` (plus the files in
- * `keep`, default `.gitattributes`). Pure. Sorted by path.
+ * What a commit would change so that the repository holds `local`: adds and updates, and deletes of
+ * remote files for which `managed(path)` is true and that `local` lacks (files others added outside
+ * the managed folders are never deleted). Pure. Sorted by path.
  */
 export function planChanges(
   local: readonly LocalFile[],
   remote: ReadonlyMap<string, RemoteFile>,
-  keep: readonly string[] = ['.gitattributes'],
+  managed: (path: string) => boolean = () => false,
 ): FileChange[] {
   const out: FileChange[] = [];
   const localPaths = new Set(local.map((f) => f.path));
@@ -295,8 +296,7 @@ export function planChanges(
     });
   }
   for (const [p, r] of remote)
-    if (!localPaths.has(p) && !keep.includes(p))
-      out.push({ path: p, change: 'delete', bytes: r.size });
+    if (!localPaths.has(p) && managed(p)) out.push({ path: p, change: 'delete', bytes: r.size });
   return out.sort((a, b) => a.path.localeCompare(b.path));
 }
 
