@@ -1,0 +1,339 @@
+/**
+ * The git mirror source (pipeline/providers/git/mirror-source.ts) and the swe5g mining stages with
+ * `source: git`, on real repositories this test builds: GitHub merge and squash PRs with
+ * `refs/pull/N/head`, a Bitbucket-style internal merge, issue references in commit messages and
+ * branch names, a bot PR, a docs-only PR, and an Open5GS-style repository where `(#N)` names an
+ * issue unless `refs/pull/N/head` exists.
+ */
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { runPipeline } from '../../../../pipeline/runner.js';
+import { openState } from '../../../../pipeline/state.js';
+import { EventBus, type StampedEvent } from '../../../../pipeline/events.js';
+import { swe5gMiningStages } from '../../../../stages/swe5g/mining.js';
+import { swe5gConfigSchema, type HasSwe5g } from '../../../../stages/swe5g/config.js';
+import type { Candidate, LinkedPR } from '../../../../stages/swe5g/types.js';
+import { findMirror, mineMirror } from '../../../../pipeline/providers/git/mirror-source.js';
+
+let root: string;
+const commits: Record<string, string> = {};
+
+function git(dir: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd: dir,
+    encoding: 'utf8',
+    env: {
+      PATH: process.env.PATH,
+      HOME: root,
+      GIT_AUTHOR_NAME: 'Dev',
+      GIT_AUTHOR_EMAIL: 'dev@example.org',
+      GIT_COMMITTER_NAME: 'Dev',
+      GIT_COMMITTER_EMAIL: 'dev@example.org',
+      GIT_CONFIG_NOSYSTEM: '1',
+    },
+  }).trim();
+}
+
+function write(dir: string, files: Record<string, string>): void {
+  for (const [p, c] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, p)), { recursive: true });
+    writeFileSync(join(dir, p), c);
+  }
+}
+
+function commit(
+  dir: string,
+  files: Record<string, string>,
+  message: string,
+  author?: string,
+): string {
+  write(dir, files);
+  git(dir, 'add', '-A');
+  const args = ['commit', '-q', '-m', message];
+  if (author) args.push(`--author=${author} <${author}@example.org>`);
+  git(dir, ...args);
+  return git(dir, 'rev-parse', 'HEAD');
+}
+
+/** A PR on a branch merged with --no-ff and the given merge message; records refs/pull/N/head. */
+function mergePr(
+  dir: string,
+  n: number | null,
+  branch: string,
+  files: Record<string, string>,
+  messages: string[],
+  mergeMessage: string,
+  author?: string,
+): { head: string; merge: string; base: string } {
+  const base = git(dir, 'rev-parse', 'HEAD');
+  git(dir, 'checkout', '-q', '-b', branch);
+  let head = base;
+  messages.forEach((m, i) => {
+    head = commit(dir, i === 0 ? files : { [`${branch}.${i}.txt`]: m }, m, author);
+  });
+  git(dir, 'checkout', '-q', 'main');
+  git(dir, 'merge', '-q', '--no-ff', '-m', mergeMessage, branch);
+  if (n !== null) git(dir, 'update-ref', `refs/pull/${n}/head`, head);
+  return { head, merge: git(dir, 'rev-parse', 'HEAD'), base };
+}
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'telebench-gitmine-'));
+  // free5gc/amf-like: issues filed in free5gc/free5gc
+  const amf = join(root, 'work-amf');
+  mkdirSync(amf);
+  git(amf, 'init', '-q', '-b', 'main');
+  commit(amf, { 'internal/ngap/handler.go': 'package ngap\n', 'README.md': '# amf\n' }, 'initial');
+  const pr1 = mergePr(
+    amf,
+    1,
+    'fix/12-nil-check',
+    { 'internal/ngap/handler.go': 'package ngap\n// nil check\n' },
+    ['amf: nil check on GNbId\n\nFixes free5gc/free5gc#12', 'review: rename'],
+    'Merge pull request #1 from alice/fix/12-nil-check\n\nfix: nil check on GNbId',
+  );
+  commits.pr1_head = pr1.head;
+  commits.pr1_merge = pr1.merge;
+  commits.pr1_base = pr1.base;
+  // squash PR 2 with its head kept under refs/pull/2/head
+  commits.pr2_base = git(amf, 'rev-parse', 'HEAD');
+  git(amf, 'checkout', '-q', '-b', 'side2');
+  commits.pr2_head = commit(amf, { 'internal/gmm/sm.go': 'package gmm\n// wip\n' }, 'wip');
+  git(amf, 'checkout', '-q', 'main');
+  commits.pr2_merge = commit(
+    amf,
+    { 'internal/gmm/sm.go': 'package gmm\n// reject NIA0\n' },
+    'fix: reject NIA0 (#2)\n\n* wip\n\nresolves https://github.com/free5gc/free5gc/issues/13',
+  );
+  git(amf, 'update-ref', 'refs/pull/2/head', commits.pr2_head);
+  // Bitbucket-style internal merge
+  const bb = mergePr(
+    amf,
+    null,
+    'bugfix/FR5GC-1250-dont-quit',
+    { 'internal/sbi/server.go': 'package sbi\n' },
+    ['FR5GC-1250 do not quit on error'],
+    'Merged in bugfix/FR5GC-1250-dont-quit (pull request #53)\n\nFR5GC-1250 do not quit',
+  );
+  commits.bb_merge = bb.merge;
+  // dependabot PR and a docs-only squash PR without refs/pull (issues live elsewhere: still a PR)
+  mergePr(
+    amf,
+    3,
+    'dependabot/go_modules/golang.org/x/net-0.38.0',
+    { 'go.mod': 'module amf\n' },
+    ['Bump golang.org/x/net'],
+    'Merge pull request #3 from free5gc/dependabot/go_modules/golang.org/x/net-0.38.0\n\nBump',
+  );
+  commit(amf, { 'README.md': '# amf\nmore docs\n' }, 'docs: README (#14)');
+  commit(amf, { 'internal/ngap/util.go': 'package ngap\n' }, 'chore: plain commit, not a PR');
+  const mirrors = join(root, 'mirrors');
+  mkdirSync(join(mirrors, 'free5gc+amf'), { recursive: true });
+  git(root, 'clone', '-q', '--mirror', amf, join(mirrors, 'free5gc+amf', 'repo'));
+
+  // open5gs-like: issues in the same repository, so (#N) is a PR only with refs/pull/N/head
+  const o5 = join(root, 'work-open5gs');
+  mkdirSync(o5);
+  git(o5, 'init', '-q', '-b', 'main');
+  commit(o5, { 'src/amf/ngap.c': 'int x;\n' }, 'initial');
+  commits.o5_issue = commit(
+    o5,
+    { 'src/amf/ngap.c': 'int x = 1;\n' },
+    '[AMF] Fix crash on NGAP (#20)',
+  );
+  commits.o5_pr = commit(o5, { 'src/smf/gsm.c': 'int y;\n' }, '[SMF] Fix leak (#21)');
+  git(o5, 'update-ref', 'refs/pull/21/head', commits.o5_pr);
+  mkdirSync(join(mirrors, 'open5gs'), { recursive: true });
+  git(root, 'clone', '-q', '--mirror', o5, join(mirrors, 'open5gs', 'open5gs.git'));
+
+  writeFileSync(
+    join(root, 'repos.yaml'),
+    `version: 1
+repositories:
+  - { id: free5gc/amf, owner: free5gc, name: amf, language: go, default_branch: main, nf: AMF, issues_repo: free5gc/free5gc, license: Apache-2.0, test: { scope: touched }, image: go }
+  - { id: open5gs/open5gs, owner: open5gs, name: open5gs, language: c, default_branch: main, nf: 5GC, issues_repo: open5gs/open5gs, license: AGPL-3.0, test: { scope: repo }, image: c-meson }
+`,
+  );
+  const longBody =
+    'The AMF crashes with a nil pointer dereference when the gNB omits GlobalRANNodeID in the NGSetupRequest; it should reject the setup instead.';
+  writeFileSync(
+    join(root, 'issues.jsonl'),
+    [
+      {
+        number: 12,
+        title: 'AMF nil GNbId panic',
+        body: longBody,
+        state: 'closed',
+        created_at: '2024-01-01T00:00:00Z',
+        labels: [{ name: 'bug' }],
+        repository_url: 'https://api.github.com/repos/free5gc/free5gc',
+      },
+      {
+        number: 99,
+        title: 'a PR in the export',
+        body: '',
+        state: 'closed',
+        created_at: '2024-01-01T00:00:00Z',
+        html_url: 'https://github.com/free5gc/free5gc/issues/99',
+        pull_request: {},
+      },
+    ]
+      .map((o) => JSON.stringify(o))
+      .join('\n') + '\n',
+  );
+});
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+async function runMining(extra: Record<string, unknown> = {}) {
+  const state = openState(join(root, `state-${Math.random().toString(36).slice(2)}`));
+  const bus = new EventBus();
+  const events: StampedEvent[] = [];
+  bus.on((e) => events.push(e));
+  const config: HasSwe5g = {
+    swe5g: swe5gConfigSchema.parse({ source: 'git', mining: { mirrors_dir: 'mirrors', ...extra } }),
+  };
+  const result = await runPipeline<HasSwe5g>({
+    pipeline: {
+      name: 'swe5g',
+      description: '',
+      stages: ['swe5g.mine', 'swe5g.link', 'swe5g.filter'],
+    },
+    registry: new Map(swe5gMiningStages.map((s) => [s.name, s])),
+    config,
+    configFile: join(root, 'config.yaml'),
+    stateDir: state.store.file.replace(/\/state\.db$/, ''),
+    store: state.store,
+    blobs: state.blobs,
+    bus,
+    signal: new AbortController().signal,
+  });
+  const outcomes: Record<string, string> = {};
+  for (const r of state.store.items('swe5g.filter'))
+    outcomes[r.key] = r.state === 'done' ? 'kept' : (r.skipReason ?? r.state);
+  return { result, events, state, outcomes };
+}
+
+describe('git mirror source', () => {
+  it('finds the mirror layouts <owner>+<name>/repo and <owner>/<name>.git', () => {
+    const m = join(root, 'mirrors');
+    expect(findMirror(m, 'free5gc', 'amf')).toBe(join(m, 'free5gc+amf', 'repo'));
+    expect(findMirror(m, 'open5gs', 'open5gs')).toBe(join(m, 'open5gs', 'open5gs.git'));
+    expect(findMirror(m, 'free5gc', 'smf')).toBeUndefined();
+  });
+
+  it('recognises merge and squash PRs with their three commits, and foreign-forge merges', async () => {
+    const prs = await mineMirror(join(root, 'mirrors', 'free5gc+amf', 'repo'), {
+      branch: 'main',
+      issuesElsewhere: true,
+    });
+    const by = new Map(prs.map((p) => [`${p.foreign_forge ? 'bb' : 'gh'}${p.number}`, p]));
+    expect([...by.keys()].sort()).toEqual(['bb53', 'gh1', 'gh14', 'gh2', 'gh3']);
+    expect(by.get('gh1')).toMatchObject({
+      merge_style: 'merge',
+      merge_commit: commits.pr1_merge,
+      base_commit: commits.pr1_base,
+      pr_head: commits.pr1_head,
+      head_ref: 'fix/12-nil-check',
+      author: 'alice',
+      title: 'fix: nil check on GNbId',
+    });
+    expect(by.get('gh1')!.commit_messages).toHaveLength(2);
+    expect(by.get('gh2')).toMatchObject({
+      merge_style: 'squash',
+      merge_commit: commits.pr2_merge,
+      base_commit: commits.pr2_base,
+      pr_head: commits.pr2_head,
+      title: 'fix: reject NIA0',
+    });
+    expect(by.get('gh2')!.changed_files).toEqual([
+      { path: 'internal/gmm/sm.go', additions: 2, deletions: 0 },
+    ]);
+    expect(by.get('gh14')!.pr_head).toBeNull();
+    expect(by.get('bb53')).toMatchObject({ merge_commit: commits.bb_merge, foreign_forge: true });
+  });
+
+  it('treats (#N) as an issue in a repository holding its own issues unless refs/pull/N/head exists', async () => {
+    const prs = await mineMirror(join(root, 'mirrors', 'open5gs', 'open5gs.git'), {
+      branch: 'main',
+      issuesElsewhere: false,
+    });
+    expect(prs.map((p) => [p.number, p.merge_commit])).toEqual([[21, commits.o5_pr]]);
+  });
+
+  it('runs mine/link/filter from git: incomplete candidates, reasons, evidence', async () => {
+    const { result, state, outcomes } = await runMining();
+    expect(result.exitCode).toBe(0);
+    const foreignKey = Object.keys(outcomes).find((k) => k.includes('foreign53'))!;
+    expect(foreignKey).toMatch(/^free5gc__amf-foreign53-[0-9a-f]{7}$/);
+    expect(outcomes).toEqual({
+      'free5gc__amf-1': 'kept',
+      'free5gc__amf-2': 'kept',
+      'free5gc__amf-3': 'bot_author',
+      'free5gc__amf-14': 'docs_or_ci_only',
+      [foreignKey]: 'foreign_forge_pr',
+      'open5gs__open5gs-21': 'kept',
+    });
+    const c1 = state.store.item('swe5g.filter', 'free5gc__amf-1')!.output as Candidate;
+    expect(c1).toMatchObject({
+      source: 'git',
+      incomplete: true,
+      problem_statement: '',
+      merge_commit: commits.pr1_merge,
+      base_commit: commits.pr1_base,
+      pr_head: commits.pr1_head,
+      alias: 'amf_pr1',
+    });
+    expect(c1.links.map((l) => [l.kind, l.issue])).toEqual([
+      ['closing_keyword', 'free5gc/free5gc#12'],
+      ['branch_name', 'free5gc/free5gc#12'],
+    ]);
+    const l2 = state.store.item('swe5g.link', 'free5gc__amf-2')!.output as LinkedPR;
+    // the squash subject's own "(#2)" is the PR itself, not an issue
+    expect(l2.links.map((l) => l.issue)).toEqual(['free5gc/free5gc#13']);
+    state.close();
+  });
+
+  it('completes git-only candidates from --issues-from (JSON Lines of REST issues)', async () => {
+    const { state, outcomes } = await runMining({ issues_from: 'issues.jsonl' });
+    expect(outcomes['free5gc__amf-1']).toBe('kept');
+    const c1 = state.store.item('swe5g.filter', 'free5gc__amf-1')!.output as Candidate;
+    expect(c1.incomplete).toBe(false);
+    expect(c1.problem_statement).toMatch(/^AMF nil GNbId panic\n\nThe AMF crashes/);
+    expect(c1.issues).toEqual([
+      expect.objectContaining({
+        repo: 'free5gc/free5gc',
+        number: 12,
+        labels: ['bug'],
+        state: 'closed',
+      }),
+    ]);
+    state.close();
+  });
+
+  it('rejects a malformed --issues-from file naming the file and line', async () => {
+    writeFileSync(
+      join(root, 'bad.jsonl'),
+      '{"number": 1, "title": "x", "state": "closed", "created_at": "2024"}\n{oops\n',
+    );
+    const { result, state } = await runMining({ issues_from: 'bad.jsonl' });
+    expect(result.exitCode).not.toBe(0);
+    const failed = [...state.store.items('swe5g.link')].find((r) => r.state === 'failed');
+    expect(JSON.stringify(failed?.error)).toMatch(
+      /bad\.jsonl:1: issue #1 has neither repository_url/,
+    );
+    state.close();
+  });
+
+  it('stops at preflight when source is git and no mirror exists', async () => {
+    const { result, events, state } = await runMining({ mirrors_dir: 'nowhere' });
+    expect(result.exitCode).toBe(3);
+    expect(JSON.stringify(events.find((e) => e.kind === 'stage-preflight-failed'))).toMatch(
+      /mirrors_dir/,
+    );
+    state.close();
+  });
+});
