@@ -19,6 +19,7 @@
  *
  * Run standalone for a pipeline run without a real model:
  *   npx tsx test/servers/llm-server.ts --port 11434 [--script replies.jsonl] [--delay-ms 0]
+ *     [--parallel N] [--model qwen3.5:2b]   (port 0 picks a free port; the URL is printed)
  * Each script line is a {@link ScriptedReply}; lines with `match` (a regular expression tested on
  * the last user message) are rules, the others are answered in order, then the default reply.
  */
@@ -138,6 +139,37 @@ const DEFAULT_REPLY: ScriptedReply = {
   thinking: 'The question asks for one option. Option 1 fits best.',
   content: 'Final Answer: 1',
 };
+
+/**
+ * A deterministic stand-in answer for pipeline runs without a model (the CLI's default reply):
+ * a few sentences of reasoning that quote the question, then `Final Answer: <n>`, where n is an
+ * option number listed in the prompt (lines like `1. ...`, `2) ...`, `Option 3: ...`) chosen by a
+ * hash of the question, or a number for questions without options. Some answers are right and some
+ * wrong, like a small model's.
+ */
+export function standInAnswer(request: RecordedRequest): ScriptedReply {
+  const body = request.body as ChatBody;
+  const question =
+    [...(body.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const options = new Set<number>();
+  for (const m of question.matchAll(/^\s*(?:option\s*)?(\d{1,2})\s*[.):]\s+\S/gim))
+    options.add(Number(m[1]));
+  let hash = 0;
+  for (const ch of question) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+  const opts = [...options].sort((a, b) => a - b);
+  const answer = opts.length > 0 ? opts[hash % opts.length]! : (hash % 1000) / 10;
+  const start = question.replace(/\s+/g, ' ').trim().slice(0, 80);
+  return {
+    thinking:
+      `The question reads: "${start}". ` +
+      'First, recall the relevant 3GPP procedure and the role of each network function. ' +
+      `There are ${opts.length || 'no'} listed options, so each one is weighed against the procedure. ` +
+      `1. The first reading suggests ${answer} is consistent with the specification. ` +
+      'Checking the remaining details does not change that conclusion. ' +
+      `Therefore the answer is ${answer}.`,
+    content: `Final Answer: ${answer}`,
+  };
+}
 
 interface ChatBody {
   model?: string;
@@ -594,11 +626,14 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
     ? parseScript(readFileSync(scriptFile, 'utf8'), scriptFile)
     : { rules: [], queue: [] };
   const model = arg('model');
+  const parallel = arg('parallel');
   const server = await startLlmServer({
     port: Number(arg('port') ?? 11434),
     delayMs: Number(arg('delay-ms') ?? 0),
+    ...(parallel !== undefined ? { parallel: Number(parallel) } : {}),
     rules: script.rules,
     script: script.queue,
+    fallback: standInAnswer,
     ...(model ? { models: [{ ...DEFAULT_MODEL, name: model }] } : {}),
   });
   console.log(`scripted LLM server listening on ${server.url}`);
