@@ -119,7 +119,12 @@ let llm: LlmServer;
 let pinned: string;
 const work = mkdtempSync(join(tmpdir(), 'resilience-e2e-'));
 
-function writeConfig(name: string, hubUrl: string, llmUrl: string, extra = ''): string {
+function writeConfig(
+  name: string,
+  hubUrl: string,
+  llmUrl: string,
+  opts: { dataset?: string; revision?: string; profile?: string; only?: string } = {},
+): string {
   const dir = join(work, name);
   mkdirSync(join(dir, 'data'), { recursive: true });
   // A local source in ORAN-Bench-13K's shape, with a row without options.
@@ -154,14 +159,16 @@ resilience:
   subsets_file: subsets.yaml
   prompts_dir: ${join(ROOT, 'config/prompts/resilience')}
   data_root: data
-  hub: { url: ${hubUrl}, dataset: GSMA/ot-lite, revision: ${pinned}, timeout_ms: 3000 }
+  hub: { url: ${hubUrl}, dataset: ${opts.dataset ?? 'GSMA/ot-lite'}, revision: ${opts.revision ?? pinned}, timeout_ms: 3000 }
+  only_subsets: [${opts.only ?? ''}]
   generator:
+    profile: ${opts.profile ?? 'default'}
     model: qwen3.5:2b
     num_predict: 512
     llm:
       endpoints:
         - { kind: ollama, base_url: ${llmUrl}, concurrency: 2, retries: 0, idle_timeout_ms: 5000 }
-${extra}`,
+`,
   );
   return file;
 }
@@ -192,6 +199,12 @@ beforeAll(async () => {
       { match: 'bit error probability', thinking: THINK, content: 'Final Answer: 2.0' },
       { match: 'packets per second', thinking: THINK, content: 'Final Answer: 12.51' },
       { match: 'O-DU and O-RU', thinking: THINK, content: 'Final Answer: 3' },
+      {
+        match: 'At the edge of the window',
+        thinking: THINK,
+        content: 'Final Answer: 2',
+        promptEvalCount: 2048,
+      },
     ],
     // everything else (oranbench, srsranbench: wrong; sixg_bench: right) answers option 2
     fallback: { thinking: THINK, content: 'Final Answer: 2' },
@@ -354,5 +367,58 @@ describe('telebench run resilience (real CLI, local Hub, scripted model server)'
       /"kind":"stage-start","stage":"resilience.load","total":9,"alreadyDone":1/,
     );
     expect(existsSync(join(state, 'resilience'))).toBe(false);
+  });
+
+  it('paper profile: num_ctx 2048 and num_predict 4096; a prompt that cannot fit is refused and one at the limit is flagged, both counted', async () => {
+    const rev = hub.seedRepo({
+      repo: 'test/ot-paper',
+      type: 'dataset',
+      files: {
+        'test_teleqna.json': JSON.stringify([
+          {
+            question: `Long table: ${'cell 12 dB; '.repeat(900)}Which row?`,
+            choices: ['a', 'b'],
+            answer: 0,
+          },
+          { question: 'At the edge of the window: which option?', choices: ['a', 'b'], answer: 0 },
+          { question: 'Which timer guards RRC setup?', choices: ['T300', 'T301'], answer: 0 },
+        ]),
+      },
+    });
+    const config = writeConfig('paper', hub.url, llm.url, {
+      dataset: 'test/ot-paper',
+      revision: rev,
+      profile: 'paper',
+      only: 'teleqna',
+    });
+    const state = join(work, 'paper', 'state');
+    const before = llm.chatRequests().length;
+    const r = await runCli(['run', 'resilience', '--config', config, '--state', state]);
+    expect(r.code).toBe(0);
+    const sent = llm.chatRequests().slice(before);
+    expect(sent).toHaveLength(2); // the long prompt is never sent
+    for (const c of sent) {
+      expect(c.body).toMatchObject({
+        think: true,
+        options: { num_ctx: 2048, num_predict: 4096, temperature: 0 },
+      });
+    }
+    const summary = JSON.parse(
+      readFileSync(join(state, 'resilience', 'instances', 'construction.json'), 'utf8'),
+    );
+    expect(summary.profile).toBe('paper');
+    expect(summary.truncation).toEqual({
+      prompt_too_long: 1,
+      prompt_truncated: 1,
+      budget_exhausted: 0,
+    });
+    const rows = readFileSync(join(state, 'resilience', 'instances', 'instances.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    expect(rows).toHaveLength(1);
+    expect(JSON.parse(rows[0]!)).toMatchObject({
+      sample_id: 'ot-lite:teleqna:2',
+      generator: { profile: 'paper', options: { num_ctx: 2048, num_predict: 4096 } },
+    });
   });
 });
