@@ -1,0 +1,75 @@
+import { describe, it, expect } from 'vitest';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadRegistry, selectRepos } from '../../../../stages/swe5g/registry.js';
+import { ConfigError } from '../../../../pipeline/errors.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
+
+describe('repository registry', () => {
+  it('config/repos.yaml holds the 33 repositories of the paper (free5GC 20, Open5GS 1, Magma 12)', () => {
+    const entries = loadRegistry(join(ROOT, 'config/repos.yaml'));
+    expect(entries).toHaveLength(33);
+    const count = (owner: string) => entries.filter((e) => e.owner === owner).length;
+    expect([count('free5gc'), count('open5gs'), count('magma')]).toEqual([20, 1, 12]);
+    const amf = entries.find((e) => e.id === 'free5gc/amf')!;
+    expect(amf).toMatchObject({
+      nf: 'AMF',
+      issues_repo: 'free5gc/free5gc',
+      language: 'go',
+      image: 'go',
+    });
+    for (const nf of ['AMF', 'PCF', 'SMF', 'UDM', 'NRF', 'NSSF', 'AUSF'])
+      expect(entries.some((e) => e.owner === 'free5gc' && e.nf === nf)).toBe(true);
+    expect(
+      entries.filter((e) => e.owner === 'magma').every((e) => e.path && e.id.includes(':')),
+    ).toBe(true);
+  });
+
+  it('names the entry, field and line of a mistake', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'telebench-reg-'));
+    const file = join(dir, 'repos.yaml');
+    writeFileSync(
+      file,
+      `version: 1
+repositories:
+  - id: free5gc/amf
+    owner: free5gc
+    name: amf
+    language: rust
+    nf: AMF
+    issues_repo: free5gc/free5gc
+    license: Apache-2.0
+    test: { scope: touched }
+    image: go
+`,
+    );
+    try {
+      expect(() => loadRegistry(file)).toThrow(ConfigError);
+      expect(() => loadRegistry(file)).toThrow(/repos\.yaml:6: repositories\[0\]\.language/);
+      writeFileSync(
+        file,
+        `version: 1
+repositories:
+  - { id: free5gc/smf, owner: free5gc, name: amf, language: go, nf: AMF, issues_repo: free5gc/free5gc, license: Apache-2.0, test: { scope: touched }, image: go }
+`,
+      );
+      expect(() => loadRegistry(file)).toThrow(/does not match owner\/name/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('restricts to swe5g.repos and rejects unknown ids', () => {
+    const entries = loadRegistry(join(ROOT, 'config/repos.yaml'));
+    expect(selectRepos(entries, ['free5gc/smf', 'free5gc/amf']).map((e) => e.id)).toEqual([
+      'free5gc/amf',
+      'free5gc/smf',
+    ]);
+    expect(() => selectRepos(entries, ['free5gc/nope'])).toThrow(
+      /unknown repository id\(s\) "free5gc\/nope"/,
+    );
+  });
+});
