@@ -58,7 +58,7 @@ const swe5gPipeline: Pipeline<AppConfig> = {
   name: 'swe5g',
   description:
     'SWE-Bench 5G: mine merged PRs of the 5G core repositories, link their issues, filter, then build and validate instances.',
-  stages: ['swe5g.mine', 'swe5g.link', 'swe5g.filter'],
+  stages: ['swe5g.mine', 'swe5g.link', 'swe5g.filter', 'swe5g.testgen'],
   report: (ctx) => miningFunnelMarkdown(ctx),
 };
 
