@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { loadConfigFile } from '../../pipeline/config/load.js';
 import { openState, resolveStateDir } from '../../pipeline/state.js';
 import { PROJECT_ROOT } from '../../pipeline/manifest.js';
-import { secret } from '../../pipeline/secrets.js';
+import { redact, secret } from '../../pipeline/secrets.js';
 import { TelebenchError } from '../../pipeline/errors.js';
 import type { StoreReader } from '../../pipeline/stage.js';
 import { appConfigSchema } from '../config.js';
@@ -53,6 +53,29 @@ function withState<T>(
   return fn({ dir, reader }).finally(() => state.close());
 }
 
+/**
+ * Runs a command body: configuration and preflight errors go to the CLI (exit 2 or 3); any other
+ * TelebenchError (a moved branch, a Hub outage) is printed as one clear line with exit code 1,
+ * never as an internal error with a stack.
+ */
+async function cliAction(body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+  } catch (err) {
+    if (
+      err instanceof TelebenchError &&
+      err.tier !== 'config' &&
+      err.tier !== 'preflight' &&
+      err.tier !== 'bug'
+    ) {
+      process.stderr.write(`telebench: ${redact(err.message)} [${err.code}]\n`);
+      process.exitCode = 1;
+      return;
+    }
+    throw err;
+  }
+}
+
 /** The three commands, as functions adding themselves to the program. */
 export function releaseCommands(wiring: ReleaseCommandWiring): ((program: Command) => void)[] {
   return [
@@ -70,42 +93,43 @@ export function releaseCommands(wiring: ReleaseCommandWiring): ((program: Comman
           'SWE-Bench 5G: do not re-run the gold patches first (the card says so)',
         )
         .action(
-          async (
+          (
             name: string,
             flags: { version: string; config?: string; verify: boolean },
             cmd: Command,
-          ) => {
-            const dataset = datasetByName(name);
-            if (flags.version !== 'auto') checkVersion(flags.version);
-            const configFile = configPath(flags.config);
-            const config = loadConfigFile(configFile, appConfigSchema);
-            const settings = releaseSettings(config);
-            const verifier =
-              flags.verify && settings.verify_before_release ? wiring.verifier(config) : null;
-            await withState(cmd.optsWithGlobals().state, wiring, async ({ dir, reader }) => {
-              const out = await releaseDataset({
-                ctx: {
-                  store: reader,
-                  config,
-                  stateDir: dir,
-                  log: (m) => process.stderr.write(`${m}\n`),
-                },
-                wiring,
-                dataset,
-                version: flags.version,
-                verifier,
+          ) =>
+            cliAction(async () => {
+              const dataset = datasetByName(name);
+              if (flags.version !== 'auto') checkVersion(flags.version);
+              const configFile = configPath(flags.config);
+              const config = loadConfigFile(configFile, appConfigSchema);
+              const settings = releaseSettings(config);
+              const verifier =
+                flags.verify && settings.verify_before_release ? wiring.verifier(config) : null;
+              await withState(cmd.optsWithGlobals().state, wiring, async ({ dir, reader }) => {
+                const out = await releaseDataset({
+                  ctx: {
+                    store: reader,
+                    config,
+                    stateDir: dir,
+                    log: (m) => process.stderr.write(`${m}\n`),
+                  },
+                  wiring,
+                  dataset,
+                  version: flags.version,
+                  verifier,
+                });
+                process.stdout.write(
+                  `${out.status === 'unchanged' ? 'already released with identical content (no-op)' : 'released'}: ${dataset.id} ${out.manifest.version} -> ${out.dir}\n` +
+                    `  rows ${out.manifest.counts.rows}; configs ${Object.entries(
+                      out.manifest.counts.by_config,
+                    )
+                      .map(([c, n]) => `${c} ${n}`)
+                      .join(', ')}\n` +
+                    `  content digest ${out.manifest.content_digest}\n`,
+                );
               });
-              process.stdout.write(
-                `${out.status === 'unchanged' ? 'already released with identical content (no-op)' : 'released'}: ${dataset.id} ${out.manifest.version} -> ${out.dir}\n` +
-                  `  rows ${out.manifest.counts.rows}; configs ${Object.entries(
-                    out.manifest.counts.by_config,
-                  )
-                    .map(([c, n]) => `${c} ${n}`)
-                    .join(', ')}\n` +
-                  `  content digest ${out.manifest.content_digest}\n`,
-              );
-            });
-          },
+            }),
         ),
     (program) =>
       program
@@ -119,47 +143,48 @@ export function releaseCommands(wiring: ReleaseCommandWiring): ((program: Comman
         .option('--dry-run', 'print the difference against the Hub’s current files; write nothing')
         .option('--config <file>', 'configuration file (default config/default.yaml)')
         .action(
-          async (
+          (
             name: string,
             version: string,
             flags: { repo?: string; dryRun?: boolean; config?: string },
             cmd: Command,
-          ) => {
-            const dataset = datasetByName(name);
-            checkVersion(version);
-            const config = loadConfigFile(configPath(flags.config), appConfigSchema);
-            const hub = releaseSettings(config).hub;
-            const repo = flags.repo ?? hub.repos[dataset.id];
-            if (!repo || !/^[\w.-]+\/[\w.-]+$/.test(repo)) {
-              throw new TelebenchError(
-                'publish_repo_missing',
-                `no Hub repository for ${dataset.id}: pass --repo owner/name or set release.hub.repos.${dataset.id}`,
-                { tier: 'config' },
-              );
-            }
-            const stateDir = resolveStateDir(cmd.optsWithGlobals().state);
-            const out = await publishRelease({
-              stateDir,
-              dataset: dataset.id,
-              version,
-              target: {
-                hubUrl: process.env.TELEBENCH_HUB_URL ?? hub.url,
-                repo,
-                accessToken: secret('HF_TOKEN'),
-              },
-              branch: hub.branch,
-              private: hub.private,
-              dryRun: flags.dryRun === true,
-              log: (m) => process.stderr.write(`${m}\n`),
-            });
-            const head =
-              out.status === 'dry-run'
-                ? `dry run: ${out.createdRepo ? `would create ${repo}, then ` : ''}commit to ${repo}@${hub.branch} and tag ${out.tag}`
-                : out.status === 'already-published'
-                  ? `already published: ${repo} tag ${out.tag} holds exactly these files (no-op)`
-                  : `published ${dataset.id} ${version} to ${repo}: commit ${out.commit}, tag ${out.tag}`;
-            process.stdout.write(`${head}\n${formatChanges(out.changes)}\n`);
-          },
+          ) =>
+            cliAction(async () => {
+              const dataset = datasetByName(name);
+              checkVersion(version);
+              const config = loadConfigFile(configPath(flags.config), appConfigSchema);
+              const hub = releaseSettings(config).hub;
+              const repo = flags.repo ?? hub.repos[dataset.id];
+              if (!repo || !/^[\w.-]+\/[\w.-]+$/.test(repo)) {
+                throw new TelebenchError(
+                  'publish_repo_missing',
+                  `no Hub repository for ${dataset.id}: pass --repo owner/name or set release.hub.repos.${dataset.id}`,
+                  { tier: 'config' },
+                );
+              }
+              const stateDir = resolveStateDir(cmd.optsWithGlobals().state);
+              const out = await publishRelease({
+                stateDir,
+                dataset: dataset.id,
+                version,
+                target: {
+                  hubUrl: process.env.TELEBENCH_HUB_URL ?? hub.url,
+                  repo,
+                  accessToken: secret('HF_TOKEN'),
+                },
+                branch: hub.branch,
+                private: hub.private,
+                dryRun: flags.dryRun === true,
+                log: (m) => process.stderr.write(`${m}\n`),
+              });
+              const head =
+                out.status === 'dry-run'
+                  ? `dry run: ${out.createdRepo ? `would create ${repo}, then ` : ''}commit to ${repo}@${hub.branch} and tag ${out.tag}`
+                  : out.status === 'already-published'
+                    ? `already published: ${repo} tag ${out.tag} holds exactly these files (no-op)`
+                    : `published ${dataset.id} ${version} to ${repo}: commit ${out.commit}, tag ${out.tag}`;
+              process.stdout.write(`${head}\n${formatChanges(out.changes)}\n`);
+            }),
         ),
     (program) =>
       program
@@ -170,16 +195,18 @@ export function releaseCommands(wiring: ReleaseCommandWiring): ((program: Comman
         .argument('<dataset>', 'swe-bench-5g (swe5g)')
         .argument('<version>', 'a released version')
         .option('--config <file>', 'configuration file (default config/default.yaml)')
-        .action(async (name: string, version: string, flags: { config?: string }, cmd: Command) => {
-          const dataset = datasetByName(name);
-          checkVersion(version);
-          const config = loadConfigFile(configPath(flags.config), appConfigSchema);
-          const verifier = wiring.verifier(config);
-          const stateDir = resolveStateDir(cmd.optsWithGlobals().state);
-          const summary = await verifyRelease({ stateDir, dataset, version, verifier });
-          process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-          if (summary.gold_resolved !== summary.attempted || summary.empty_patch_resolved > 0)
-            process.exitCode = 1;
-        }),
+        .action((name: string, version: string, flags: { config?: string }, cmd: Command) =>
+          cliAction(async () => {
+            const dataset = datasetByName(name);
+            checkVersion(version);
+            const config = loadConfigFile(configPath(flags.config), appConfigSchema);
+            const verifier = wiring.verifier(config);
+            const stateDir = resolveStateDir(cmd.optsWithGlobals().state);
+            const summary = await verifyRelease({ stateDir, dataset, version, verifier });
+            process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+            if (summary.gold_resolved !== summary.attempted || summary.empty_patch_resolved > 0)
+              process.exitCode = 1;
+          }),
+        ),
   ];
 }

@@ -143,7 +143,7 @@ export async function releaseDataset(args: {
     throw new TelebenchError(
       'release_no_rows',
       `nothing to release for ${dataset.id}: stage "${collected.source}" holds no releasable rows${collected.leftOut.incomplete_left_out ? ` (${collected.leftOut.incomplete_left_out} incomplete left out)` : ''}`,
-      { tier: 'content', context: { dataset: dataset.id, source: collected.source } },
+      { tier: 'config', context: { dataset: dataset.id, source: collected.source } },
     );
   }
   const branch = wiring.branchStages(dataset.id);

@@ -1,0 +1,152 @@
+/**
+ * The release commands through the real CLI (`node bin/telebench.js`, a child process) on a real
+ * state directory: `release` (written, then a no-op, then refused with other content), `publish
+ * --dry-run` and `publish` against the local Hub server named in the configuration, a bad HF_TOKEN.
+ */
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startHubServer, type HubServer } from '../../servers/hub-server.js';
+import { openState } from '../../../pipeline/state.js';
+import { sha256 } from '../../../pipeline/hash.js';
+import { PROJECT_ROOT } from '../../../pipeline/manifest.js';
+import { registry } from '../../../stages/index.js';
+import { resilienceInstance } from './rows.js';
+
+const run = promisify(execFile);
+const TOKEN = 'hf_cli_test_token_456';
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  try {
+    const r = await run('node', [join(PROJECT_ROOT, 'bin/telebench.js'), ...args], {
+      env: { ...process.env, HF_TOKEN: '', ...env },
+      cwd: PROJECT_ROOT,
+    });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** Puts a done `resilience.instances` item whose file holds `instances` into the store. */
+function storeInstances(state: string, instances: Record<string, unknown>[]): void {
+  const dir = join(state, 'resilience', 'instances');
+  mkdirSync(dir, { recursive: true });
+  const text = instances.map((i) => JSON.stringify(i)).join('\n') + '\n';
+  writeFileSync(join(dir, 'instances.jsonl'), text);
+  const s = openState(state);
+  const version = registry.get('resilience.instances')!.version;
+  const input = JSON.stringify({ n: instances.length });
+  s.store.planItem('resilience.instances', 'instances', version, sha256(input), input, false);
+  s.store.startItem('resilience.instances', 'instances', 'a1', 'run1');
+  s.store.finishItem('resilience.instances', 'instances', 'a1', {
+    state: 'done',
+    output: {
+      dir,
+      files: {
+        instances: {
+          path: join(dir, 'instances.jsonl'),
+          rows: instances.length,
+          sha256: sha256(text),
+        },
+      },
+    },
+  });
+  s.close();
+}
+
+describe('telebench release / publish', () => {
+  let hub: HubServer;
+  let state: string;
+  let config: string;
+  beforeAll(async () => {
+    hub = await startHubServer({ tokens: { [TOKEN]: 'telebench' } });
+    state = mkdtempSync(join(tmpdir(), 'cli-rel-'));
+    config = join(state, 'config.yaml');
+    writeFileSync(config, `version: 1\nrelease:\n  hub:\n    url: ${hub.url}\n`);
+  });
+  afterAll(() => hub.close());
+
+  it('releases, is a no-op the second time, refuses other content under the same version', async () => {
+    storeInstances(state, [resilienceInstance('teleqna', 4), resilienceInstance('telemath', 1)]);
+    const first = await cli([
+      '--state',
+      state,
+      'release',
+      'resilience',
+      '--version',
+      '1.0.0',
+      '--config',
+      config,
+    ]);
+    expect(first.stderr).toContain('written');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^released: teleresiliencebench 1\.0\.0/);
+    const again = await cli([
+      '--state',
+      state,
+      'release',
+      'resilience',
+      '--version',
+      '1.0.0',
+      '--config',
+      config,
+    ]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('already released with identical content (no-op)');
+    storeInstances(state, [
+      resilienceInstance('teleqna', 4),
+      resilienceInstance('telemath', 1),
+      resilienceInstance('teleqna', 5),
+    ]);
+    const other = await cli([
+      '--state',
+      state,
+      'release',
+      'resilience',
+      '--version',
+      '1.0.0',
+      '--config',
+      config,
+    ]);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/already released with different content .*never changed/);
+  });
+
+  it('publish --dry-run lists what would change; publish uploads and tags; a bad token exits with a clear 401', async () => {
+    const dry = await cli([
+      '--state',
+      state,
+      'publish',
+      'resilience',
+      '1.0.0',
+      '--dry-run',
+      '--config',
+      config,
+    ]);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain('dry run: would create telebench/teleresiliencebench');
+    expect(dry.stdout).toMatch(/\+ add\s+data\/teleqna\/test\.parquet/);
+    const bad = await cli(
+      ['--state', state, 'publish', 'resilience', '1.0.0', '--config', config],
+      { HF_TOKEN: 'hf_wrong_token_789' },
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/401.*HF_TOKEN/);
+    expect(bad.stderr).not.toContain('hf_wrong_token_789');
+    const ok = await cli(['--state', state, 'publish', 'resilience', '1.0.0', '--config', config], {
+      HF_TOKEN: TOKEN,
+    });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(
+      /published teleresiliencebench 1\.0\.0 to telebench\/teleresiliencebench: commit [0-9a-f]{40}, tag 1\.0\.0/,
+    );
+    expect(hub.tags('telebench/teleresiliencebench').get('1.0.0')).toBe(
+      hub.head('telebench/teleresiliencebench'),
+    );
+  });
+});
