@@ -7,6 +7,7 @@ import type { AppConfig } from './config.js';
 import { selftestItems, selftestSummary, selftestPipeline } from './selftest/selftest.js';
 import type { Command } from 'commander';
 import { swe5gMiningStages, miningFunnelMarkdown } from './swe5g/mining.js';
+import { addMineCommand } from './swe5g/commands.js';
 import { resilienceStages, resiliencePipeline } from './resilience/pipeline.js';
 import { testgenStage } from './swe5g/testgen/testgen.js';
 import { localReleaseStages } from './release/stage.js';
@@ -62,8 +63,17 @@ const swe5gPipeline: Pipeline<AppConfig> = {
   report: (ctx) => miningFunnelMarkdown(ctx),
 };
 
+/** `telebench mine`: the mining stages of SWE-Bench 5G alone. */
+const swe5gMinePipeline: Pipeline<AppConfig> = {
+  name: 'swe5g-mine',
+  description: 'SWE-Bench 5G mining only: swe5g.mine -> swe5g.link -> swe5g.filter.',
+  stages: ['swe5g.mine', 'swe5g.link', 'swe5g.filter'],
+  report: (ctx) => miningFunnelMarkdown(ctx),
+};
+
 const branchPipelines: Pipeline<AppConfig>[] = [
   swe5gPipeline,
+  swe5gMinePipeline,
   resiliencePipeline as Pipeline<AppConfig>,
   selftestPipeline as Pipeline<AppConfig>,
 ];
@@ -86,4 +96,7 @@ export const pipelines: ReadonlyMap<string, Pipeline<AppConfig>> = new Map(
 );
 
 /** Extra CLI commands contributed by the dataset branches (`images`, `release`, `publish`, ...). */
-export const commands: ((program: Command) => void)[] = [...releaseCommands(releaseWiring)];
+export const commands: ((program: Command) => void)[] = [
+  ...releaseCommands(releaseWiring),
+  addMineCommand,
+];

@@ -162,12 +162,7 @@ export interface Resolved extends Candidate {
 
 /** Bug categories of the SWE-Bench 5G paper. */
 export type BugCategory =
-  | 'nil_pointer'
-  | 'missing_validation'
-  | 'concurrency'
-  | 'logic'
-  | 'resource_leak'
-  | 'other';
+  'nil_pointer' | 'missing_validation' | 'concurrency' | 'logic' | 'resource_leak' | 'other';
 
 /** TestGen — output of `swe5g.testgen` (key = instance_id). */
 export interface TestGen {

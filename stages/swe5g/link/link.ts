@@ -59,6 +59,22 @@ export function evidenceOf(
   });
 }
 
+/**
+ * Environment variable set by `telebench mine --issues-from FILE` (absolute path); it overrides
+ * `swe5g.mining.issues_from`.
+ */
+export const ISSUES_FROM_ENV = 'TELEBENCH_ISSUES_FROM';
+
+/** Absolute path of the issues file: `TELEBENCH_ISSUES_FROM`, else the config key, else undefined. */
+export function issuesFromFile(
+  configFile: string,
+  configured: string | undefined,
+): string | undefined {
+  const env = process.env[ISSUES_FROM_ENV];
+  if (env && env.trim() !== '') return resolve(env.trim());
+  return configured ? resolve(dirname(configFile), configured) : undefined;
+}
+
 export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
   name: 'swe5g.link',
   version: 1,
@@ -69,9 +85,7 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
 
   *plan(ctx) {
     const s = swe5gSettings(ctx.config);
-    const issuesFile = s.mining.issues_from
-      ? resolve(dirname(ctx.configFile), s.mining.issues_from)
-      : undefined;
+    const issuesFile = issuesFromFile(ctx.configFile, s.mining.issues_from);
     const issuesDigest =
       issuesFile && existsSync(issuesFile) ? sha256(readFileSync(issuesFile)) : null;
     const issuesRepoOf = new Map(selectedEntries(ctx).map((e) => [e.id, e.issues_repo]));
@@ -177,11 +191,9 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
         }
       }
     } else {
-      const file = s.mining.issues_from;
+      const file = issuesFromFile(ctx.configFile, s.mining.issues_from);
       const known = file
-        ? ctx.memo(`swe5g.issues_from:${file}`, () =>
-            loadIssuesFile(resolve(dirname(ctx.configFile), file)),
-          )
+        ? ctx.memo(`swe5g.issues_from:${file}`, () => loadIssuesFile(file))
         : new Map<string, LinkedIssue>();
       for (const key of wanted) {
         const found = known.get(key);
