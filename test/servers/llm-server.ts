@@ -8,7 +8,8 @@
  * - `thinking` (Ollama) / `reasoning` or `reasoning_content` (OpenAI-compatible) fields, or
  *   `<think>...</think>` inside the content; streaming (NDJSON for Ollama, SSE for OpenAI with
  *   `stream_options.include_usage`) and single JSON bodies.
- * - Token counts with cl100k: `prompt_eval_count` is the prompt's size, capped at `num_ctx` (Ollama
+ * - Token counts with a Qwen-like tokenizer ({@link modelTokens}) and a ChatML template (5
+ *   tokens per message and 3 for the reply primer): `prompt_eval_count` is the prompt's size, capped at `num_ctx` (Ollama
  *   keeps `num_ctx` tokens when it truncates a prompt silently); the output is cut at `num_predict`
  *   / `max_tokens` with `done_reason: length`. With `promptCache`, a prompt sharing a token prefix
  *   with an earlier one reports only the new tokens (at least 1), as Ollama does.
@@ -196,6 +197,21 @@ function pieces(text: string): string[] {
 }
 
 /**
+ * The scripted model's tokenizer: cl100k_base, except that every digit is its own token (as in the
+ * Qwen tokenizers; cl100k groups up to three digits), so number-dense prompts count more tokens
+ * on the server than the client's cl100k estimate, as they do on a real Qwen model.
+ */
+export function modelTokens(text: string): number[] {
+  const out: number[] = [];
+  for (const part of text.split(/(\d+)/)) {
+    if (part === '') continue;
+    if (/^\d+$/.test(part)) for (const d of part) out.push(15 + Number(d));
+    else out.push(...encodeCl100k(part));
+  }
+  return out;
+}
+
+/**
  * Starts the server.
  * @returns its URL, the request log and `close()`
  */
@@ -216,9 +232,11 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
     res.end(text);
   };
 
-  const promptTokens = (messages: { content: string }[]): number[] => {
+  const promptTokens = (messages: { role: string; content: string }[]): number[] => {
     const out: number[] = [];
-    for (const m of messages) out.push(-1, ...encodeCl100k(m.content), -2);
+    for (const m of messages)
+      out.push(-1, ...modelTokens(m.role), 198, ...modelTokens(m.content), -3, 198);
+    out.push(-1, ...modelTokens('assistant'), 198);
     return out;
   };
 

@@ -37,13 +37,14 @@ export const DEFAULT_TRUNCATION_POLICY: TruncationPolicy = {
 };
 
 /**
- * Local prompt size: cl100k tokens of every message plus 4 per message and 3 for the reply primer
- * (OpenAI's published rule for chat formatting overhead).
+ * Local prompt size: cl100k tokens of every message plus 5 per message (ChatML, used by Qwen:
+ * `<|im_start|>`, the role, a newline, `<|im_end|>`, a newline) and 3 for the reply primer
+ * (`<|im_start|>assistant` and a newline).
  * @returns tokens (integer >= 3)
  */
 export function estimatePromptTokens(messages: readonly ChatMessage[]): number {
   let n = 3;
-  for (const m of messages) n += 4 + countCl100k(m.content);
+  for (const m of messages) n += 5 + countCl100k(m.content);
   return n;
 }
 

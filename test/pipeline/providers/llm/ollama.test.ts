@@ -110,6 +110,27 @@ describe('OllamaProvider against the scripted server', () => {
     expect(r.promptTruncated).toBe(true);
   });
 
+  it('a number-dense prompt that passes the cl100k check is cut by the server and flagged', async () => {
+    // The scripted model splits digits one per token (like Qwen); cl100k groups three. A table of
+    // long numbers therefore passes the local check (even with the 15 % margin) and reaches the
+    // window on the server: only the server's prompt_eval_count can reveal it.
+    const table = Array.from({ length: 60 }, (_, i) => `${1234567 + i} ${89012345 + i}`).join('\n');
+    const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
+    const r = await p.chat(ask(table, { numCtx: 1024 }));
+    expect(r.promptTokensLocal!).toBeLessThan(1024 / 1.15 - 32);
+    expect(r.promptTokens).toBe(1024);
+    expect(r.promptTruncated).toBe(true);
+  });
+
+  it('text without digits: the server count equals the local estimate, well under the window', async () => {
+    const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
+    const r = await p.chat(
+      ask('Which network function handles mobility management in 5GC?', { numCtx: 2048 }),
+    );
+    expect(r.promptTokens).toBe(r.promptTokensLocal);
+    expect(r.promptTruncated).toBe(false);
+  });
+
   it('refuses to send a prompt that cannot fit num_ctx (prompt_too_long, tier content)', async () => {
     const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
     const e = await expectError(p.chat(ask('token '.repeat(600), { numCtx: 512 })));

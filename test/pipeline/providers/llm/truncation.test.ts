@@ -14,13 +14,13 @@ import { TelebenchError } from '../../../../pipeline/errors.js';
 const where = { endpoint: 'http://x', model: 'm' };
 
 describe('prompt check before sending', () => {
-  it('estimates cl100k tokens plus 4 per message plus 3', () => {
+  it('estimates cl100k tokens plus 5 per message (ChatML) plus 3', () => {
     const msgs = [
       { role: 'system' as const, content: 'You are a 5G expert.' },
       { role: 'user' as const, content: 'What is an AMF?' },
     ];
     expect(estimatePromptTokens(msgs)).toBe(
-      3 + 8 + countCl100k(msgs[0]!.content) + countCl100k(msgs[1]!.content),
+      3 + 10 + countCl100k(msgs[0]!.content) + countCl100k(msgs[1]!.content),
     );
   });
 
