@@ -124,6 +124,8 @@ export interface LlmServer {
   requests: RecordedRequest[];
   /** Only the chat requests (`/api/chat`, `/v1/chat/completions`). */
   chatRequests(): RecordedRequest[];
+  /** Chat requests being answered now, and the most ever answered at once (queued ones excluded). */
+  readonly stats: { inFlight: number; peakInFlight: number };
   /** Appends replies to the script queue. */
   enqueue(...entries: ScriptEntry[]): void;
   close(): Promise<void>;
@@ -486,6 +488,18 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
     res.end(final);
   }
 
+  const stats = { inFlight: 0, peakInFlight: 0 };
+  /** Counts a chat request as in flight from its slot start until its response is finished. */
+  async function tracked(res: ServerResponse, answer: () => Promise<void>) {
+    stats.inFlight++;
+    stats.peakInFlight = Math.max(stats.peakInFlight, stats.inFlight);
+    try {
+      await answer();
+    } finally {
+      stats.inFlight--;
+    }
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -578,9 +592,9 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
           })),
         });
       case 'POST /api/chat':
-        return slots(() => chat(rec, res, 'ollama'));
+        return slots(() => tracked(res, () => chat(rec, res, 'ollama')));
       case 'POST /v1/chat/completions':
-        return slots(() => chat(rec, res, 'openai'));
+        return slots(() => tracked(res, () => chat(rec, res, 'openai')));
       default:
         return send(res, 404, '404 page not found');
     }
@@ -598,6 +612,7 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    stats,
     chatRequests: () =>
       requests.filter((r) => r.path === '/api/chat' || r.path === '/v1/chat/completions'),
     enqueue: (...entries) => queue.push(...entries),

@@ -213,11 +213,12 @@ describe('OllamaProvider against the scripted server', () => {
   });
 
   it('a streaming server that keeps sending chunks is not cut by the idle timeout', async () => {
-    server.enqueue({ thinking: 'a b c d e f g h i j k l', content: 'done', chunkDelayMs: 60 });
-    const p = new OllamaProvider({ baseUrl: server.url, http: { ...FAST, idleTimeoutMs: 200 } });
+    // 11 chunks 100 ms apart: the whole answer takes over a second, twice the idle timeout.
+    server.enqueue({ thinking: 'word '.repeat(30), content: 'done', chunkDelayMs: 100 });
+    const p = new OllamaProvider({ baseUrl: server.url, http: { ...FAST, idleTimeoutMs: 500 } });
     const r = await p.chat(ask('q'));
     expect(r.content).toBe('done');
-    expect(r.latencyMs).toBeGreaterThan(200);
+    expect(r.latencyMs).toBeGreaterThan(1000);
   });
 
   it('a stream cut before its final chunk is an error, not a short answer', async () => {
