@@ -1,14 +1,19 @@
 /**
  * Strategy A, direct call (SWE-Bench 5G paper, "Test strategies": "we call it directly with
  * crash-triggering inputs and use Go's defer/recover mechanism to detect panics"). For a Go
- * function whose parameters can be built simply — nil or `new(T)` pointers, zero-valued
- * slices/maps/basic or named types, `context.Background()` — writes a test that calls it inside a
- * deferred `recover` and fails on a panic. Inputs follow the guard the fix adds: a parameter the
- * guard checks directly (`req != nil`) is passed nil; a parameter whose field the guard checks
- * (`req.Field != nil`) is passed `new(T)`, a struct with the guarded field nil.
+ * function whose parameters can be built simply (no channel, function, inline interface or
+ * struct types, no type parameters) writes a test that calls it inside a deferred `recover` and
+ * fails on a panic. Inputs follow the guard the fix adds: a parameter the guard checks directly
+ * (`req != nil`) is passed nil; every other parameter (and the receiver) is allocated by
+ * reflection — pointers to structs and maps, {@link FILL_DEPTH} levels deep, so the call reaches
+ * the guarded code — and a field the guard checks (`req.Field != nil`) is set back to nil;
+ * `context.Context` is `context.Background()`.
  */
 import { parseSource, type Node } from '../../../pipeline/providers/treesitter/parser.js';
 import { listFunctions, type FixSite } from './patterns.js';
+
+/** Levels of pointers/structs the generated test allocates for non-guarded parameters. */
+export const FILL_DEPTH = 4;
 
 /** A Strategy A test, or why none could be built. */
 export type DirectCall =
@@ -119,6 +124,14 @@ export async function goDirectCall(
     const operands = sites
       .filter((s) => s.pattern.kind === 'null_check')
       .map((s) => s.pattern.operand ?? '');
+    /** Deep-allocated value of type `t` for parameter `name`, guarded fields set back to nil. */
+    const filled = (v: string, t: string, name: string): string[] => [
+      `\tvar ${v} ${t}`,
+      `\tf2pFill(reflect.ValueOf(&${v}).Elem(), ${FILL_DEPTH})`,
+      ...operands
+        .filter((op) => op.startsWith(`${name}.`) && /^[\w.]+$/.test(op))
+        .map((op) => `\t${v}${op.slice(name.length)} = nil`),
+    ];
     const usedPkgs = new Set<string>();
     const decls: string[] = [];
     const args: string[] = [];
@@ -146,12 +159,10 @@ export async function goDirectCall(
       const t = p.type.text;
       if (t === 'context.Context' && imports.get('context') === 'context') {
         decls.push(`\t${v} := context.Background()`);
-      } else if (p.type.type === 'pointer_type') {
-        const guardedDirectly = operands.includes(p.name);
-        const elem = p.type.namedChildren[0]?.text ?? '';
-        decls.push(guardedDirectly ? `\tvar ${v} ${t}` : `\t${v} := new(${elem})`);
-      } else {
+      } else if (operands.includes(p.name)) {
         decls.push(`\tvar ${v} ${t}`);
+      } else {
+        decls.push(...filled(v, t, p.name));
       }
       args.push(v);
     });
@@ -162,10 +173,14 @@ export async function goDirectCall(
         ?.namedChildren[0]?.childForFieldName('type');
       if (recv?.type === 'generic_type' || recv?.namedChildren[0]?.type === 'generic_type')
         return { ok: false, reason: `receiver of ${site.function} is generic` };
+      const recvName =
+        fn.node.childForFieldName('receiver')?.namedChildren[0]?.childForFieldName('name')?.text ??
+        '_';
+      const recvType = recv?.text ?? site.receiver;
       decls.push(
-        recv?.type === 'pointer_type'
-          ? `\tf2pRecv := new(${site.receiver})`
-          : `\tvar f2pRecv ${site.receiver}`,
+        ...(operands.includes(recvName)
+          ? [`\tvar f2pRecv ${recvType}`]
+          : filled('f2pRecv', recvType, recvName)),
       );
       call = `f2pRecv.${call}`;
     }
@@ -176,8 +191,32 @@ export async function goDirectCall(
 package ${pkgName}
 
 import (
-${[...importLines, '\t"testing"'].join('\n')}
+${[...importLines, '\t"reflect"', '\t"testing"'].join('\n')}
 )
+
+// f2pFill allocates the pointers to structs and the maps reachable from v, depth levels deep.
+func f2pFill(v reflect.Value, depth int) {
+	if depth <= 0 || !v.CanSet() {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Ptr:
+		if v.IsNil() && v.Type().Elem().Kind() == reflect.Struct {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		if !v.IsNil() {
+			f2pFill(v.Elem(), depth-1)
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			f2pFill(v.Field(i), depth-1)
+		}
+	case reflect.Map:
+		if v.IsNil() {
+			v.Set(reflect.MakeMap(v.Type()))
+		}
+	}
+}
 
 // ${testName} calls ${site.function} with nil/zero inputs and fails on a panic.
 func ${testName}(t *testing.T) {

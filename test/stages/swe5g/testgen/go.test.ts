@@ -62,7 +62,8 @@ describe('swe5g.testgen on a Go nil-pointer fix', () => {
       'example.org/amfish/internal/ngap::TestF2PCall_Describe',
     ]);
     expect(gen.testgen.f2p_test_patch).toContain('+++ b/internal/ngap/f2p_call_test.go');
-    expect(gen.testgen.f2p_test_patch).toContain('new(RanNodeID)');
+    expect(gen.testgen.f2p_test_patch).toContain('f2pFill(reflect.ValueOf(&f2pArg0).Elem(), 4)');
+    expect(gen.testgen.f2p_test_patch).toContain('f2pArg0.GNbId = nil');
     expect(
       gen.strategyA.check?.parent?.statuses[
         'example.org/amfish/internal/ngap::TestF2PCall_Describe'
