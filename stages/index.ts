@@ -32,7 +32,7 @@ const stages: Stage<any, any, any>[] = [
 const releaseWiring: ReleaseCommandWiring = {
   branchStages: (id) => pipelines.get(id === 'swe-bench-5g' ? 'swe5g' : 'resilience')?.stages ?? [],
   stageVersion: (name) => registry.get(name)?.version,
-  verifier: (config) => swe5gVerifier(config),
+  verifier: swe5gVerifier,
 };
 stages.push(
   ...localReleaseStages({
@@ -41,7 +41,7 @@ stages.push(
     resilienceFinal: stages.some((s) => s.name === 'resilience.instances')
       ? 'resilience.instances'
       : null,
-    verifier: (config) => swe5gVerifier(config),
+    verifier: swe5gVerifier,
   }),
 );
 

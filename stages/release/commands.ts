@@ -21,10 +21,11 @@ import { releaseSettings } from './config.js';
 import { formatChanges, publishRelease } from './publish.js';
 import { verifyRelease } from './verify.js';
 import { checkVersion } from './assemble.js';
+import type { VerifierEnv } from './verifier.js';
 
 /** Wiring plus the verifier factory (null when the environments code is not there). */
 export interface ReleaseCommandWiring extends ReleaseWiring {
-  verifier(config: unknown): Verifier | null;
+  verifier(config: unknown, env: VerifierEnv): Verifier | null;
 }
 
 function configPath(flag: string | undefined): string {
@@ -104,8 +105,15 @@ export function releaseCommands(wiring: ReleaseCommandWiring): ((program: Comman
               const configFile = configPath(flags.config);
               const config = loadConfigFile(configFile, appConfigSchema);
               const settings = releaseSettings(config);
+              const stateDir = resolveStateDir(cmd.optsWithGlobals().state);
               const verifier =
-                flags.verify && settings.verify_before_release ? wiring.verifier(config) : null;
+                flags.verify && settings.verify_before_release && dataset.id === 'swe-bench-5g'
+                  ? wiring.verifier(config, {
+                      stateDir,
+                      configFile,
+                      log: (m) => process.stderr.write(`${m}\n`),
+                    })
+                  : null;
               await withState(cmd.optsWithGlobals().state, wiring, async ({ dir, reader }) => {
                 const out = await releaseDataset({
                   ctx: {
@@ -199,9 +207,14 @@ export function releaseCommands(wiring: ReleaseCommandWiring): ((program: Comman
           cliAction(async () => {
             const dataset = datasetByName(name);
             checkVersion(version);
-            const config = loadConfigFile(configPath(flags.config), appConfigSchema);
-            const verifier = wiring.verifier(config);
+            const configFile = configPath(flags.config);
+            const config = loadConfigFile(configFile, appConfigSchema);
             const stateDir = resolveStateDir(cmd.optsWithGlobals().state);
+            const verifier = wiring.verifier(config, {
+              stateDir,
+              configFile,
+              log: (m) => process.stderr.write(`${m}\n`),
+            });
             const summary = await verifyRelease({ stateDir, dataset, version, verifier });
             process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
             if (summary.gold_resolved !== summary.attempted || summary.empty_patch_resolved > 0)

@@ -12,6 +12,7 @@ import { hashJson } from '../../pipeline/hash.js';
 import { swe5gDataset, resilienceDataset, type DatasetDefinition } from '../../datasets/index.js';
 import { releaseSettings } from './config.js';
 import { releaseDataset, type ReleaseWiring, type Verifier } from './release.js';
+import type { VerifierEnv } from './verifier.js';
 import { funnelOf } from './collect.js';
 
 /** Output of a release stage item. */
@@ -34,7 +35,7 @@ export function makeLocalReleaseStage(args: {
   dataset: DatasetDefinition;
   needs: readonly string[];
   wiring: ReleaseWiring;
-  verifier: (config: unknown) => Verifier | null;
+  verifier: (config: unknown, env: VerifierEnv) => Verifier | null;
 }): Stage<
   { dataset: string; version: string; source: string; rows: string; funnel: string },
   LocalReleaseOutput,
@@ -74,7 +75,14 @@ export function makeLocalReleaseStage(args: {
           wiring,
           dataset,
           version: item.input.version,
-          verifier: args.verifier(ctx.config),
+          verifier: releaseSettings(ctx.config).verify_before_release
+            ? args.verifier(ctx.config, {
+                stateDir: ctx.stateDir,
+                configFile: ctx.configFile,
+                log: (m) => ctx.log(m),
+                signal: ctx.signal,
+              })
+            : null,
         });
         return {
           dataset: dataset.id,
@@ -98,7 +106,7 @@ export function localReleaseStages(args: {
   wiring: ReleaseWiring;
   swe5gFinal: string | null;
   resilienceFinal: string | null;
-  verifier: (config: unknown) => Verifier | null;
+  verifier: (config: unknown, env: VerifierEnv) => Verifier | null;
 }): Stage<never, LocalReleaseOutput, unknown>[] {
   return [
     makeLocalReleaseStage({

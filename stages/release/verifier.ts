@@ -1,10 +1,322 @@
 /**
- * The instance executor behind `telebench verify` and the pre-release check. Placeholder until
- * wired to the environments code (pipeline/providers/docker, stages/swe5g/validate).
+ * The instance executor behind `telebench verify` and the pre-release check of SWE-Bench 5G: each
+ * released row is re-run from its own fields (repo, base_commit, version, environment_setup_commit,
+ * image_recipe, patch, test_patch, FAIL_TO_PASS, PASS_TO_PASS) with the environments branch's code:
+ * images from the same recipes (`buildInstanceImages`, stages/swe5g/build), steps in fresh
+ * network-less containers (`DockerExecutor`) or on the host (`LocalExecutor`), the same test
+ * command and log parsers as validation (`testCommand`, `parseStep`, `overlayFor`).
+ *
+ * Two runs per instance (the SWE-bench harness check): test_patch + gold patch must resolve it
+ * (every FAIL_TO_PASS and PASS_TO_PASS test passes); test_patch alone (the empty patch) must not.
+ * Instances whose gold patch does not reproduce are dropped and listed with the reason.
  */
+import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { TelebenchError, SkipItem } from '../../pipeline/errors.js';
+import { DockerClient } from '../../pipeline/providers/docker/client.js';
+import {
+  DockerExecutor,
+  LocalExecutor,
+  type Executor,
+} from '../../pipeline/providers/docker/executor.js';
+import type { RecipeName } from '../../pipeline/providers/docker/recipes.js';
+import { exportCleanRepo } from '../../pipeline/providers/git/repo.js';
+import type { TestStatus } from '../../pipeline/providers/docker/parsers.js';
+import type { Swe5gRow } from '../../datasets/index.js';
+import type { VerifySummary } from '../../datasets/card.js';
+import type { Resolved } from '../swe5g/types.js';
+import { swe5gSettings, type HasSwe5g } from '../swe5g/config.js';
+import { loadRegistry, githubRepoOf, type RegistryEntry } from '../swe5g/registry.js';
+import { buildInstanceImages } from '../swe5g/build/build.js';
+import { mirrorPath } from '../swe5g/resolve/resolve.js';
+import { overlayFor, parseStep, testCommand } from '../swe5g/validate/validate.js';
 import type { Verifier } from './release.js';
+import { dirname, posix, resolve } from 'node:path';
 
-/** The verifier for a configuration, or null when verification cannot run. */
-export function swe5gVerifier(_config: unknown): Verifier | null {
-  return null;
+/** Where the verifier runs: the state directory, the configuration file, a log sink. */
+export interface VerifierEnv {
+  stateDir: string;
+  configFile: string;
+  log?: (message: string) => void;
+  signal?: AbortSignal;
+}
+
+/** Outcome of one instance. */
+export interface InstanceVerdict {
+  instance_id: string;
+  gold_resolved: boolean;
+  empty_resolved: boolean;
+  /** Why the gold patch did not resolve ('' when it did). */
+  reason: string;
+}
+
+/**
+ * Whether a run resolves an instance: every FAIL_TO_PASS and PASS_TO_PASS test passed (a test that
+ * did not run counts as not passed).
+ * @returns the verdict and the first tests that did not pass
+ */
+export function gradeRun(
+  tests: Record<string, TestStatus>,
+  row: Pick<Swe5gRow, 'FAIL_TO_PASS' | 'PASS_TO_PASS'>,
+): { resolved: boolean; notPassing: string[] } {
+  const notPassing = [...row.FAIL_TO_PASS, ...row.PASS_TO_PASS].filter(
+    (id) => tests[id] !== 'pass',
+  );
+  return { resolved: notPassing.length === 0, notPassing };
+}
+
+/**
+ * Registry entry of a row: among the entries of the row's repository, the one whose `path`
+ * prefixes every file the gold patch touches (the longest such path); the whole-repository entry
+ * otherwise. Undefined when the registry has no entry for the repository.
+ */
+export function registryEntryOf(
+  row: Pick<Swe5gRow, 'repo' | 'patch'>,
+  entries: readonly RegistryEntry[],
+): RegistryEntry | undefined {
+  const files = [...row.patch.matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => m[1]!);
+  const candidates = entries.filter((e) => githubRepoOf(e) === row.repo);
+  const fits = candidates
+    .filter((e) => !e.path || files.every((f) => f.startsWith(`${e.path}/`)))
+    .sort((a, b) => (b.path ?? '').length - (a.path ?? '').length);
+  return fits[0];
+}
+
+/** Directories of the files a unified diff adds or changes (`+++ b/<path>`). */
+function diffDirs(patch: string): string[] {
+  return [...new Set([...patch.matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => posix.dirname(m[1]!)))];
+}
+
+const LANGUAGE: Record<RecipeName, Resolved['language']> = {
+  go: 'go',
+  'c-meson': 'c',
+  python: 'python',
+};
+
+/**
+ * The Resolved record `buildInstanceImages` needs, rebuilt from a released row: the fields the
+ * build reads (repo, registry_id, language, version, environment_setup_commit, base_commit) come
+ * from the row; the mining fields it does not read are left empty.
+ */
+export function resolvedOfRow(row: Swe5gRow, entry: RegistryEntry | undefined): Resolved {
+  const recipe = row.image_recipe as RecipeName;
+  return {
+    instance_id: row.instance_id,
+    alias: row.alias,
+    repo: row.repo,
+    registry_id: entry?.id ?? row.repo,
+    language: LANGUAGE[recipe] ?? entry?.language ?? 'go',
+    nf: row.nf,
+    license: row.license,
+    pr_number: Number(/-(\d+)$/.exec(row.instance_id)?.[1] ?? 0),
+    merge_commit: '',
+    base_commit: row.base_commit,
+    pr_head: null,
+    issues: [],
+    pr_title: '',
+    pr_body: '',
+    changed_files: [],
+    created_at: row.created_at,
+    merged_at: '',
+    problem_statement: row.problem_statement,
+    hints_text: row.hints_text,
+    source: 'git',
+    incomplete: false,
+    links: [],
+    patch: row.patch,
+    test_patch: row.test_patch,
+    environment_setup_commit: row.environment_setup_commit,
+    version: row.version,
+    test_dirs: diffDirs(row.patch),
+  };
+}
+
+/**
+ * Re-runs one row twice (gold patch, empty patch) and grades both.
+ * @throws TelebenchError from the image build or the executor (infra); a patch that no longer
+ *   applies is a verdict (not resolved), not an error
+ */
+export async function verifyRow(
+  row: Swe5gRow,
+  deps: {
+    executor: Executor;
+    docker: DockerClient | null;
+    settings: ReturnType<typeof swe5gSettings>['environments'];
+    stateDir: string;
+    entry: RegistryEntry | undefined;
+    signal?: AbortSignal;
+    log?: (m: string) => void;
+  },
+): Promise<InstanceVerdict> {
+  const res = resolvedOfRow(row, deps.entry);
+  const recipe = row.image_recipe as RecipeName;
+  const moduleDir = deps.entry?.path ?? '';
+  let sourceDir: string;
+  let image = '';
+  if (deps.docker) {
+    const built = await buildInstanceImages(res, {
+      docker: deps.docker,
+      settings: deps.settings,
+      stateDir: deps.stateDir,
+      log: deps.log,
+      signal: deps.signal,
+    });
+    sourceDir = built.source_dir;
+    image = built.images.instance;
+  } else {
+    const mirror = mirrorPath(deps.stateDir, row.repo);
+    if (!existsSync(mirror)) {
+      throw new TelebenchError(
+        'verify_mirror_missing',
+        `no git mirror of ${row.repo} at ${mirror}: run the swe5g pipeline (resolve) on this machine first`,
+        { tier: 'preflight' },
+      );
+    }
+    sourceDir = join(deps.stateDir, 'release-verify', row.instance_id, 'testbed');
+    await exportCleanRepo(mirror, row.base_commit, sourceDir);
+  }
+  const s = deps.settings;
+  const scope = s.test_scope === 'registry' ? (deps.entry?.test.scope ?? 'touched') : s.test_scope;
+  const rel = (d: string): string =>
+    moduleDir && d.startsWith(`${moduleDir}/`)
+      ? d.slice(moduleDir.length + 1)
+      : d === moduleDir
+        ? '.'
+        : d;
+  const testDirs = [
+    ...new Set([...diffDirs(row.patch), ...diffDirs(row.test_patch)].map(rel)),
+  ].sort();
+  const pyDirs = [...new Set(diffDirs(row.test_patch).map(rel))];
+  const dirs: string[] | 'all' =
+    scope === 'repo' || recipe === 'c-meson'
+      ? 'all'
+      : recipe === 'python'
+        ? pyDirs.length
+          ? pyDirs
+          : 'all'
+        : testDirs;
+  const { command, collect } = testCommand(recipe, dirs, s.limits.timeout_s, moduleDir);
+  const limits = {
+    memory: s.limits.memory_mib * 2 ** 20,
+    cpus: s.limits.cpus,
+    pids: s.limits.pids,
+    timeoutMs: s.limits.timeout_s * 1000 + 15_000,
+  };
+  const runWith = async (
+    label: string,
+    patches: [string, string][],
+  ): Promise<{ resolved: boolean; why: string }> => {
+    let files: Record<string, string | null>;
+    try {
+      files = await overlayFor(sourceDir, patches);
+    } catch (err) {
+      if (
+        err instanceof TelebenchError &&
+        (err.code === 'patch_does_not_apply' || err instanceof SkipItem)
+      )
+        return { resolved: false, why: err.message };
+      throw err;
+    }
+    const result = await deps.executor.run(
+      {
+        step: `verify_${label}`,
+        instance: { image, workdir: '/testbed', sourceDir },
+        files,
+        command,
+        collect,
+        limits,
+      },
+      deps.signal,
+    );
+    if (result.timedOut)
+      return { resolved: false, why: `${label} run timed out after ${s.limits.timeout_s} s` };
+    const g = gradeRun(parseStep(recipe, result, collect).tests, row);
+    deps.log?.(
+      `${row.instance_id} ${label}: ${g.resolved ? 'resolved' : 'not resolved'} (exit ${result.exitCode})`,
+    );
+    return {
+      resolved: g.resolved,
+      why: g.resolved ? '' : `tests not passing: ${g.notPassing.slice(0, 5).join(', ')}`,
+    };
+  };
+  const gold = await runWith('gold', [
+    ['test_patch', row.test_patch],
+    ['patch', row.patch],
+  ]);
+  const empty = await runWith('empty', [['test_patch', row.test_patch]]);
+  return {
+    instance_id: row.instance_id,
+    gold_resolved: gold.resolved,
+    empty_resolved: empty.resolved,
+    reason: gold.why,
+  };
+}
+
+/** Folds verdicts into the card's summary. */
+export function summarize(verdicts: readonly InstanceVerdict[], executor: string): VerifySummary {
+  const gold = verdicts.filter((v) => v.gold_resolved).length;
+  return {
+    attempted: verdicts.length,
+    gold_resolved: gold,
+    rate: verdicts.length ? gold / verdicts.length : 1,
+    empty_patch_resolved: verdicts.filter((v) => v.empty_resolved).length,
+    dropped: verdicts
+      .filter((v) => !v.gold_resolved || v.empty_resolved)
+      .map((v) => ({
+        instance_id: v.instance_id,
+        reason: v.gold_resolved
+          ? 'the empty patch also resolves it (tests do not detect the bug)'
+          : v.reason,
+      })),
+    executor,
+  };
+}
+
+/**
+ * The verifier for a configuration: Docker or local executor as `swe5g.environments.executor` says.
+ * Rows run one after another (each step already uses the configured CPUs).
+ * @returns a Verifier; it throws TelebenchError `verify_unavailable` (preflight) when Docker does not answer
+ */
+export function swe5gVerifier(config: unknown, env: VerifierEnv): Verifier {
+  return async (rows) => {
+    const swe5g = swe5gSettings((config ?? {}) as HasSwe5g);
+    const settings = swe5g.environments;
+    let docker: DockerClient | null = null;
+    let executor: Executor;
+    if (settings.executor === 'docker') {
+      docker = new DockerClient();
+      try {
+        await docker.ping();
+      } catch (err) {
+        throw new TelebenchError(
+          'verify_unavailable',
+          `verify needs the Docker engine: ${(err as Error).message}`,
+          { tier: 'preflight', cause: err },
+        );
+      }
+      executor = new DockerExecutor(docker);
+    } else executor = new LocalExecutor();
+    const registryFile = resolve(dirname(env.configFile), swe5g.registry);
+    const entries = existsSync(registryFile) ? loadRegistry(registryFile) : [];
+    const verdicts: InstanceVerdict[] = [];
+    for (const row of rows) {
+      verdicts.push(
+        await verifyRow(row, {
+          executor,
+          docker,
+          settings,
+          stateDir: env.stateDir,
+          entry: registryEntryOf(row, entries),
+          signal: env.signal,
+          log: env.log,
+        }),
+      );
+    }
+    const summary = summarize(verdicts, executor.kind);
+    const dropped = new Set(summary.dropped.map((d) => d.instance_id));
+    return {
+      summary,
+      reproduced: new Set(rows.map((r) => r.instance_id).filter((id) => !dropped.has(id))),
+    };
+  };
 }
