@@ -18,10 +18,24 @@ import { deriveFixSites, type FixSite, type SiteNote } from './patterns.js';
 import { goDirectCall } from './strategyA.js';
 import type { TestgenSettings } from './config.js';
 
+/**
+ * The first dependency download failure in a test log (Go module proxy / pip), or null. These are
+ * environmental: the test itself was never compiled.
+ */
+export function dependencyFailure(log: string): string | null {
+  const m =
+    /reading (https?:\/\/\S+?): (\d{3} [A-Za-z ]+)/.exec(log) ??
+    /(could not find a version that satisfies the requirement \S+)/i.exec(log) ??
+    /(dial tcp [^\n]+)/.exec(log);
+  return m ? m.slice(1).join(': ') : null;
+}
+
 /** Check of a generated test at both commits. */
 export interface FlipCheck {
   ok: boolean;
   reason: string;
+  /** True when the failure is the environment's (dependencies), not the test's. */
+  environmental?: boolean;
   parent?: TestRun;
   fix?: TestRun;
 }
@@ -75,7 +89,17 @@ export async function checkFlip(
       reason: `test patch does not apply at base_commit: ${parent.applyError.slice(0, 200)}`,
       parent,
     };
-  if (parent.buildFailed) return { ok: false, reason: 'does not compile at base_commit', parent };
+  if (parent.buildFailed) {
+    const env = dependencyFailure(parent.log);
+    return {
+      ok: false,
+      reason: env
+        ? `dependencies unavailable at base_commit (${env})`
+        : 'does not compile at base_commit',
+      environmental: env !== null,
+      parent,
+    };
+  }
   const notFailing = ids.filter((i) => parent.statuses[i] !== 'failed');
   if (notFailing.length > 0)
     return {
@@ -149,6 +173,7 @@ const describeSites = (sites: FixSite[]): string => {
  * @throws SkipItem `no_source_change` (no file of the repository's language changed),
  *   `no_fix_pattern` (formatting/rename-only, deletions only, nothing non-vacuous added),
  *   `f2p_does_not_flip` (verify `all`: the B test does not fail at the parent / pass after),
+ *   `dependencies_unavailable` (verify `all`: the module proxy / package index refused a dependency),
  *   plus the codes of `emit.ts`
  * @throws TelebenchError tier infra for git or toolchain failures
  */
@@ -315,7 +340,7 @@ export async function generateTestGen(
     timings.verify_b_ms = Date.now() - t;
     if (!checkB.ok) {
       throw new SkipItem(
-        'f2p_does_not_flip',
+        checkB.environmental ? 'dependencies_unavailable' : 'f2p_does_not_flip',
         `${r.instance_id}: Strategy B test ${checkB.reason}`,
         { FAIL_TO_PASS: gen.FAIL_TO_PASS, log: (checkB.fix ?? checkB.parent)?.log.slice(-4000) },
       );
