@@ -237,7 +237,6 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
       );
     }
     const thinkingDigest = ctx.artifact('thinking', chat.thinking, 'text/plain');
-    ctx.artifact('content', chat.content, 'text/plain');
     const verdict = judge(item, chat, wi.input.rules, wi.input.tolerance);
     if (!verdict) {
       throw new SkipItem(

@@ -1,0 +1,179 @@
+// bench/resilience: two figures of the TeleResilienceBench construction, each a ratio measured
+// side by side in this one run (these machines are noisy).
+//
+// 1. HalfTrace throughput (traces per second) on the 77 published TeleMath half traces and on
+//    long synthetic traces (about 4,000 cl100k tokens, the generator's output budget), for the
+//    reference boundary and the Intl.Segmenter boundary, against encoding alone (the floor: every
+//    HalfTrace encodes the trace once).
+// 2. The generation stage's request rate over the model server's capacity. The scripted server
+//    (test/servers/llm-server.ts) answers each request after a fixed delay with `parallel` slots, so
+//    its capacity is parallel / delay requests per second; the stage runs at the configured
+//    concurrency (= parallel) through the real runner, provider, pool and response cache. Goal > 0.9.
+//    Beside it, a bare provider loop (p-limit, no runner, no store) on the same server shows what
+//    the transport alone reaches. The default delay is 500 ms (a real generator answer takes
+//    seconds); at 200 ms (BENCH_DELAY_MS=200) the local server's fixed cost per request (about
+//    15 ms here) already holds the bare loop near 0.93 of capacity.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { halfTrace } from '../stages/resilience/half-trace.js';
+import { encodeCl100k } from '../pipeline/providers/tokenizer/cl100k.js';
+import { startLlmServer } from '../test/servers/llm-server.js';
+import { runPipeline } from '../pipeline/runner.js';
+import { openState } from '../pipeline/state.js';
+import { EventBus } from '../pipeline/events.js';
+import { registry, appConfigSchema } from '../stages/index.js';
+import { resiliencePipeline } from '../stages/resilience/pipeline.js';
+import { parseConfigText } from '../pipeline/config/load.js';
+import { createProvider } from '../pipeline/providers/llm/config.js';
+import pLimit from 'p-limit';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+// ---------------------------------------------------------------- 1. HalfTrace
+function rate(fn: (t: string) => unknown, traces: string[], minMs = 1500): number {
+  let n = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < minMs) {
+    for (const t of traces) fn(t);
+    n += traces.length;
+  }
+  return n / ((performance.now() - t0) / 1000);
+}
+
+const aux = JSON.parse(
+  readFileSync(resolve(ROOT, '../shared/data/teleresiliencebench/AuxiliaryBenchmark.json'), 'utf8'),
+) as { half_reasoning_trace: string }[];
+const published = aux.map((r) => r.half_reasoning_trace);
+const long = published.slice(0, 10).map((t) => {
+  let s = t;
+  while (encodeCl100k(s).length < 4000) s += `\n${t}`;
+  return s;
+});
+halfTrace(published[0]!); // warm the encoder
+console.log('HalfTrace (traces/s; ratio to encode-only in the same run)');
+for (const [name, set] of [
+  ['published TeleMath halves (77)', published],
+  ['synthetic ~4000-token traces (10)', long],
+] as const) {
+  const enc = rate((t) => encodeCl100k(t), set);
+  const ref = rate((t) => halfTrace(t), set);
+  const intl = rate((t) => halfTrace(t, { boundary: 'intl' }), set);
+  console.log(
+    `  ${name}: encode-only ${enc.toFixed(0)}/s, reference ${ref.toFixed(0)}/s (x${(ref / enc).toFixed(2)}), intl ${intl.toFixed(0)}/s (x${(intl / enc).toFixed(2)})`,
+  );
+}
+
+// ---------------------------------------------------------------- 2. generation request rate
+const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 500);
+const PARALLEL = Number(process.env.BENCH_PARALLEL ?? 4);
+const ITEMS = Number(process.env.BENCH_ITEMS ?? 120);
+
+const server = await startLlmServer({ delayMs: DELAY_MS, parallel: PARALLEL });
+const dir = mkdtempSync(join(tmpdir(), 'bench-resilience-'));
+try {
+  mkdirSync(join(dir, 'data'));
+  const rows = Array.from({ length: ITEMS }, (_, i) =>
+    JSON.stringify([
+      `Benchmark question number ${i}: which option?`,
+      ['1. A', '2. B', '3. C', '4. D'],
+      '2',
+    ]),
+  );
+  writeFileSync(join(dir, 'data', 'q.json'), `${rows.join('\n')}\n`);
+  writeFileSync(
+    join(dir, 'subsets.yaml'),
+    'version: 1\nsubsets:\n  - { name: q, source: bench, adapter: gajjar-jsonl, file: q.json }\n',
+  );
+  const configFile = join(dir, 'config.yaml');
+  const text = `version: 1
+resilience:
+  subsets_file: subsets.yaml
+  prompts_dir: ${join(ROOT, 'config/prompts/resilience')}
+  data_root: data
+  generator:
+    llm:
+      endpoints: [{ kind: ollama, base_url: ${server.url}, concurrency: ${PARALLEL} }]
+`;
+  writeFileSync(configFile, text);
+  const config = parseConfigText(text, configFile, appConfigSchema);
+  const state = openState(join(dir, 'state'));
+  const bus = new EventBus();
+  let generateMs = 0;
+  let runStarted = 0;
+  let runMs = 0;
+  bus.on((e) => {
+    if (e.kind === 'stage-start' && e.stage === 'resilience.generate')
+      runStarted = performance.now();
+    if (e.kind === 'stage-end' && e.stage === 'resilience.generate') {
+      generateMs = e.ms;
+      runMs = performance.now() - runStarted;
+    }
+  });
+  const result = await runPipeline({
+    pipeline: resiliencePipeline as never,
+    registry,
+    config,
+    configFile,
+    stateDir: join(dir, 'state'),
+    store: state.store,
+    blobs: state.blobs,
+    bus,
+    signal: new AbortController().signal,
+    only: 'resilience.load',
+  }).then(() =>
+    runPipeline({
+      pipeline: resiliencePipeline as never,
+      registry,
+      config,
+      configFile,
+      stateDir: join(dir, 'state'),
+      store: state.store,
+      blobs: state.blobs,
+      bus,
+      signal: new AbortController().signal,
+      only: 'resilience.generate',
+    }),
+  );
+  const done = state.store.counts('resilience.generate').byState.done ?? 0;
+  if (result.exitCode !== 0 || done !== ITEMS)
+    throw new Error(`generation did not finish (${done}/${ITEMS})`);
+  // Side by side: the bare provider (same server, same concurrency, no runner, no store, no cache)
+  // on the same number of distinct prompts.
+  const bare = createProvider({
+    endpoints: [{ kind: 'ollama', base_url: server.url, concurrency: PARALLEL }],
+    cache: false,
+  });
+  const limit = pLimit(PARALLEL);
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: ITEMS }, (_, i) =>
+      limit(() =>
+        bare.chat({
+          model: 'qwen3.5:2b',
+          messages: [{ role: 'user', content: `Bare question number ${i}: which option?` }],
+          think: true,
+          numCtx: 8192,
+          maxTokens: 4096,
+          temperature: 0,
+        }),
+      ),
+    ),
+  );
+  const bareRate = ITEMS / ((performance.now() - t0) / 1000);
+  const capacity = (PARALLEL * 1000) / DELAY_MS;
+  const measured = ITEMS / (generateMs / 1000);
+  console.log(
+    `Generation stage: ${ITEMS} requests, concurrency ${PARALLEL}, server ${PARALLEL} slots x ${DELAY_MS} ms = capacity ${capacity.toFixed(1)} req/s`,
+  );
+  console.log(
+    `  (planning ${(generateMs - runMs).toFixed(0)} ms of the stage's ${generateMs} ms; items alone ${(ITEMS / (runMs / 1000)).toFixed(1)} req/s)`,
+  );
+  console.log(
+    `  stage ${measured.toFixed(1)} req/s: ratio to capacity ${(measured / capacity).toFixed(3)} (goal > 0.9); bare provider loop ${bareRate.toFixed(1)} req/s (ratio ${(bareRate / capacity).toFixed(3)}); stage / bare ${(measured / bareRate).toFixed(3)}`,
+  );
+  state.close();
+} finally {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+}
