@@ -56,9 +56,10 @@ export function parseGoTestJson(text: string): ParsedRun {
       );
       continue;
     }
-    if (action === 'output' && typeof ev.Output === 'string' && !name) {
-      if (ev.Output.startsWith('panic: test timed out')) timed_out = true;
-      continue;
+    if (action === 'output' && typeof ev.Output === 'string') {
+      // the testing package's own timeout panic (attributed to the running test, if any)
+      if (ev.Output.startsWith('panic: test timed out after')) timed_out = true;
+      if (!name) continue;
     }
     if (!pkg) continue;
     const id = `${pkg}::${name}`;
@@ -161,7 +162,7 @@ export function parsePytestJUnit(text: string): ParsedRun {
 /**
  * Parses meson's `meson-logs/testlog.json` (one JSON object per line with `name`, `suite`,
  * `result`: OK, FAIL, SKIP, TIMEOUT, EXPECTEDFAIL, UNEXPECTEDPASS, ERROR). Id: `<suite>::<name>`
- * (first suite; the project name when meson gives none).
+ * (first suite without its `project:` prefix; `meson` when meson 1.0 writes no suite).
  */
 export function parseMesonTestLog(text: string): ParsedRun {
   const tests: Record<string, TestStatus> = {};
@@ -175,7 +176,9 @@ export function parseMesonTestLog(text: string): ParsedRun {
       continue; // a truncated last line after a kill: ignored, the exit code decides
     }
     const suites = Array.isArray(ev.suite) ? (ev.suite as unknown[]).map(String) : [];
-    const suite = (suites[0] ?? 'meson').split(':')[0]!;
+    // meson writes `project:suite` entries (newer versions); older ones write no suite at all
+    const first = suites[0] ?? 'meson';
+    const suite = first.includes(':') ? first.slice(first.indexOf(':') + 1) : first;
     const name = String(ev.name ?? '').replace(/^[^:]+:/, '');
     const result = String(ev.result ?? '');
     if (result === 'TIMEOUT') timed_out = true;

@@ -39,8 +39,9 @@ export const PINNED_ENV: Record<string, string> = {
   GOPROXY: 'off',
   GOTOOLCHAIN: 'local',
   GONOSUMDB: '*',
-  GOFLAGS_SEED: '0',
   SOURCE_DATE_EPOCH: '0',
+  // meson sets a random MALLOC_PERTURB_ per test unless it is set
+  MALLOC_PERTURB_: '0',
 };
 
 function named(prefix: string, layer: string, hash: string): string {
@@ -76,6 +77,32 @@ export function baseRecipe(prefix: string, recipe: RecipeName, from: string): Im
   };
 }
 
+const GO_WARM_TEST = `package warm
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var _ = []any{bytes.NewBuffer, context.Background, rand.Read, json.Marshal, errors.New, fmt.Sprint,
+	http.NewRequest, os.Exit, reflect.TypeOf, strings.Cut, time.Now}
+
+var mu sync.Mutex
+
+func TestWarm(t *testing.T) { mu.Lock(); mu.Unlock() }
+`;
+
 /**
  * Env layer: the dependencies at the environment commit. Go: `go.mod`/`go.sum` and
  * `go mod download` (inside the build, over the bridge network), or — `goModCache` given — a
@@ -108,7 +135,17 @@ export function envRecipe(
         'RUN cd /tmp/deps && GOFLAGS=-mod=mod GOPROXY=https://proxy.golang.org,direct go mod download && rm -rf /tmp/deps /root/.cache/go-build',
       );
     }
-  } else if (recipe === 'python' && depFiles['requirements.txt'] !== undefined) {
+  }
+  if (recipe === 'go') {
+    // Compile the standard library packages tests usually need once per env image, so instance
+    // layers and test steps only compile the repository and its modules.
+    inline['warm_test.go'] = GO_WARM_TEST;
+    lines.push(
+      'COPY warm_test.go /tmp/warm/',
+      `RUN cd /tmp/warm && printf 'module warm\\n\\ngo 1.21\\n' > go.mod && GOPROXY=off go test -count=1 -run '^$' . >/dev/null && go vet . && rm -rf /tmp/warm`,
+    );
+  }
+  if (recipe === 'python' && depFiles['requirements.txt'] !== undefined) {
     inline['requirements.txt'] = depFiles['requirements.txt'];
     lines.push(
       'COPY requirements.txt /tmp/requirements.txt',

@@ -26,7 +26,23 @@ const gitEnv = {
 
 /** A simple-git client bound to `dir` with prompts disabled and a fixed identity. */
 export function git(dir: string): SimpleGit {
-  return simpleGit({ baseDir: dir, trimmed: false }).env({ ...process.env, ...gitEnv });
+  // Only what git needs: simple-git refuses EDITOR/PAGER-like variables, and secrets stay out.
+  const base: Record<string, string> = {};
+  for (const k of [
+    'PATH',
+    'HOME',
+    'TMPDIR',
+    'LANG',
+    'GIT_SSH_COMMAND',
+    'SSL_CERT_FILE',
+    'HTTPS_PROXY',
+    'HTTP_PROXY',
+    'NO_PROXY',
+  ]) {
+    const v = process.env[k];
+    if (v !== undefined) base[k] = v;
+  }
+  return simpleGit({ baseDir: dir, trimmed: false }).env({ ...base, ...gitEnv });
 }
 
 /**

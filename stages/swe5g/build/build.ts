@@ -215,6 +215,7 @@ export async function buildInstanceImages(res: Resolved, bc: BuildContext): Prom
   const recipe = recipeOf(res.language);
   const mirror = mirrorPath(bc.stateDir, res.repo);
   const module_dir = res.registry_id.includes(':') ? res.registry_id.split(':')[1]! : '';
+  if (s.executor === 'local') return buildLocal(res, bc, recipe, mirror, module_dir);
   const from = await resolveBaseFrom(bc, recipe, res.version);
   const base = baseRecipe(s.image_prefix, recipe, from);
   const tBase = await ensureImage(bc, base, {});
@@ -280,6 +281,63 @@ export async function buildInstanceImages(res: Resolved, bc: BuildContext): Prom
     source_dir,
     module_dir,
     build_seconds: { base: tBase, env: tEnv, instance: tInst },
+  };
+}
+
+/**
+ * The local executor's "images": only the clean source tree at base_commit, and the host's
+ * toolchain version (no Docker needed).
+ * @throws SkipItem `toolchain_mismatch` when the host's Go is older than go.mod asks
+ */
+async function buildLocal(
+  res: Resolved,
+  bc: BuildContext,
+  recipe: RecipeName,
+  mirror: string,
+  module_dir: string,
+): Promise<Built> {
+  const cmd =
+    recipe === 'go'
+      ? ['go', 'env', 'GOVERSION']
+      : recipe === 'c-meson'
+        ? ['sh', '-c', 'echo gcc $(gcc -dumpfullversion) meson $(meson --version)']
+        : ['python3', '--version'];
+  let toolchain: string;
+  try {
+    toolchain = (await $({ quiet: true })`${cmd}`).stdout.trim().toLowerCase();
+  } catch (err) {
+    throw new PreflightError(
+      'host toolchain',
+      `the local executor needs ${cmd.join(' ')} on the host: ${(err as Error).message}`,
+      'install the toolchain or use executor: docker',
+    );
+  }
+  if (
+    recipe === 'go' &&
+    /^\d+\.\d+/.test(res.version) &&
+    compareVersions(toolchain, res.version) < 0
+  ) {
+    throw new SkipItem(
+      'toolchain_mismatch',
+      `${res.instance_id}: go.mod asks go ${res.version} but the host has ${toolchain}`,
+      {
+        toolchain,
+        required: res.version,
+      },
+    );
+  }
+  const source_dir = join(bc.stateDir, 'swe5g', 'instances', res.instance_id, 'testbed');
+  await exportCleanRepo(mirror, res.base_commit, source_dir);
+  return {
+    instance_id: res.instance_id,
+    image_recipe: recipe,
+    images: { base: '', env: '', instance: '' },
+    base_from: 'host',
+    toolchain,
+    sizes: { base: 0, env_layer: 0, instance_layer: 0, instance_total: 0 },
+    source_dir,
+    module_dir,
+    build_seconds: { base: 0, env: 0, instance: 0 },
   };
 }
 

@@ -379,7 +379,12 @@ export async function validateInstance(
     // here so the flaky check below names it).
     const everAfter = new Set(runs.flatMap((r) => Object.keys(r.tests)));
     FAIL_TO_PASS = [...everAfter]
-      .filter((id) => !['pass', 'skip'].includes(statusAt2(id)))
+      // failing in step 2, or absent there without having passed at the parent (a panic cut the
+      // run short after it, or its package did not build with the new tests)
+      .filter(
+        (id) =>
+          statusAt2(id) === 'fail' || (statusAt2(id) === 'absent' && !passingAtParent.includes(id)),
+      )
       .filter((id) => statusesOf(id).includes('pass'))
       .sort();
     if (FAIL_TO_PASS.length === 0) {
@@ -394,7 +399,10 @@ export async function validateInstance(
   if (flakyF2P.length > 0) {
     throw new SkipItem(
       'flaky',
-      `${res.instance_id}: fail-to-pass test(s) ${flakyF2P.join(', ')} differ between the ${s.fix_runs} fix runs (${flakyF2P.map((id) => statusesOf(id).join('/')).join('; ')})`,
+      `${res.instance_id}: fail-to-pass test(s) ${flakyF2P.slice(0, 5).join(', ')}${flakyF2P.length > 5 ? ` and ${flakyF2P.length - 5} more` : ''} differ between the ${s.fix_runs} fix runs (${flakyF2P
+        .slice(0, 5)
+        .map((id) => statusesOf(id).join('/'))
+        .join('; ')})`,
       {
         flaky: flakyF2P,
         step_logs,

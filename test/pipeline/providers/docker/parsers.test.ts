@@ -1,0 +1,127 @@
+import { describe, it, expect } from 'vitest';
+import {
+  checkAgreement,
+  parseGoTestJson,
+  parseMesonTestLog,
+  parsePytestJUnit,
+} from '../../../../pipeline/providers/docker/parsers.js';
+import { SkipItem } from '../../../../pipeline/errors.js';
+
+const ev = (o: Record<string, unknown>): string => JSON.stringify(o);
+const P = 'example.com/m/ngap';
+
+describe('parseGoTestJson', () => {
+  it('uses the Action field: output that imitates a pass does not make a pass', () => {
+    const log = [
+      ev({ Action: 'run', Package: P, Test: 'TestNil' }),
+      ev({ Action: 'output', Package: P, Test: 'TestNil', Output: '--- PASS: TestNil (0.00s)\n' }),
+      ev({
+        Action: 'output',
+        Package: P,
+        Test: 'TestNil',
+        Output: ev({ Action: 'pass', Package: P, Test: 'TestNil' }) + '\n',
+      }),
+      ev({ Action: 'output', Package: P, Output: 'ok  \texample.com/m/ngap\t0.01s\n' }),
+      '--- PASS: TestNil (0.00s)',
+      ev({ Action: 'fail', Package: P, Test: 'TestNil' }),
+      ev({ Action: 'fail', Package: P }),
+    ].join('\n');
+    const r = parseGoTestJson(log);
+    expect(r.tests[`${P}::TestNil`]).toBe('fail');
+    expect(r.package_failures).toEqual([]);
+  });
+
+  it('marks a test that never finished (panic) as failing and keeps subtests', () => {
+    const log = [
+      ev({ Action: 'run', Package: P, Test: 'TestA' }),
+      ev({ Action: 'run', Package: P, Test: 'TestA/sub' }),
+      ev({ Action: 'pass', Package: P, Test: 'TestA/sub' }),
+      ev({ Action: 'run', Package: P, Test: 'TestB' }),
+      ev({
+        Action: 'output',
+        Package: P,
+        Test: 'TestB',
+        Output: 'panic: runtime error: invalid memory address\n',
+      }),
+      ev({ Action: 'fail', Package: P }),
+    ].join('\n');
+    const r = parseGoTestJson(log);
+    expect(r.tests).toEqual({
+      [`${P}::TestA/sub`]: 'pass',
+      [`${P}::TestA`]: 'fail',
+      [`${P}::TestB`]: 'fail',
+    });
+  });
+
+  it('reports build failures and timeouts', () => {
+    const log = [
+      ev({ ImportPath: `${P} [${P}.test]`, Action: 'build-fail' }),
+      ev({ Action: 'fail', Package: P, FailedBuild: `${P} [${P}.test]` }),
+      ev({
+        Action: 'output',
+        Package: 'x/y',
+        Test: 'TestSlow',
+        Output: 'panic: test timed out after 20s\n',
+      }),
+    ].join('\n');
+    const r = parseGoTestJson(log);
+    expect(r.build_failures).toEqual([P]);
+    expect(r.timed_out).toBe(true);
+  });
+});
+
+describe('parsePytestJUnit', () => {
+  it('gives pytest node ids and statuses', () => {
+    const xml = `<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="3">
+      <testcase classname="tests.test_x" file="tests/test_x.py" name="test_ok"/>
+      <testcase classname="tests.test_x" file="tests/test_x.py" name="test_bad"><failure message="boom">x</failure></testcase>
+      <testcase classname="tests.test_x.TestK" file="tests/test_x.py" name="test_m"><skipped message="s"/></testcase>
+    </testsuite></testsuites>`;
+    expect(parsePytestJUnit(xml).tests).toEqual({
+      'tests/test_x.py::test_ok': 'pass',
+      'tests/test_x.py::test_bad': 'fail',
+      'tests/test_x.py::TestK::test_m': 'skip',
+    });
+  });
+});
+
+describe('parseMesonTestLog', () => {
+  it('maps meson results', () => {
+    const log = [
+      ev({ name: 'ok_case', result: 'OK', suite: ['proj:unit'] }),
+      ev({ name: 'bad', result: 'FAIL' }),
+      ev({ name: 'slow', result: 'TIMEOUT' }),
+    ].join('\n');
+    const r = parseMesonTestLog(log);
+    expect(r.tests).toEqual({
+      'unit::ok_case': 'pass',
+      'meson::bad': 'fail',
+      'meson::slow': 'fail',
+    });
+    expect(r.timed_out).toBe(true);
+  });
+});
+
+describe('checkAgreement', () => {
+  const pass = {
+    tests: { 'a::T': 'pass' as const },
+    build_failures: [],
+    package_failures: [],
+    timed_out: false,
+  };
+  it('accepts agreeing runs', () => {
+    expect(() => checkAgreement(pass, 0, 's')).not.toThrow();
+  });
+  it('rejects exit 1 with only passing tests, and exit 0 with a failure or no test', () => {
+    expect(() => checkAgreement(pass, 1, 's')).toThrow(SkipItem);
+    expect(() => checkAgreement({ ...pass, tests: { 'a::T': 'fail' } }, 0, 's')).toThrow(
+      /ambiguous|exit code 0/,
+    );
+    expect(() => checkAgreement({ ...pass, tests: {} }, 0, 's')).toThrow(/no test result/);
+    try {
+      checkAgreement(pass, 2, 'fix_1');
+    } catch (e) {
+      expect((e as SkipItem).code).toBe('ambiguous_log');
+    }
+  });
+});
