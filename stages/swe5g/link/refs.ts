@@ -30,6 +30,8 @@ const REF =
  * @returns evidence, one per distinct issue (the strongest kind wins), in order of appearance
  */
 export function refsInText(text: string, where: string, ownRepo: string): LinkEvidence[] {
+  // "(pull request #N)" names a pull request (Bitbucket internal merges), never an issue.
+  text = text.replace(/\bpull request #\d+/gi, '');
   const byIssue = new Map<string, LinkEvidence>();
   const keyed = new RegExp(`\\b${KEYWORD}\\s*:?\\s+${REF}`, 'gi');
   const bare = new RegExp(`(?:^|[^\\w/])${REF}`, 'gi');
@@ -56,13 +58,17 @@ export function refsInText(text: string, where: string, ownRepo: string): LinkEv
 
 /**
  * Issue number in a branch name (`fix/1079-reject-nia0`, `issue-12`, `bugfix/#88`), as weak
- * evidence pointing to `issuesRepo`. Numbers that look like versions or years (`v1.2`, `2024`) are
- * ignored.
+ * evidence pointing to `issuesRepo`. Numbers that look like versions or years (`v1.2`, `2024`) and
+ * other trackers' keys (`FR5GC-1250`) are ignored.
  * @returns at most one evidence
  */
 export function refsInBranch(branch: string, issuesRepo: string): LinkEvidence[] {
   if (!branch) return [];
-  const m = /(?:^|[/_-])(?:issues?[-_]?|#)?(\d{1,6})(?=$|[-_/])/i.exec(branch);
+  const re = /(?:^|[/_-])(?:issues?[-_]?|#)?(\d{1,6})(?=$|[-_/])/gi;
+  let m: RegExpExecArray | null;
+  // Skip tracker keys of other systems (`FR5GC-1250`, `JIRA-12`): uppercase key, dash, number.
+  do m = re.exec(branch);
+  while (m && /[A-Z][A-Z0-9]+-$/.test(branch.slice(0, m.index + 1)));
   if (!m) return [];
   const num = Number(m[1]);
   if (num <= 0 || (num >= 1990 && num <= 2100)) return [];

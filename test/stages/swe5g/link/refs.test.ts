@@ -24,6 +24,7 @@ describe('issue references', () => {
     expect(
       refsInText('prefix #12 and suffixes#13, hotfix-9, abc#5', 'x', 'o/r').map((e) => e.issue),
     ).toEqual(['o/r#12']);
+    expect(refsInText('Merged in bugfix/FR5GC-1250 (pull request #53)', 'x', 'o/r')).toEqual([]);
     expect(refsInText('Bugfixes for #4', 'x', 'o/r')).toEqual([
       expect.objectContaining({ kind: 'mention', issue: 'o/r#4' }),
     ]);
@@ -41,6 +42,8 @@ describe('issue references', () => {
     expect(refsInBranch('release/v1.2', 'o/r')).toEqual([]);
     expect(refsInBranch('update-2024', 'o/r')).toEqual([]);
     expect(refsInBranch('main', 'o/r')).toEqual([]);
+    expect(refsInBranch('bugfix/FR5GC-1250-dont-quit', 'o/r')).toEqual([]);
+    expect(refsInBranch('FR5GC-1250/fix-77', 'o/r')[0]?.issue).toBe('o/r#77');
   });
 
   it('keeps every source of evidence, strongest first, and drops references to PRs', () => {

@@ -9,6 +9,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { runPipeline } from '../../../../pipeline/runner.js';
 import { openState } from '../../../../pipeline/state.js';
@@ -312,6 +313,48 @@ describe('git mirror source', () => {
       }),
     ]);
     state.close();
+  });
+
+  it('telebench mine --issues-from FILE completes candidates through the CLI', () => {
+    writeFileSync(
+      join(root, 'config.yaml'),
+      'version: 1\nswe5g:\n  source: git\n  mining:\n    mirrors_dir: mirrors\n',
+    );
+    const cli = join(dirname(fileURLToPath(import.meta.url)), '../../../../bin/telebench.js');
+    const state = join(root, 'state-cli');
+    const env = { ...process.env, CI: 'true' };
+    delete env.TELEBENCH_ISSUES_FROM;
+    execFileSync(
+      process.execPath,
+      [
+        cli,
+        '--state',
+        state,
+        'mine',
+        '--config',
+        join(root, 'config.yaml'),
+        '--issues-from',
+        join(root, 'issues.jsonl'),
+      ],
+      { env, stdio: 'pipe' },
+    );
+    const shown = JSON.parse(
+      execFileSync(
+        process.execPath,
+        [cli, '--state', state, 'show', 'swe5g.filter', 'free5gc__amf-1'],
+        { env, encoding: 'utf8' },
+      ),
+    ) as { output: Candidate };
+    expect(shown.output.incomplete).toBe(false);
+    expect(shown.output.issues[0]?.number).toBe(12);
+    const report = execFileSync(
+      process.execPath,
+      [cli, '--state', state, 'report', 'swe5g-mine', '--config', join(root, 'config.yaml')],
+      { env, encoding: 'utf8' },
+    );
+    expect(report).toContain(
+      '| free5gc/amf | git | 5 | 2 | 2 | 1 | docs_or_ci_only 1, bot_author 1, foreign_forge_pr 1 |',
+    );
   });
 
   it('rejects a malformed --issues-from file naming the file and line', async () => {
