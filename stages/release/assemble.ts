@@ -221,7 +221,14 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
     configHash: input.provenance.configHash,
     profile: input.provenance.profile,
     provenanceNotes: input.provenance.provenanceNotes,
-    snapshotLimitations: input.snapshotLimitations,
+    snapshotLimitations: [
+      ...input.snapshotLimitations,
+      ...(dataset.id === 'swe-bench-5g' && !input.verify
+        ? [
+            'The gold patches of this snapshot were not re-run before release (`telebench verify` was not part of it).',
+          ]
+        : []),
+    ],
     verify: input.verify,
   });
   files.push(file('README.md', card));

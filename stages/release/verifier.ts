@@ -25,7 +25,7 @@ import type { TestStatus } from '../../pipeline/providers/docker/parsers.js';
 import type { Swe5gRow } from '../../datasets/index.js';
 import type { VerifySummary } from '../../datasets/card.js';
 import type { Resolved } from '../swe5g/types.js';
-import { swe5gSettings, type HasSwe5g } from '../swe5g/config.js';
+import { swe5gConfigSchema, type Swe5gConfig, type HasSwe5g } from '../swe5g/config.js';
 import { loadRegistry, githubRepoOf, type RegistryEntry } from '../swe5g/registry.js';
 import { buildInstanceImages } from '../swe5g/build/build.js';
 import { mirrorPath } from '../swe5g/resolve/resolve.js';
@@ -141,7 +141,7 @@ export async function verifyRow(
   deps: {
     executor: Executor;
     docker: DockerClient | null;
-    settings: ReturnType<typeof swe5gSettings>['environments'];
+    settings: Swe5gConfig['environments'];
     stateDir: string;
     entry: RegistryEntry | undefined;
     signal?: AbortSignal;
@@ -279,7 +279,8 @@ export function summarize(verdicts: readonly InstanceVerdict[], executor: string
  */
 export function swe5gVerifier(config: unknown, env: VerifierEnv): Verifier {
   return async (rows) => {
-    const swe5g = swe5gSettings((config ?? {}) as HasSwe5g);
+    // parse (not just read) the section: defaults fill what a hand-written configuration leaves out
+    const swe5g = swe5gConfigSchema.parse((config as HasSwe5g | null)?.swe5g ?? {});
     const settings = swe5g.environments;
     let docker: DockerClient | null = null;
     let executor: Executor;

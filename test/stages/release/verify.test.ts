@@ -1,0 +1,150 @@
+/**
+ * verify on real repositories the test builds (test/fixtures/repos, a Go module with the nil
+ * GNbId bug of free5gc/amf PR 161) with the host's Go through the local executor: the gold patch
+ * resolves the good instance and the empty patch does not; a "fix" that does not fix is dropped and
+ * listed; a release with the verifier writes only what reproduced and puts the rate in the card.
+ */
+import { describe, it, expect, beforeAll } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { goFixture, GO_F2P, GO_P2P } from '../../fixtures/repos/go-nil.js';
+import type { Fixture } from '../../fixtures/repos/builder.js';
+import { mirrorPath } from '../../../stages/swe5g/resolve/resolve.js';
+import { swe5gVerifier, gradeRun, registryEntryOf } from '../../../stages/release/verifier.js';
+import { swe5gRowOf } from '../../../stages/release/collect.js';
+import { planRelease, writeRelease, readReleaseRows } from '../../../stages/release/assemble.js';
+import { verifyRelease } from '../../../stages/release/verify.js';
+import { swe5gDataset, type Swe5gRow } from '../../../datasets/index.js';
+import { validated } from './rows.js';
+
+/** The released row of a fixture: patch = the non-test diff of the PR, test_patch = the f2p test. */
+function rowOf(fx: Fixture, state: string): Swe5gRow {
+  const { candidate: c, testgen: tg } = fx;
+  const patch = execFileSync('git', ['diff', c.base_commit, fx.fixCommit, '--', ':!*_test.go'], {
+    cwd: fx.dir,
+    encoding: 'utf8',
+  });
+  execFileSync('git', ['clone', '-q', '--bare', fx.dir, mirrorPath(state, c.repo)]);
+  return swe5gRowOf(
+    validated(c.repo, c.pr_number, {
+      instance_id: c.instance_id,
+      base_commit: c.base_commit,
+      environment_setup_commit: c.base_commit,
+      patch,
+      test_patch: tg.f2p_test_patch,
+      FAIL_TO_PASS: [GO_F2P],
+      PASS_TO_PASS: GO_P2P,
+      version: '1.21',
+      image_recipe: 'go',
+    }),
+  )!;
+}
+
+describe('verify with the local executor', () => {
+  let state: string;
+  let config: { swe5g: { environments: { executor: 'local'; test_scope: 'touched' } } };
+  let configFile: string;
+  let good: Swe5gRow;
+  let bad: Swe5gRow;
+  beforeAll(() => {
+    state = mkdtempSync(join(tmpdir(), 'verify-'));
+    const root = join(state, 'fixtures');
+    mkdirSync(root, { recursive: true });
+    good = rowOf(goFixture(root, 'good'), state);
+    bad = rowOf(goFixture(root, 'badfix'), state);
+    config = { swe5g: { environments: { executor: 'local', test_scope: 'touched' } } } as never;
+    configFile = join(state, 'config.yaml');
+    writeFileSync(configFile, 'version: 1\n');
+  });
+
+  it('grades a run by every FAIL_TO_PASS and PASS_TO_PASS test', () => {
+    expect(
+      gradeRun({ a: 'pass', b: 'pass' }, { FAIL_TO_PASS: ['a'], PASS_TO_PASS: ['b'] }).resolved,
+    ).toBe(true);
+    expect(gradeRun({ a: 'pass' }, { FAIL_TO_PASS: ['a'], PASS_TO_PASS: ['b'] })).toEqual({
+      resolved: false,
+      notPassing: ['b'],
+    });
+    expect(
+      gradeRun({ a: 'fail', b: 'pass' }, { FAIL_TO_PASS: ['a'], PASS_TO_PASS: ['b'] }).resolved,
+    ).toBe(false);
+  });
+
+  it('finds the registry entry of a monorepo folder from the patch paths', () => {
+    const entry = (id: string, path?: string) =>
+      ({
+        id,
+        owner: 'magma',
+        name: 'magma',
+        path,
+        language: 'go',
+        default_branch: 'master',
+        nf: 'library',
+        issues_repo: 'magma/magma',
+        license: 'BSD-3-Clause',
+        test: { scope: 'touched' },
+        image: 'go',
+      }) as never;
+    const entries = [
+      entry('magma/magma:lte/gateway/go', 'lte/gateway/go'),
+      entry('magma/magma:feg/gateway', 'feg/gateway'),
+    ];
+    expect(
+      registryEntryOf({ repo: 'magma/magma', patch: '+++ b/feg/gateway/x.go\n' }, entries),
+    ).toBe(entries[1]);
+    expect(
+      registryEntryOf({ repo: 'free5gc/amf', patch: '+++ b/x.go\n' }, entries),
+    ).toBeUndefined();
+  });
+
+  it('the gold patch resolves the good instance, the empty patch does not; a non-fix is dropped', async () => {
+    const verifier = swe5gVerifier(config, { stateDir: state, configFile });
+    const { summary, reproduced } = await verifier([good, bad]);
+    expect(summary.attempted).toBe(2);
+    expect(summary.gold_resolved).toBe(1);
+    expect(summary.rate).toBe(0.5);
+    expect(summary.empty_patch_resolved).toBe(0);
+    expect(summary.executor).toBe('local');
+    expect([...reproduced]).toEqual([good.instance_id]);
+    expect(summary.dropped).toEqual([
+      { instance_id: bad.instance_id, reason: expect.stringContaining(GO_F2P) },
+    ]);
+  });
+
+  it('verify of a written release re-runs it from its own rows', async () => {
+    const plan = planRelease({
+      dataset: swe5gDataset as never,
+      version: '1.0.0',
+      rows: [good],
+      createdAt: '2026-11-29T18:00:00Z',
+      provenance: {
+        gitSha: null,
+        configHash: 'c',
+        stageVersions: {},
+        inputHashes: {},
+        settings: {},
+        profile: null,
+        provenanceNotes: [],
+      },
+      funnel: [],
+      licenseEvidence: () => 'e',
+      verify: null,
+      snapshotLimitations: [],
+      previous: null,
+    });
+    const dir = writeRelease(state, plan).dir;
+    expect(readReleaseRows(dir)).toHaveLength(1);
+    const summary = await verifyRelease({
+      stateDir: state,
+      dataset: swe5gDataset as never,
+      version: '1.0.0',
+      verifier: swe5gVerifier(config, { stateDir: state, configFile }),
+    });
+    expect(summary).toMatchObject({ attempted: 1, gold_resolved: 1, empty_patch_resolved: 0 });
+    expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain(
+      'were not re-run before release',
+    );
+  });
+});
