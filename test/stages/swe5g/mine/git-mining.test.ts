@@ -322,7 +322,7 @@ describe('git mirror source', () => {
     );
     const cli = join(dirname(fileURLToPath(import.meta.url)), '../../../../bin/telebench.js');
     const state = join(root, 'state-cli');
-    const env = { ...process.env, CI: 'true' };
+    const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' };
     delete env.TELEBENCH_ISSUES_FROM;
     execFileSync(
       process.execPath,
