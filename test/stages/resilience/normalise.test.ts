@@ -209,9 +209,10 @@ describe('local sources from ../shared/data', () => {
   it('srsRANBench (GitHub, 1502 rows) keeps its own source name, never ot-lite', () => {
     const s = subset({
       name: 'srsranbench',
-      source: 'srsranbench-github',
+      source: 'srsranbench',
       adapter: 'gajjar-jsonl',
       file: 'srsranbench/srsRANBench.json',
+      sub_benchmark: 'srsranbench-github',
     });
     const path = s.path!;
     const out = buildSubset(
@@ -222,7 +223,7 @@ describe('local sources from ../shared/data', () => {
     );
     expect(out.items).toHaveLength(1502);
     expect(out.rejected).toHaveLength(0);
-    expect(out.items[5]!.sample_id).toBe('srsranbench-github:srsranbench:5');
+    expect(out.items[5]!.sample_id).toBe('srsranbench:srsranbench:5');
     expect(out.sub_benchmark).toBe('srsranbench-github');
     const gold = out.items.map((i) => i.gold_index);
     expect(gold.filter((g) => g === 0).length / gold.length).toBeCloseTo(0.76, 2);

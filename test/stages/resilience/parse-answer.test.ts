@@ -1,4 +1,6 @@
 import { describe, it, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import {
   parseChoiceAnswer,
   parseNumericAnswer,
@@ -148,5 +150,20 @@ describe('numeric answer parser and tolerance', () => {
     expect(parseNumber(' 1,234.5 ')).toBe(1234.5);
     expect(parseNumber('12 dB')).toBeNull();
     expect(firstNumber('about 7 × 10^3 bits')).toBe(7000);
+  });
+
+  it('prints all 154 published TeleMath answers exactly as the authors did', () => {
+    const rows = JSON.parse(
+      readFileSync(
+        resolve(
+          import.meta.dirname,
+          '../../../../shared/data/teleresiliencebench/AuxiliaryBenchmark.json',
+        ),
+        'utf8',
+      ),
+    ) as { correct_answer: string; incorrect_answer: string }[];
+    const texts = rows.flatMap((r) => [r.correct_answer, r.incorrect_answer]);
+    expect(texts).toHaveLength(154);
+    for (const t of texts) expect(pythonFloatRepr(Number(t))).toBe(t);
   });
 });
