@@ -11,11 +11,17 @@ import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import type { Resolved, TestGen } from '../types.js';
 import { bugCategory, specRefs } from './classify.js';
 import { readDiff, languageOfPath } from './diffinfo.js';
-import { intentTests, goPackageName, goImportPath, type GeneratedTests } from './emit.js';
+import {
+  intentTests,
+  goPackageName,
+  goImportPath,
+  pythonTestDir,
+  type GeneratedTests,
+} from './emit.js';
 import { applyPatch, removeScratch, runTests, scratchCheckout, type TestRun } from './executor.js';
 import { toGitPatch } from './patchfile.js';
 import { deriveFixSites, type FixSite, type SiteNote } from './patterns.js';
-import { goDirectCall } from './strategyA.js';
+import { goDirectCall, pythonDirectCall } from './strategyA.js';
 import type { TestgenSettings } from './config.js';
 
 /**
@@ -269,10 +275,11 @@ export async function generateTestGen(
   }
   const bug_category = bugCategory(r.patch, text, sites);
 
-  // Strategy A (Go): first function whose direct call flips.
+  // Strategy A (Go; Python with None): the first function whose direct call flips.
   const aReasons: string[] = [];
   let aCheck: FlipCheck | undefined;
-  if (settings.strategy_a && r.language === 'go') {
+  const aLanguage = r.language === 'go' || r.language === 'python';
+  if (settings.strategy_a && aLanguage) {
     t = Date.now();
     const byFn = new Map<string, FixSite[]>();
     for (const s of sites)
@@ -283,20 +290,31 @@ export async function generateTestGen(
     for (const group of byFn.values()) {
       const s0 = group[0]!;
       const src = readFix(s0.file) ?? '';
-      const pkg = goPackageName(src);
-      if (!pkg) {
-        aReasons.push(`${s0.function}: no package clause`);
-        continue;
+      let path: string;
+      let idOf: (testName: string) => string;
+      let call;
+      if (r.language === 'go') {
+        const pkg = goPackageName(src);
+        if (!pkg) {
+          aReasons.push(`${s0.function}: no package clause`);
+          continue;
+        }
+        call = await goDirectCall(src, pkg, group);
+        const dir = posix.dirname(s0.file);
+        path = dir === '.' ? 'f2p_call_test.go' : `${dir}/f2p_call_test.go`;
+        idOf = (n) => `${goImportPath(dir, readFix)}::${n}`;
+      } else {
+        const dir = pythonTestDir((p) => readBase(p) !== null);
+        path = dir === '.' ? 'test_f2p_call.py' : `${dir}/test_f2p_call.py`;
+        call = await pythonDirectCall(src, path, group);
+        idOf = (n) => `${path}::${n}`;
       }
-      const call = await goDirectCall(src, pkg, group);
       if (!call.ok) {
         aReasons.push(call.reason);
         continue;
       }
-      const dir = posix.dirname(s0.file);
-      const path = dir === '.' ? 'f2p_call_test.go' : `${dir}/f2p_call_test.go`;
       const patch = toGitPatch([{ path, content: call.content, before: readBase(path) }]);
-      const id = `${goImportPath(dir, readFix)}::${call.testName}`;
+      const id = idOf(call.testName);
       aCheck = await checkFlip(gitDir, r, patch, [id], settings.test_timeout_s * 1000, runner);
       if (aCheck.ok) {
         timings.strategy_a_ms = Date.now() - t;
@@ -304,7 +322,7 @@ export async function generateTestGen(
           testgen: {
             ...base,
             strategy: 'A',
-            strategy_reason: `A: ${call.function} called with nil/zero inputs panics at base_commit and returns after the fix`,
+            strategy_reason: `A: ${call.function} called with ${r.language === 'go' ? 'nil/zero' : 'None'} inputs ${r.language === 'go' ? 'panics' : 'raises'} at base_commit and returns after the fix`,
             f2p_test_patch: patch,
             FAIL_TO_PASS: [id],
             bug_category,
@@ -318,8 +336,8 @@ export async function generateTestGen(
       aReasons.push(`direct call of ${call.function} ${aCheck.reason}`);
     }
     timings.strategy_a_ms = Date.now() - t;
-  } else if (r.language !== 'go') {
-    aReasons.push(`Strategy A is for Go; ${r.language} uses Strategy B`);
+  } else if (!aLanguage) {
+    aReasons.push(`Strategy A is for Go and Python; ${r.language} uses Strategy B`);
   } else {
     aReasons.push('Strategy A disabled (swe5g.testgen.strategy_a: false)');
   }
@@ -358,7 +376,7 @@ export async function generateTestGen(
     sites,
     notes,
     strategyA: {
-      tried: settings.strategy_a && r.language === 'go',
+      tried: settings.strategy_a && aLanguage,
       reason: aReasons.join('; '),
       ...(aCheck ? { check: aCheck } : {}),
     },

@@ -45,7 +45,9 @@ describe('swe5g.testgen on a Python `is None` fix (pytest)', () => {
     );
     const gen = await generateTestGen(repo.dir, resolvedOf(repo, fix, 'python'), settings);
     expect(gen.testgen.strategy).toBe('B');
-    expect(gen.testgen.strategy_reason).toMatch(/Strategy A is for Go; python uses Strategy B/);
+    expect(gen.testgen.strategy_reason).toMatch(
+      /Strategy A not used: direct call of SessionHandler.release does not pass at merge_commit/,
+    );
     const id = 'tests/test_f2p_intent.py::test_f2p_SessionHandler_release';
     expect(gen.testgen.FAIL_TO_PASS).toEqual([id]);
     expect(gen.checkB?.ok).toBe(true);
@@ -76,6 +78,30 @@ describe('swe5g.testgen on a Python `is None` fix (pytest)', () => {
       );
       expect({ name, status: run.statuses[id] }).toEqual({ name, status: 'failed' });
     }
+  });
+});
+
+describe('swe5g.testgen Python Strategy A (a call with None must not raise)', () => {
+  it('calls a module-level function with None: raises at the parent, returns after the fix', async () => {
+    const SRC = 'def pdu_type(session, default="ipv4"):\n    return session.upper()\n';
+    const repo = buildRepo({ 'smf/__init__.py': '', 'smf/pdu.py': SRC, 'tests/__init__.py': '' });
+    repos.push(repo);
+    const fix = repo.commit(
+      {
+        'smf/pdu.py': SRC.replace(
+          '    return session',
+          '    if session is None:\n        return default\n    return session',
+        ),
+      },
+      'fix None session',
+    );
+    const gen = await generateTestGen(repo.dir, resolvedOf(repo, fix, 'python'), settings);
+    expect(gen.testgen.strategy).toBe('A');
+    expect(gen.testgen.FAIL_TO_PASS).toEqual(['tests/test_f2p_call.py::test_f2p_call_pdu_type']);
+    expect(gen.testgen.f2p_test_patch).toContain('mod.pdu_type(None)');
+    expect(gen.strategyA.check?.parent?.log).toMatch(
+      /pdu_type raised AttributeError on None input/,
+    );
   });
 });
 
