@@ -39,7 +39,7 @@ export const llmEndpointSchema = z.strictObject({
   concurrency: z.number().int().min(1).max(256).default(1),
   /** Stream the answer (NDJSON / SSE) so slow servers are judged by the idle timeout. */
   stream: z.boolean().default(true),
-  /** Abort when no byte arrives for this long. */
+  /** Abort when no byte arrives for this long (with `stream: false`, a limit on the whole answer). */
   idle_timeout_ms: ms.min(1).default(300_000),
   /** Abort after this total time (0: none). */
   timeout_ms: ms.default(0),

@@ -72,6 +72,7 @@ export async function sendRequest(
   endpoint: string,
   options: { signal?: AbortSignal; onChunk?: (text: string) => void } = {},
 ): Promise<HttpResponse> {
+  if (options.signal?.aborted) throw options.signal.reason ?? new Error('aborted');
   const controller = new AbortController();
   let timedOut: 'idle' | 'total' | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
