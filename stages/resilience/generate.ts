@@ -81,9 +81,10 @@ export function* loadedItems(ctx: StageContext<unknown>): Iterable<PromptedItem>
  * The context window for a set of prompts: `paper` gives 2048; `default` gives the largest prompt
  * after the providers' safety margin plus the output budget, rounded up to 1024; a number in the
  * configuration wins over both.
- * @param prompts prompt texts (one user message each)
+ * @param promptTokens cl100k counts of the prompt texts (one user message each); the chat
+ *   overhead of {@link estimatePromptTokens} (4 per message + 3) is added here
  */
-export function chooseNumCtx(g: GeneratorConfig, prompts: Iterable<string>): number {
+export function chooseNumCtx(g: GeneratorConfig, promptTokens: Iterable<number>): number {
   if (g.num_ctx !== 'auto') return g.num_ctx;
   if (g.profile === 'paper') return PAPER_PROFILE.numCtx;
   const policy = {
@@ -91,9 +92,10 @@ export function chooseNumCtx(g: GeneratorConfig, prompts: Iterable<string>): num
     marginTokens: g.llm.prompt_check.margin_tokens,
     slackTokens: g.llm.prompt_check.limit_slack_tokens,
   };
+  const overhead = estimatePromptTokens([{ role: 'user', content: '' }]);
   let max = 0;
-  for (const p of prompts) {
-    const need = requiredContext(estimatePromptTokens([{ role: 'user', content: p }]), policy);
+  for (const n of promptTokens) {
+    const need = requiredContext(n + overhead, policy);
     if (need > max) max = need;
   }
   return Math.ceil((max + g.num_predict + 1) / 1024) * 1024;
@@ -183,7 +185,7 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
     const items = [...loadedItems(ctx)];
     const numCtx = chooseNumCtx(
       g,
-      items.map((i) => i.prompt),
+      items.map((i) => i.prompt_tokens_cl100k),
     );
     const info = modelInfoHolder(ctx).info;
     if (info?.contextLength && numCtx > info.contextLength) {
