@@ -9,10 +9,13 @@
  *    it is never sent and never scored.
  * 2. After: the server's prompt count (`prompt_eval_count`, `usage.prompt_tokens`) at
  *    `numCtx - slackTokens` or above means the server hit the window and may have cut the prompt
- *    (Ollama keeps exactly `num_ctx` tokens when it truncates): `promptTruncated`. A count the server
+ *    (Ollama keeps exactly `num_ctx` tokens when it truncates; its runner logs `truncating input
+ *    prompt limit=4096 prompt=7268 keep=4 new=4096`): `promptTruncated`. A count the server
  *    omits (some Ollama versions drop `prompt_eval_count`, others leave out tokens served from the
  *    prompt cache, so the count can be far below the real size) cannot prove anything: the flag then
- *    rests on check 1, and `promptTokensLocal` is recorded beside it.
+ *    rests on check 1, and `promptTokensLocal` is recorded beside it. cl100k can undercount: Qwen
+ *    tokenizers give every digit its own token where cl100k groups three, so a number-dense prompt
+ *    (tables, TeleMath) may pass check 1 and still reach the window; check 2 catches that case.
  *    `done_reason` / `finish_reason` `length` (or, when the server gives no reason, an output count
  *    at the budget) is `budgetExhausted`.
  */
