@@ -1,0 +1,62 @@
+/**
+ * verify in fresh containers on the real Docker engine (runs, never skips, when CI=true): the
+ * released row of the Go fixture is rebuilt from its own fields and recipe (offline base image),
+ * the gold patch resolves it and the empty patch does not.
+ */
+import { describe, it, expect, beforeAll } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DockerClient } from '../../../pipeline/providers/docker/client.js';
+import { goFixture, GO_F2P, GO_P2P } from '../../fixtures/repos/go-nil.js';
+import { ensureTestBase, resolveFixture, testSettings } from '../../fixtures/repos/harness.js';
+import { swe5gVerifier } from '../../../stages/release/verifier.js';
+import { swe5gRowOf } from '../../../stages/release/collect.js';
+import type { Swe5gRow } from '../../../datasets/index.js';
+import { validated } from './rows.js';
+
+const docker = new DockerClient();
+let state: string;
+let row: Swe5gRow;
+
+beforeAll(async () => {
+  await docker.ping();
+  await ensureTestBase(docker);
+  const root = mkdtempSync(join(tmpdir(), 'verify-docker-'));
+  state = join(root, 'state');
+  const fx = goFixture(join(root, 'src'), 'good');
+  const res = await resolveFixture(fx, state);
+  row = swe5gRowOf(
+    validated(res.repo, res.pr_number, {
+      instance_id: res.instance_id,
+      base_commit: res.base_commit,
+      environment_setup_commit: res.environment_setup_commit,
+      version: res.version,
+      patch: res.patch,
+      test_patch: res.test_patch + fx.testgen.f2p_test_patch,
+      FAIL_TO_PASS: [GO_F2P],
+      PASS_TO_PASS: GO_P2P,
+      image_recipe: 'go',
+    }),
+  )!;
+  writeFileSync(join(root, 'config.yaml'), 'version: 1\n');
+}, 900_000);
+
+describe('verify with the Docker executor', () => {
+  it('gold patch resolves, empty patch does not, in fresh containers', async () => {
+    const verifier = swe5gVerifier(
+      { swe5g: { environments: testSettings() } },
+      { stateDir: state, configFile: join(state, '..', 'config.yaml') },
+    );
+    const { summary, reproduced } = await verifier([row]);
+    expect(summary).toMatchObject({
+      attempted: 1,
+      gold_resolved: 1,
+      rate: 1,
+      empty_patch_resolved: 0,
+      executor: 'docker',
+      dropped: [],
+    });
+    expect(reproduced.has(row.instance_id)).toBe(true);
+  }, 900_000);
+});
