@@ -37,10 +37,8 @@ const releaseWiring: ReleaseCommandWiring = {
 stages.push(
   ...localReleaseStages({
     wiring: releaseWiring,
-    swe5gFinal: stages.some((s) => s.name === 'swe5g.validate') ? 'swe5g.validate' : null,
-    resilienceFinal: stages.some((s) => s.name === 'resilience.instances')
-      ? 'resilience.instances'
-      : null,
+    swe5gFinal: 'swe5g.validate',
+    resilienceFinal: 'resilience.instances',
     verifier: swe5gVerifier,
   }),
 );

@@ -33,7 +33,8 @@ export interface LocalReleaseOutput {
 export function makeLocalReleaseStage(args: {
   name: string;
   dataset: DatasetDefinition;
-  needs: readonly string[];
+  /** Evaluated when the runner reads `needs`, so stages registered later are still seen. */
+  needs: () => readonly string[];
   wiring: ReleaseWiring;
   verifier: (config: unknown, env: VerifierEnv) => Verifier | null;
 }): Stage<
@@ -42,10 +43,14 @@ export function makeLocalReleaseStage(args: {
   unknown
 > {
   const { dataset, wiring } = args;
-  return defineStage({
+  const stage = defineStage<
+    { dataset: string; version: string; source: string; rows: string; funnel: string },
+    LocalReleaseOutput,
+    unknown
+  >({
     name: args.name,
     version: 1,
-    needs: args.needs,
+    needs: [],
     description: `Local release of ${dataset.prettyName} under <state>/releases/${dataset.id}/ (no upload).`,
     *plan(ctx) {
       const cfg = releaseSettings(ctx.config);
@@ -99,27 +104,34 @@ export function makeLocalReleaseStage(args: {
       }
     },
   });
+  Object.defineProperty(stage, 'needs', { get: args.needs, enumerable: true });
+  return stage;
 }
 
-/** The two local release stages, wired to the registry. */
+/**
+ * The two local release stages. Each needs its branch's final stage when that stage is registered
+ * (`swe5g.validate`, `resilience.instances`), checked whenever the runner asks.
+ */
 export function localReleaseStages(args: {
   wiring: ReleaseWiring;
-  swe5gFinal: string | null;
-  resilienceFinal: string | null;
+  swe5gFinal: string;
+  resilienceFinal: string;
   verifier: (config: unknown, env: VerifierEnv) => Verifier | null;
 }): Stage<never, LocalReleaseOutput, unknown>[] {
   return [
     makeLocalReleaseStage({
       name: 'release.swe5g',
       dataset: swe5gDataset as unknown as DatasetDefinition,
-      needs: args.swe5gFinal ? [args.swe5gFinal] : [],
+      needs: () =>
+        args.wiring.stageVersion(args.swe5gFinal) !== undefined ? [args.swe5gFinal] : [],
       wiring: args.wiring,
       verifier: args.verifier,
     }),
     makeLocalReleaseStage({
       name: 'release.resilience',
       dataset: resilienceDataset as unknown as DatasetDefinition,
-      needs: args.resilienceFinal ? [args.resilienceFinal] : [],
+      needs: () =>
+        args.wiring.stageVersion(args.resilienceFinal) !== undefined ? [args.resilienceFinal] : [],
       wiring: args.wiring,
       verifier: () => null,
     }),
