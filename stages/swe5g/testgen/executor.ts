@@ -33,6 +33,7 @@ export async function runCommand(
   cwd: string,
   timeoutMs: number,
   env: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<{ code: number | null; out: string; timedOut: boolean }> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(cmd, args, {
@@ -48,9 +49,17 @@ export async function runCommand(
     child.stdout.on('data', add);
     child.stderr.on('data', add);
     let timedOut = false;
+    const kill = (): void => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+      }
+    };
+    signal?.addEventListener('abort', kill, { once: true });
     const timer = setTimeout(() => {
       timedOut = true;
-      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      kill();
     }, timeoutMs);
     child.on('error', (err) => {
       clearTimeout(timer);
@@ -64,6 +73,7 @@ export async function runCommand(
     });
     child.on('close', (code) => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', kill);
       resolvePromise({ code, out: out.slice(0, 1 << 16), timedOut });
     });
   });
@@ -118,7 +128,7 @@ const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /**
  * Runs the given test ids (contract format `<package-or-file>::<test>`) in `dir`.
- * Go: `go test -v -run` per import path; Python: pytest node ids; C: `meson test` (suite `f2p`)
+ * Go: `go test -v -run` per import path (the test binary may run at most 120 s); Python: pytest node ids; C: `meson test` (suite `f2p`)
  * or `make <target>`.
  * @param timeoutMs per command
  */
@@ -127,6 +137,7 @@ export async function runTests(
   language: 'go' | 'c' | 'python',
   ids: string[],
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<TestRun> {
   const t0 = Date.now();
   const statuses: Record<string, TestStatus> = Object.fromEntries(
@@ -144,10 +155,20 @@ export async function runTests(
     for (const [pkg, names] of byPkg) {
       const r = await runCommand(
         'go',
-        ['test', '-count=1', '-v', '-run', `^(${names.map(escapeRe).join('|')})$`, pkg],
+        [
+          'test',
+          '-count=1',
+          '-timeout',
+          `${Math.min(120, Math.max(10, Math.floor(timeoutMs / 1000) - 5))}s`,
+          '-v',
+          '-run',
+          `^(${names.map(escapeRe).join('|')})$`,
+          pkg,
+        ],
         dir,
         timeoutMs,
         { GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
+        signal,
       );
       log += r.out;
       exitCode = r.code;
@@ -169,6 +190,8 @@ export async function runTests(
       ['-m', 'pytest', '-rA', '-p', 'no:cacheprovider', ...ids],
       dir,
       timeoutMs,
+      {},
+      signal,
     );
     log = r.out;
     exitCode = r.code;
@@ -181,9 +204,17 @@ export async function runTests(
   } else {
     const meson = ids.some((i) => i.startsWith('f2p::'));
     if (meson) {
-      const s = await runCommand('meson', ['setup', '_f2p_build'], dir, timeoutMs);
-      log += s.out;
-      if (s.code !== 0) buildFailed = true;
+      for (const args of [
+        ['setup', '_f2p_build'],
+        ['compile', '-C', '_f2p_build'],
+      ]) {
+        const s = await runCommand('meson', args, dir, timeoutMs, {}, signal);
+        log += s.out;
+        if (s.code !== 0) {
+          buildFailed = true;
+          break;
+        }
+      }
     }
     for (const id of ids) {
       if (buildFailed) break;
@@ -191,14 +222,23 @@ export async function runTests(
       const r = meson
         ? await runCommand(
             'meson',
-            ['test', '-C', '_f2p_build', '--suite', 'f2p', name],
+            ['test', '-C', '_f2p_build', '--no-rebuild', '--suite', 'f2p', name],
             dir,
             timeoutMs,
+            {},
+            signal,
           )
-        : await runCommand('make', ['--no-print-directory', name], dir, timeoutMs);
+        : await runCommand('make', ['--no-print-directory', name], dir, timeoutMs, {}, signal);
       log += r.out;
       exitCode = r.code;
-      statuses[id] = r.code === 0 ? 'passed' : 'failed';
+      if (meson) {
+        // meson prints one line per test: " 1/1 f2p_x   OK   0.01s" (or FAIL, ERROR, TIMEOUT)
+        const line = r.out.split('\n').find((l) => new RegExp(`\\s${escapeRe(name)}\\s`).test(l));
+        statuses[id] = !line ? 'missing' : /\sOK\s/.test(line) ? 'passed' : 'failed';
+      } else {
+        statuses[id] =
+          r.code === 0 ? 'passed' : /No rule to make target/.test(r.out) ? 'missing' : 'failed';
+      }
     }
   }
   return {

@@ -54,10 +54,19 @@ export type TestRunner = (
   language: 'go' | 'c' | 'python',
   ids: string[],
   timeoutMs: number,
+  signal?: AbortSignal,
 ) => Promise<TestRun & { applyError: string | null }>;
 
 /** Default {@link TestRunner}: host toolchain in a `git archive` scratch copy. */
-export const hostRunner: TestRunner = async (gitDir, commit, patch, language, ids, timeoutMs) => {
+export const hostRunner: TestRunner = async (
+  gitDir,
+  commit,
+  patch,
+  language,
+  ids,
+  timeoutMs,
+  signal,
+) => {
   const dir = await scratchCheckout(gitDir, commit);
   try {
     const applyError = await applyPatch(dir, patch);
@@ -70,7 +79,7 @@ export const hostRunner: TestRunner = async (gitDir, commit, patch, language, id
         durationMs: 0,
         applyError,
       };
-    return { ...(await runTests(dir, language, ids, timeoutMs)), applyError: null };
+    return { ...(await runTests(dir, language, ids, timeoutMs, signal)), applyError: null };
   } finally {
     removeScratch(dir);
   }

@@ -172,3 +172,28 @@ describe('swe5g.testgen on a C NULL check (meson suite f2p)', () => {
     }
   });
 });
+
+describe('swe5g.testgen on a C NULL check (Makefile target)', () => {
+  it('registers f2p_<fn> as a make target that fails at the parent and passes after the fix', async () => {
+    const repo = buildRepo({ Makefile: 'all:\n\tcc -c src/get.c -o get.o\n', 'src/get.c': C });
+    repos.push(repo);
+    const fix = repo.commit(
+      {
+        'src/get.c': C.replace(
+          '    return *p->v;',
+          '    if (NULL == p->v) return -1;\n    return *p->v;',
+        ),
+      },
+      'fix NULL v',
+    );
+    const gen = await generateTestGen(repo.dir, resolvedOf(repo, fix, 'c'), settings);
+    expect(gen.testgen.FAIL_TO_PASS).toEqual(['make::f2p_get_value']);
+    expect(gen.testgen.f2p_test_patch).toMatch(
+      /\+f2p_get_value:\n\+\tpython3 f2p\/f2p_check.py f2p\/f2p_get_value.json/,
+    );
+    expect(gen.checkB?.ok).toBe(true);
+    expect(gen.checkB?.parent?.log).toMatch(
+      /get_value in src\/get.c does not contain the expected fix \(site 1 of 1\)/,
+    );
+  });
+});
