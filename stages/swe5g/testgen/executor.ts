@@ -172,10 +172,8 @@ export async function runTests(
       );
       log += r.out;
       exitCode = r.code;
-      if (
-        /\[(build|setup) failed\]/.test(r.out) ||
-        (/^# /m.test(r.out) && !/^=== RUN/m.test(r.out))
-      )
+      // no test binary ran: compile error, [setup failed], or `go:` module errors
+      if (/\[(build|setup) failed\]/.test(r.out) || (r.code !== 0 && !/^=== RUN/m.test(r.out)))
         buildFailed = true;
       for (const n of names) {
         if (new RegExp(`^\\s*--- PASS: ${escapeRe(n)} `, 'm').test(r.out))
