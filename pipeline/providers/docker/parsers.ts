@@ -164,7 +164,22 @@ export function parsePytestJUnit(text: string): ParsedRun {
  * `result`: OK, FAIL, SKIP, TIMEOUT, EXPECTEDFAIL, UNEXPECTEDPASS, ERROR). Id: `<suite>::<name>`
  * (first suite without its `project:` prefix; `meson` when meson 1.0 writes no suite).
  */
-export function parseMesonTestLog(text: string): ParsedRun {
+export function parseMesonTestLog(text: string, introspectTests?: string): ParsedRun {
+  // meson 1.0 writes no suite into testlog.json; `meson introspect --tests` (also meson's own
+  // output) maps each test name to its suites.
+  const suiteOf = new Map<string, string[]>();
+  if (introspectTests) {
+    try {
+      for (const t of JSON.parse(introspectTests) as { name?: unknown; suite?: unknown }[])
+        if (typeof t.name === 'string' && Array.isArray(t.suite))
+          suiteOf.set(t.name, t.suite.map(String));
+    } catch (err) {
+      throw new SkipItem(
+        'ambiguous_log',
+        `meson introspect output is not JSON: ${(err as Error).message}`,
+      );
+    }
+  }
   const tests: Record<string, TestStatus> = {};
   let timed_out = false;
   for (const line of text.split('\n')) {
@@ -175,11 +190,13 @@ export function parseMesonTestLog(text: string): ParsedRun {
     } catch {
       continue; // a truncated last line after a kill: ignored, the exit code decides
     }
-    const suites = Array.isArray(ev.suite) ? (ev.suite as unknown[]).map(String) : [];
-    // meson writes `project:suite` entries (newer versions); older ones write no suite at all
+    const name = String(ev.name ?? '').replace(/^[^:]+:/, '');
+    const suites = Array.isArray(ev.suite)
+      ? (ev.suite as unknown[]).map(String)
+      : (suiteOf.get(name) ?? []);
+    // suites are `project:suite`; `meson` when none is known
     const first = suites[0] ?? 'meson';
     const suite = first.includes(':') ? first.slice(first.indexOf(':') + 1) : first;
-    const name = String(ev.name ?? '').replace(/^[^:]+:/, '');
     const result = String(ev.result ?? '');
     if (result === 'TIMEOUT') timed_out = true;
     tests[`${suite}::${name}`] =

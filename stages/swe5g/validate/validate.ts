@@ -106,8 +106,8 @@ export function testCommand(
     };
   }
   return {
-    command: `${cd}(meson setup .telebench/build >/dev/null && meson compile -C .telebench/build) || exit 97; meson test -C .telebench/build --print-errorlogs -t 1`,
-    collect: [`${pre}.telebench/build/meson-logs/testlog.json`],
+    command: `${cd}(meson setup .telebench/build >/dev/null && meson compile -C .telebench/build && meson introspect --tests .telebench/build > .telebench/tests.json) || exit 97; meson test -C .telebench/build --print-errorlogs -t 1`,
+    collect: [`${pre}.telebench/build/meson-logs/testlog.json`, `${pre}.telebench/tests.json`],
   };
 }
 
@@ -133,7 +133,7 @@ export function parseStep(recipe: RecipeName, r: StepResult, collect: string[]):
       timed_out: false,
     };
   }
-  return parseMesonTestLog(file);
+  return parseMesonTestLog(file, r.collected[collect[1] ?? '']);
 }
 
 /** Per-test output lines of a Go JSON log (for environmental reasons). */

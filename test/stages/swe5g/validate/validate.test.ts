@@ -1,0 +1,166 @@
+import { describe, it, expect, beforeAll } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
+import {
+  DockerExecutor,
+  LocalExecutor,
+  type Executor,
+} from '../../../../pipeline/providers/docker/executor.js';
+import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
+import { validateInstance, type Validated } from '../../../../stages/swe5g/validate/validate.js';
+import { SkipItem } from '../../../../pipeline/errors.js';
+import { goFixture, GO_F2P, GO_P2P, type GoVariant } from '../../../fixtures/repos/go-nil.js';
+import { cFixture, C_F2P, C_P2P } from '../../../fixtures/repos/c-null.js';
+import { pyFixture, PY_F2P, PY_P2P } from '../../../fixtures/repos/py-none.js';
+import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
+import type { Fixture } from '../../../fixtures/repos/builder.js';
+
+const docker = new DockerClient();
+let root: string;
+let state: string;
+
+beforeAll(async () => {
+  await docker.ping();
+  await ensureTestBase(docker);
+  root = mkdtempSync(join(tmpdir(), 'telebench-validate-'));
+  state = join(root, 'state');
+});
+
+/** candidate -> resolved -> built -> validated (or the SkipItem) with `executor`. */
+async function validate(
+  fx: Fixture,
+  kind: 'docker' | 'local' = 'docker',
+  over: Record<string, unknown> = {},
+): Promise<{ v?: Validated; skip?: SkipItem; logs: Map<string, string> }> {
+  const settings = testSettings({ executor: kind, ...over });
+  const res = await resolveFixture(fx, state);
+  const built = await buildInstanceImages(res, { docker, settings, stateDir: state });
+  const executor: Executor = kind === 'docker' ? new DockerExecutor(docker) : new LocalExecutor();
+  const logs = new Map<string, string>();
+  try {
+    const v = await validateInstance(
+      { resolved: res, testgen: fx.testgen, built },
+      {
+        executor,
+        settings,
+        saveLog: (step, text) => {
+          logs.set(step, text);
+          return `digest-${step}`;
+        },
+      },
+    );
+    return { v, logs };
+  } catch (err) {
+    if (err instanceof SkipItem) return { skip: err, logs };
+    throw err;
+  }
+}
+
+const go = (v: GoVariant): Fixture => goFixture(join(root, 'src'), v);
+
+describe('swe5g.validate in Docker', () => {
+  it('Go nil-pointer fix with a generated F2P test: validated with FAIL_TO_PASS and PASS_TO_PASS', async () => {
+    const { v, skip, logs } = await validate(go('good'));
+    expect(skip?.message).toBeUndefined();
+    expect(v!.FAIL_TO_PASS).toEqual([GO_F2P]);
+    expect(v!.PASS_TO_PASS).toEqual(GO_P2P);
+    expect(v!.executor).toBe('docker');
+    expect(v!.toolchain).toMatch(/^go1\./);
+    expect(Object.keys(v!.step_logs)).toEqual([
+      'parent_p2p',
+      'parent_f2p',
+      'fix_1',
+      'fix_2',
+      'fix_3',
+    ]);
+    expect(v!.images.instance).toMatch(/^telebench-instance:/);
+    expect(v!.test_patch).toContain('TestHandleNGSetupRequestNilGNbId');
+    expect(v!.patch).not.toContain('_test.go');
+    expect(logs.get('parent_f2p')).toContain('nil pointer dereference');
+  });
+
+  it('Go PR that ships its test: FAIL_TO_PASS found from the test_patch', async () => {
+    const { v, skip } = await validate(go('shipped'));
+    expect(skip?.message).toBeUndefined();
+    expect(v!.FAIL_TO_PASS).toEqual([GO_F2P]);
+    expect(v!.PASS_TO_PASS).toEqual(GO_P2P);
+  });
+
+  it('C NULL dereference (meson): validated', async () => {
+    const { v, skip } = await validate(cFixture(join(root, 'src')));
+    expect(skip?.message).toBeUndefined();
+    expect(v!.FAIL_TO_PASS).toEqual([C_F2P]);
+    expect(v!.PASS_TO_PASS).toEqual([C_P2P]);
+    expect(v!.toolchain).toMatch(/^gcc /);
+  });
+
+  it('Python None bug (pytest): validated', async () => {
+    const { v, skip } = await validate(pyFixture(join(root, 'src')));
+    expect(skip?.message).toBeUndefined();
+    expect(v!.FAIL_TO_PASS).toEqual([PY_F2P]);
+    expect(v!.PASS_TO_PASS).toEqual([PY_P2P]);
+    expect(v!.toolchain).toMatch(/^python 3\./);
+  });
+
+  it.each([
+    ['badfix', 'f2p_fails_after_fix'],
+    ['forge', 'f2p_fails_after_fix'],
+    ['buildfail', 'build_failed_at_parent'],
+    ['flaky', 'flaky'],
+    ['hang', 'timeout'],
+    ['envfail', 'p2p_fails_at_parent'],
+  ] as const)('negative case %s ends as %s', async (variant, reason) => {
+    const { v, skip } = await validate(go(variant));
+    expect(v).toBeUndefined();
+    expect(skip?.code).toBe(reason);
+  });
+
+  it('forged pass lines reach the log but not the verdict', async () => {
+    const { skip, logs } = await validate(go('forge'));
+    expect(skip?.code).toBe('f2p_fails_after_fix');
+    expect(logs.get('fix_1')).toContain('--- PASS: TestHandleNGSetupRequestNilGNbId');
+  });
+
+  it('pass_to_pass_policy drop-failing drops a test failing at the parent and names the environmental reason', async () => {
+    const { v, skip } = await validate(go('envfail'), 'docker', {
+      pass_to_pass_policy: 'drop-failing',
+    });
+    expect(skip?.message).toBeUndefined();
+    expect(v!.FAIL_TO_PASS).toEqual([GO_F2P]);
+    expect(v!.PASS_TO_PASS).not.toContain('example.com/amfmini/ngap::TestNeedsMongo');
+    expect(v!.dropped_failing_at_parent).toEqual([
+      {
+        test: 'example.com/amfmini/ngap::TestNeedsMongo',
+        reason: 'needs a network service (database or peer)',
+      },
+    ]);
+  });
+});
+
+describe('swe5g.validate with the local executor', () => {
+  it('Go fix validated on the host toolchain', async () => {
+    const { v, skip } = await validate(go('good'), 'local');
+    expect(skip?.message).toBeUndefined();
+    expect(v!.executor).toBe('local');
+    expect(v!.FAIL_TO_PASS).toEqual([GO_F2P]);
+    expect(v!.PASS_TO_PASS).toEqual(GO_P2P);
+  });
+
+  it('Python fix validated on the host', async () => {
+    const { v, skip } = await validate(pyFixture(join(root, 'src')), 'local');
+    expect(skip?.message).toBeUndefined();
+    expect(v!.FAIL_TO_PASS).toEqual([PY_F2P]);
+  });
+
+  it.each([
+    ['badfix', 'f2p_fails_after_fix'],
+    ['forge', 'f2p_fails_after_fix'],
+    ['buildfail', 'build_failed_at_parent'],
+    ['flaky', 'flaky'],
+  ] as const)('negative case %s ends as %s', async (variant, reason) => {
+    const { skip } = await validate(go(variant), 'local');
+    expect(skip?.code).toBe(reason);
+  });
+});
