@@ -22,8 +22,10 @@ import { startLlmServer } from '../test/servers/llm-server.js';
 import { runPipeline } from '../pipeline/runner.js';
 import { openState } from '../pipeline/state.js';
 import { EventBus } from '../pipeline/events.js';
-import { registry, appConfigSchema } from '../stages/index.js';
-import { resiliencePipeline } from '../stages/resilience/pipeline.js';
+import { resiliencePipeline, resilienceStages } from '../stages/resilience/pipeline.js';
+import { resilienceConfigSchema } from '../stages/resilience/config.js';
+import { engineConfigShape } from '../pipeline/config/schema.js';
+import { z } from 'zod';
 import { parseConfigText } from '../pipeline/config/load.js';
 import { createProvider } from '../pipeline/providers/llm/config.js';
 import pLimit from 'p-limit';
@@ -96,7 +98,13 @@ resilience:
       endpoints: [{ kind: ollama, base_url: ${server.url}, concurrency: ${PARALLEL} }]
 `;
   writeFileSync(configFile, text);
-  const config = parseConfigText(text, configFile, appConfigSchema);
+  // Only this branch's stages and configuration section (the bench does not depend on the others).
+  const config = parseConfigText(
+    text,
+    configFile,
+    z.strictObject({ ...engineConfigShape, resilience: resilienceConfigSchema }),
+  );
+  const registry = new Map(resilienceStages.map((st) => [st.name, st]));
   const state = openState(join(dir, 'state'));
   const bus = new EventBus();
   let generateMs = 0;
