@@ -9,10 +9,12 @@
  *   `<think>...</think>` inside the content; streaming (NDJSON for Ollama, SSE for OpenAI with
  *   `stream_options.include_usage`) and single JSON bodies.
  * - Token counts with a Qwen-like tokenizer ({@link modelTokens}) and a ChatML template (5
- *   tokens per message and 3 for the reply primer): `prompt_eval_count` is the prompt's size, capped at `num_ctx` (Ollama
- *   keeps `num_ctx` tokens when it truncates a prompt silently); the output is cut at `num_predict`
- *   / `max_tokens` with `done_reason: length`. With `promptCache`, a prompt sharing a token prefix
- *   with an earlier one reports only the new tokens (at least 1), as Ollama does.
+ *   tokens per message and 3 for the reply primer). A prompt over `num_ctx` is refused (400
+ *   `exceed_context_size_error`) when the request says `truncate: false`, else cut silently: to
+ *   about half the window (current Ollama) or to exactly `num_ctx` (`ollamaBehaviour: legacy`).
+ *   The output is cut at `num_predict` / `max_tokens`, and with `shift: false` at the window, with
+ *   `done_reason: length`. With `promptCache`, a prompt sharing a token prefix with an earlier one
+ *   reports only the new tokens (at least 1), as Ollama does.
  * - Unknown model: HTTP 404 `{"error":"model \"x\" not found, try pulling it first"}`.
  * - A script entry can force any status (429 with `retry-after`, 500), a raw body, a delay before
  *   the headers, a stall in the middle of a stream, a stream cut before its final chunk.
@@ -105,6 +107,12 @@ export interface LlmServerOptions {
   fallback?: ScriptEntry;
   /** Rules tried before the queue: the first whose `match` matches the last user message. */
   rules?: ScriptedReply[];
+  /**
+   * `current` (default): honours Ollama's `truncate: false` (400 `exceed_context_size_error`) and
+   * `shift: false` (the answer stops at the window with `length`); a prompt over num_ctx otherwise
+   * keeps about half the window. `legacy`: ignores both fields and keeps exactly num_ctx tokens.
+   */
+  ollamaBehaviour?: 'current' | 'legacy';
   /** Simulate Ollama's prompt cache (see the module comment). */
   promptCache?: boolean;
   /** Milliseconds every chat request takes before its headers (added to a reply's `delayMs`). */
@@ -179,6 +187,8 @@ interface ChatBody {
   messages?: { role: string; content: string }[];
   stream?: boolean;
   think?: boolean;
+  truncate?: boolean;
+  shift?: boolean;
   options?: { num_ctx?: number; num_predict?: number };
   max_tokens?: number;
   max_completion_tokens?: number;
@@ -315,7 +325,29 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
       });
       return;
     }
-    let promptCount = numCtx !== undefined ? Math.min(tokens.length, numCtx) : tokens.length;
+    // Context overflow, as Ollama does it. Legacy servers ignore `truncate`/`shift` and keep
+    // num_ctx tokens; current ones refuse with 400 when `truncate: false`, else keep num_keep (4)
+    // plus half of the rest (about num_ctx / 2), so prompt_eval_count drops to about half.
+    const legacy = options.ollamaBehaviour === 'legacy';
+    let promptCount = tokens.length;
+    if (numCtx !== undefined && tokens.length >= numCtx) {
+      if (!legacy && body.truncate === false) {
+        const message = `request (${tokens.length} tokens) exceeds the available context size (${numCtx} tokens), try increasing it`;
+        send(res, 400, {
+          error: JSON.stringify({
+            error: {
+              code: 400,
+              message,
+              type: 'exceed_context_size_error',
+              n_prompt_tokens: tokens.length,
+              n_ctx: numCtx,
+            },
+          }),
+        });
+        return;
+      }
+      promptCount = legacy ? numCtx : numCtx - Math.floor((numCtx - 4) / 2);
+    }
     if (options.promptCache) {
       let best = 0;
       for (const prev of seenPrompts) {
@@ -330,10 +362,14 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
     // Output, cut at the budget.
     let thinking = body.think === false ? '' : (reply.thinking ?? '');
     let content = reply.content ?? '';
-    const budget =
+    let budget =
       route === 'ollama'
         ? body.options?.num_predict
         : (body.max_completion_tokens ?? body.max_tokens);
+    // `shift: false` (honoured by current servers): generation stops when the window is full.
+    if (route === 'ollama' && numCtx !== undefined && !legacy && body.shift === false) {
+      budget = Math.min(budget ?? Number.POSITIVE_INFINITY, Math.max(0, numCtx - promptCount));
+    }
     const thinkTokens = encodeCl100k(thinking);
     const contentTokens = encodeCl100k(content);
     let outCount = thinkTokens.length + contentTokens.length;

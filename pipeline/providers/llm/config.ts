@@ -7,7 +7,7 @@
  *     - { kind: ollama, base_url: http://127.0.0.1:11434, concurrency: 2 }
  *     - { kind: openai-compatible, base_url: http://gpu-2:8000/v1, context_length: 32768 }
  *   cache: true
- *   prompt_check: { margin_ratio: 0.15, margin_tokens: 32, limit_slack_tokens: 0 }
+ *   prompt_check: { margin_ratio: 0.15, margin_tokens: 32, limit_slack_tokens: 1 }
  * ```
  * A stage embeds {@link llmConfigSchema} in its own section and calls {@link createProvider} with
  * its context's `kv` and `blobs`.
@@ -67,7 +67,7 @@ export const promptCheckSchema = z.strictObject({
   /** Absolute safety margin in tokens (chat template tokens). */
   margin_tokens: z.number().int().min(0).default(32),
   /** A server prompt count at num_ctx minus this (or above) flags prompt_truncated. */
-  limit_slack_tokens: z.number().int().min(0).default(0),
+  limit_slack_tokens: z.number().int().min(0).default(1),
 });
 
 export const llmConfigSchema = z.strictObject({

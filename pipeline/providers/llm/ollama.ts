@@ -13,6 +13,7 @@ import type { TelebenchEvent } from '../../events.js';
 import type { ChatRequest, ChatResult, LlmProvider, ModelInfo } from './types.js';
 import {
   DEFAULT_HTTP_POLICY,
+  errorMessageOf,
   httpError,
   parseBody,
   sendRequest,
@@ -102,6 +103,43 @@ const psSchema = z.looseObject({
     .nullish(),
 });
 const showSchema = z.looseObject({ model_info: z.record(z.string(), z.unknown()).nullish() });
+
+/**
+ * Ollama's refusals of a prompt that does not fit: `truncate: false` gives
+ * `exceed_context_size_error` ("request (N tokens) exceeds the available context size (M tokens)"),
+ * `shift: false` gives "the prompt is longer than the context length".
+ */
+const CONTEXT_OVERFLOW =
+  /exceed_context_size_error|exceeds the available context size|prompt is longer than the context length|input length exceeds the context length/i;
+
+/** The `prompt_too_long` error for an Ollama context refusal, with the server's counts when given. */
+function contextOverflow(
+  body: string,
+  endpoint: string,
+  request: ChatRequest,
+  estimate: number,
+): TelebenchError {
+  const tokens =
+    /n_prompt_tokens\\?"?\s*:\s*(\d+)/.exec(body) ?? /request \((\d+) tokens\)/.exec(body);
+  const serverPromptTokens = tokens ? Number(tokens[1]) : null;
+  return new TelebenchError(
+    'prompt_too_long',
+    `${endpoint}: /api/chat refused the prompt for ${request.model} as longer than num_ctx ${request.numCtx ?? '(server default)'}` +
+      `${serverPromptTokens !== null ? ` (${serverPromptTokens} tokens by the model's tokenizer` : ` (server gave no count`}, ${estimate} by the cl100k estimate): ` +
+      `not scored; raise num_ctx. Server said: ${errorMessageOf(body).slice(0, 300)}`,
+    {
+      tier: 'content',
+      context: {
+        endpoint,
+        model: request.model,
+        numCtx: request.numCtx ?? null,
+        estimate,
+        serverPromptTokens,
+        status: 400,
+      },
+    },
+  );
+}
 
 /** Same model name under Ollama's `:latest` default tag rule. */
 export function sameOllamaModel(a: string, b: string): boolean {
@@ -249,6 +287,9 @@ export class OllamaProvider implements LlmProvider {
           this.endpoint,
           { signal: options.signal },
         );
+        if (res.status === 400 && CONTEXT_OVERFLOW.test(res.body)) {
+          throw contextOverflow(res.body, this.endpoint, request, promptTokensLocal);
+        }
         if (res.status !== 200) throw httpError(res, this.endpoint, '/api/chat', request.model);
         const parsed = this.parseChat(res.body);
         const latencyMs = Math.round(performance.now() - started);
@@ -261,6 +302,12 @@ export class OllamaProvider implements LlmProvider {
           outputTokens: parsed.outputTokens,
           doneReason: parsed.doneReason,
           promptTruncated: promptReachedLimit(parsed.promptTokens, request.numCtx, this.truncation),
+          contextShifted:
+            request.contextShift === true &&
+            request.numCtx !== undefined &&
+            parsed.promptTokens !== null &&
+            parsed.outputTokens !== null &&
+            parsed.promptTokens + parsed.outputTokens > request.numCtx,
           budgetExhausted: budgetRanOut(parsed.doneReason, parsed.outputTokens, request.maxTokens),
           latencyMs,
           endpoint: this.endpoint,
@@ -287,6 +334,10 @@ export class OllamaProvider implements LlmProvider {
       messages: request.messages,
       stream: this.stream,
       ...(request.think !== undefined ? { think: request.think } : {}),
+      // Never cut a prompt silently: Ollama answers 400 instead (versions without these fields
+      // ignore them, and the prompt_eval_count check catches their truncation).
+      truncate: false,
+      shift: request.contextShift ?? false,
       ...(this.options.keepAlive !== undefined ? { keep_alive: this.options.keepAlive } : {}),
       options: opts,
     };

@@ -9,8 +9,12 @@
  *    it is never sent and never scored.
  * 2. After: the server's prompt count (`prompt_eval_count`, `usage.prompt_tokens`) at
  *    `numCtx - slackTokens` or above means the server hit the window and may have cut the prompt
- *    (Ollama keeps exactly `num_ctx` tokens when it truncates; its runner logs `truncating input
- *    prompt limit=4096 prompt=7268 keep=4 new=4096`): `promptTruncated`. A count the server
+ *    (older Ollama keeps exactly `num_ctx` tokens when it truncates, its runner logging
+ *    `truncating input prompt limit=4096 prompt=7268 keep=4 new=4096`; v0.30 keeps `num_ctx - 1`,
+ *    hence the default slack of 1): `promptTruncated`. Current Ollama cuts to about half the window
+ *    instead, which no count can reveal; the Ollama provider therefore sends `truncate: false` and
+ *    `shift: false`, so such servers refuse the prompt (HTTP 400 `exceed_context_size_error`, mapped
+ *    to `prompt_too_long`) and stop the answer at the window (`length`). A count the server
  *    omits (some Ollama versions drop `prompt_eval_count`, others leave out tokens served from the
  *    prompt cache, so the count can be far below the real size) cannot prove anything: the flag then
  *    rests on check 1, and `promptTokensLocal` is recorded beside it. cl100k can undercount: Qwen
@@ -36,7 +40,7 @@ export interface TruncationPolicy {
 export const DEFAULT_TRUNCATION_POLICY: TruncationPolicy = {
   marginRatio: 0.15,
   marginTokens: 32,
-  slackTokens: 0,
+  slackTokens: 1,
 };
 
 /**

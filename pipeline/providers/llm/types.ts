@@ -23,6 +23,12 @@ export interface ChatRequest {
   temperature?: number;
   seed?: number;
   topP?: number;
+  /**
+   * Ollama `shift`: when prompt plus output reach `numCtx`, let the server slide the window (it
+   * drops the start of the prompt in the middle of the answer). Default false: the answer stops
+   * with done reason `length` instead, which is flagged, never silent.
+   */
+  contextShift?: boolean;
 }
 
 /** One model answer, normalised across servers. */
@@ -54,6 +60,8 @@ export interface ChatResult {
    * fallback evidence when the server omits `promptTokens` or lowers it for prompt-cache hits.
    */
   promptTokensLocal?: number;
+  /** True when `contextShift` was allowed and prompt plus output tokens went past `numCtx`. */
+  contextShifted?: boolean;
 }
 
 /** What a preflight learns about the server and model. */

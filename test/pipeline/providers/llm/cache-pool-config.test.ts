@@ -221,7 +221,7 @@ describe('llm configuration', () => {
     expect(c.prompt_check).toEqual({
       margin_ratio: 0.15,
       margin_tokens: 32,
-      limit_slack_tokens: 0,
+      limit_slack_tokens: 1,
     });
   });
 

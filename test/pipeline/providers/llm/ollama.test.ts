@@ -110,16 +110,61 @@ describe('OllamaProvider against the scripted server', () => {
     expect(r.promptTruncated).toBe(true);
   });
 
-  it('a number-dense prompt that passes the cl100k check is cut by the server and flagged', async () => {
-    // The scripted model splits digits one per token (like Qwen); cl100k groups three. A table of
-    // long numbers therefore passes the local check (even with the 15 % margin) and reaches the
-    // window on the server: only the server's prompt_eval_count can reveal it.
-    const table = Array.from({ length: 60 }, (_, i) => `${1234567 + i} ${89012345 + i}`).join('\n');
+  // The scripted model splits digits one per token (like Qwen); cl100k groups three. A table of
+  // long numbers therefore passes the local check (even with the 15 % margin) but overflows the
+  // window on the server.
+  const numberTable = Array.from({ length: 60 }, (_, i) => `${1234567 + i} ${89012345 + i}`).join(
+    '\n',
+  );
+
+  it('a number-dense prompt over the window: current Ollama refuses it (truncate: false) -> prompt_too_long', async () => {
     const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
-    const r = await p.chat(ask(table, { numCtx: 1024 }));
+    const e = await expectError(p.chat(ask(numberTable, { numCtx: 1024 })));
+    expect(e.code).toBe('prompt_too_long');
+    expect(e.tier).toBe('content');
+    expect(e.context.serverPromptTokens as number).toBeGreaterThan(1024);
+    expect(e.context.estimate as number).toBeLessThan(1024 / 1.15 - 32);
+    expect(e.message).toContain('num_ctx 1024');
+    expect(server.chatRequests()).toHaveLength(1); // not retried
+  });
+
+  it('the same prompt on a legacy Ollama (ignores truncate, keeps num_ctx tokens) is flagged promptTruncated', async () => {
+    await server.close();
+    server = await startLlmServer({ ollamaBehaviour: 'legacy' });
+    const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
+    const r = await p.chat(ask(numberTable, { numCtx: 1024 }));
     expect(r.promptTokensLocal!).toBeLessThan(1024 / 1.15 - 32);
     expect(r.promptTokens).toBe(1024);
     expect(r.promptTruncated).toBe(true);
+  });
+
+  it('a v0.30-style count of num_ctx - 1 is flagged too (default slack 1)', async () => {
+    server.enqueue({ content: 'x', promptEvalCount: 2047 });
+    const r = await new OllamaProvider({ baseUrl: server.url, http: FAST }).chat(
+      ask('q', { numCtx: 2048 }),
+    );
+    expect(r.promptTruncated).toBe(true);
+  });
+
+  it('sends truncate: false and shift: false; an answer reaching the window stops with length', async () => {
+    server.enqueue({ thinking: 'step '.repeat(400), content: 'Final Answer: 1' });
+    const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
+    const r = await p.chat(ask('q', { numCtx: 256, maxTokens: 4096 }));
+    expect(server.chatRequests()[0]!.body).toMatchObject({ truncate: false, shift: false });
+    expect(r.doneReason).toBe('length');
+    expect(r.budgetExhausted).toBe(true);
+    expect(r.promptTokens! + r.outputTokens!).toBe(256);
+    expect(r.contextShifted).toBe(false);
+  });
+
+  it('contextShift: true lets the server slide the window, and the result says so', async () => {
+    server.enqueue({ thinking: 'step '.repeat(400), content: 'Final Answer: 1' });
+    const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
+    const r = await p.chat(ask('q', { numCtx: 256, maxTokens: 4096, contextShift: true }));
+    expect(server.chatRequests()[0]!.body).toMatchObject({ shift: true });
+    expect(r.doneReason).toBe('stop');
+    expect(r.content).toBe('Final Answer: 1');
+    expect(r.contextShifted).toBe(true);
   });
 
   it('text without digits: the server count equals the local estimate, well under the window', async () => {

@@ -49,10 +49,13 @@ describe('prompt check before sending', () => {
 
 describe('flags after the answer', () => {
   it('prompt at num_ctx (minus slack) is truncated; null count is not evidence', () => {
+    // Default slack 1: older Ollama keeps num_ctx tokens, v0.30 keeps num_ctx - 1.
     const p = { ...DEFAULT_TRUNCATION_POLICY };
+    expect(p.slackTokens).toBe(1);
     expect(promptReachedLimit(2048, 2048, p)).toBe(true);
-    expect(promptReachedLimit(2047, 2048, p)).toBe(false);
-    expect(promptReachedLimit(2047, 2048, { ...p, slackTokens: 1 })).toBe(true);
+    expect(promptReachedLimit(2047, 2048, p)).toBe(true);
+    expect(promptReachedLimit(2046, 2048, p)).toBe(false);
+    expect(promptReachedLimit(2047, 2048, { ...p, slackTokens: 0 })).toBe(false);
     expect(promptReachedLimit(null, 2048, p)).toBe(false);
     expect(promptReachedLimit(5000, undefined, p)).toBe(false);
   });
