@@ -93,6 +93,17 @@ export const swe5gConfigSchema = z.strictObject({
   /** Restrict mining to these registry ids (`free5gc/amf`). */
   repos: z.array(z.string()).optional(),
   /**
+   * Restrict the branch to these instance ids (`free5gc__amf-161`): the filter rejects every other
+   * PR with `not_selected`. For reproducing given instances and for small runs.
+   */
+  instances: z
+    .array(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9_.-]+__[A-Za-z0-9_.-]+-\w+$/, 'an instance id like free5gc__amf-161'),
+    )
+    .optional(),
+  /**
    * Where candidates come from: `api` (GitHub REST; needs the network, a token is advised),
    * `git` (local mirrors only), `auto` (API when reachable, else the mirrors).
    */

@@ -3,6 +3,7 @@
  * with a reason code (SkipItem), so `telebench status` shows the funnel by reason.
  *
  * Rules, in order (the first that fails is the reason):
+ * 0. `not_selected`       `swe5g.instances` is set and does not list the PR.
  * 1. `foreign_forge_pr`   `Merged in ... (pull request #N)`: another forge's PR, not a GitHub PR.
  * 2. `not_merged`         no merge_commit/base_commit.
  * 3. `bot_author`         the PR author is a bot (`[bot]`, type Bot, `filter.bot_authors`).
@@ -27,6 +28,7 @@ import { fileKind } from './files.js';
 
 /** Reason codes of the filter, in rule order. */
 export const FILTER_REASONS = [
+  'not_selected',
   'foreign_forge_pr',
   'not_merged',
   'bot_author',
@@ -170,6 +172,8 @@ export function toCandidate(pr: LinkedPR, rules: FilterSettings): Candidate {
 export interface FilterInput {
   pr: LinkedPR;
   rules: FilterSettings;
+  /** `swe5g.instances` (null: every PR). */
+  instances: string[] | null;
 }
 
 export const swe5gFilter = defineStage<FilterInput, Candidate, HasSwe5g>({
@@ -185,10 +189,16 @@ export const swe5gFilter = defineStage<FilterInput, Candidate, HasSwe5g>({
     for (const o of ctx.store.outputs<LinkedPR>('swe5g.link')) {
       if (ctx.limit !== undefined && n >= ctx.limit) return;
       n++;
-      yield { key: o.key, input: { pr: o.output, rules } };
+      yield {
+        key: o.key,
+        input: { pr: o.output, rules, instances: swe5gSettings(ctx.config).instances ?? null },
+      };
     }
   },
   async run(item) {
+    const { instances } = item.input;
+    if (instances && !instances.includes(item.key))
+      throw new SkipItem('not_selected', `${item.key} is not in swe5g.instances`);
     const v = judge(item.input.pr, item.input.rules);
     if (!v.keep) throw new SkipItem(v.reason, v.detail, { pr_number: item.input.pr.pr_number });
     return v.candidate;

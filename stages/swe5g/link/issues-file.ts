@@ -23,14 +23,37 @@ const issueLineSchema = z.object({
   pull_request: z.unknown().optional(),
 });
 
+/** Title and body of a pull request row (the issues endpoint also lists PRs, with `pull_request`). */
+export interface PullRow {
+  title: string;
+  body: string;
+}
+
+/** Contents of an issues file: issues and PR rows, both keyed `owner/name#N`. */
+export interface IssuesData {
+  issues: Map<string, LinkedIssue>;
+  pulls: Map<string, PullRow>;
+}
+
 /**
- * Reads the file into a map `owner/name#N` -> issue. Pull requests in the file are ignored.
+ * Reads the file into a map `owner/name#N` -> issue. Pull-request rows are left out (see
+ * {@link loadIssuesData}).
+ * @throws ConfigError as {@link loadIssuesData}
+ */
+export function loadIssuesFile(file: string): Map<string, LinkedIssue> {
+  return loadIssuesData(file).issues;
+}
+
+/**
+ * Reads the file: issues, and the rows that are pull requests (their title and body carry the
+ * closing references a git-only candidate lacks, e.g. "Fixes free5gc/free5gc#641").
  * @throws ConfigError naming the file and line of the first invalid row (bad JSON, missing field,
  *   no repository_url/html_url)
  */
-export function loadIssuesFile(file: string): Map<string, LinkedIssue> {
+export function loadIssuesData(file: string): IssuesData {
   if (!existsSync(file)) throw new ConfigError(`issues file not found: ${file}`, { file });
   const out = new Map<string, LinkedIssue>();
+  const pulls = new Map<string, PullRow>();
   const lines = readFileSync(file, 'utf8').split('\n');
   lines.forEach((text, i) => {
     if (text.trim() === '') return;
@@ -52,16 +75,19 @@ export function loadIssuesFile(file: string): Map<string, LinkedIssue> {
       );
     }
     const v = r.data;
-    if (v.pull_request !== undefined) return;
     const m =
       /\/repos\/([^/]+)\/([^/]+)$/.exec(v.repository_url ?? '') ??
-      /github\.com\/([^/]+)\/([^/]+)\/issues\/\d+/.exec(v.html_url ?? '');
+      /github\.com\/([^/]+)\/([^/]+)\/(?:issues|pull)\/\d+/.exec(v.html_url ?? '');
     if (!m)
       throw new ConfigError(
         `${file}:${i + 1}: issue #${v.number} has neither repository_url nor an issue html_url, so its repository is unknown`,
         { file, line: i + 1 },
       );
     const repo = `${m[1]}/${m[2]}`;
+    if (v.pull_request !== undefined) {
+      pulls.set(`${repo}#${v.number}`, { title: v.title, body: v.body ?? '' });
+      return;
+    }
     out.set(`${repo}#${v.number}`, {
       repo,
       number: v.number,
@@ -72,5 +98,5 @@ export function loadIssuesFile(file: string): Map<string, LinkedIssue> {
       created_at: v.created_at,
     });
   });
-  return out;
+  return { issues: out, pulls };
 }

@@ -17,7 +17,7 @@ import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { IssueComment, LinkEvidence, LinkedIssue, LinkedPR, MinedPR } from '../types.js';
 import type { MineOutput } from '../mine/mine.js';
 import { refsInText, refsInBranch, mergeEvidence, issueConfidence } from './refs.js';
-import { loadIssuesFile } from './issues-file.js';
+import { loadIssuesData } from './issues-file.js';
 import { githubClient } from '../mine/source.js';
 import { selectedEntries } from '../mine/source.js';
 
@@ -88,6 +88,9 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
     const issuesFile = issuesFromFile(ctx.configFile, s.mining.issues_from);
     const issuesDigest =
       issuesFile && existsSync(issuesFile) ? sha256(readFileSync(issuesFile)) : null;
+    const issuesData = issuesFile
+      ? ctx.memo(`swe5g.issues_from:${issuesFile}`, () => loadIssuesData(issuesFile))
+      : undefined;
     const issuesRepoOf = new Map(selectedEntries(ctx).map((e) => [e.id, e.issues_repo]));
     let n = 0;
     for (const { output } of ctx.store.outputs<MineOutput>('swe5g.mine')) {
@@ -106,7 +109,15 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
           byIssue.set(e.issue, set);
         }
       };
-      for (const pr of output.prs) {
+      // Git-only PRs: title and body from PR rows of the issues file, when it has them.
+      const prs = output.prs.map((pr) => {
+        const row =
+          pr.source === 'git' && !pr.foreign_forge
+            ? issuesData?.pulls.get(`${pr.repo}#${pr.pr_number}`)
+            : undefined;
+        return row ? { ...pr, pr_title: row.title || pr.pr_title, pr_body: row.body } : pr;
+      });
+      for (const pr of prs) {
         const ev = evidenceOf(pr, issuesRepo, numbers);
         evidence.set(pr.instance_id, ev);
         if (!pr.foreign_forge) note(pr.pr_number, ev);
@@ -128,7 +139,7 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
           ),
         );
       }
-      for (const pr of output.prs) {
+      for (const pr of prs) {
         if (ctx.limit !== undefined && n >= ctx.limit) return;
         n++;
         const ev = evidence.get(pr.instance_id) ?? [];
@@ -193,7 +204,7 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
     } else {
       const file = issuesFromFile(ctx.configFile, s.mining.issues_from);
       const known = file
-        ? ctx.memo(`swe5g.issues_from:${file}`, () => loadIssuesFile(file))
+        ? ctx.memo(`swe5g.issues_from:${file}`, () => loadIssuesData(file)).issues
         : new Map<string, LinkedIssue>();
       for (const key of wanted) {
         const found = known.get(key);

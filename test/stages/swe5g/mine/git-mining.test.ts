@@ -173,6 +173,23 @@ repositories:
         repository_url: 'https://api.github.com/repos/free5gc/free5gc',
       },
       {
+        number: 20,
+        title: '[SMF] memory leak on session release',
+        body: longBody,
+        state: 'closed',
+        created_at: '2024-01-01T00:00:00Z',
+        repository_url: 'https://api.github.com/repos/open5gs/open5gs',
+      },
+      {
+        number: 21,
+        title: '[SMF] Fix leak',
+        body: 'Fixes #20',
+        state: 'closed',
+        created_at: '2024-01-02T00:00:00Z',
+        html_url: 'https://github.com/open5gs/open5gs/pull/21',
+        pull_request: { url: 'https://api.github.com/repos/open5gs/open5gs/pulls/21' },
+      },
+      {
         number: 99,
         title: 'a PR in the export',
         body: '',
@@ -189,13 +206,17 @@ repositories:
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-async function runMining(extra: Record<string, unknown> = {}) {
+async function runMining(extra: Record<string, unknown> = {}, top: Record<string, unknown> = {}) {
   const state = openState(join(root, `state-${Math.random().toString(36).slice(2)}`));
   const bus = new EventBus();
   const events: StampedEvent[] = [];
   bus.on((e) => events.push(e));
   const config: HasSwe5g = {
-    swe5g: swe5gConfigSchema.parse({ source: 'git', mining: { mirrors_dir: 'mirrors', ...extra } }),
+    swe5g: swe5gConfigSchema.parse({
+      source: 'git',
+      mining: { mirrors_dir: 'mirrors', ...extra },
+      ...top,
+    }),
   };
   const result = await runPipeline<HasSwe5g>({
     pipeline: {
@@ -304,6 +325,15 @@ describe('git mirror source', () => {
     const c1 = state.store.item('swe5g.filter', 'free5gc__amf-1')!.output as Candidate;
     expect(c1.incomplete).toBe(false);
     expect(c1.problem_statement).toMatch(/^AMF nil GNbId panic\n\nThe AMF crashes/);
+    // a PR row of the file gives the git-only PR its body, whose closing reference links issue 20
+    const o21 = state.store.item('swe5g.filter', 'open5gs__open5gs-21')!.output as Candidate;
+    expect(o21.pr_body).toBe('Fixes #20');
+    expect(o21.links[0]).toMatchObject({
+      kind: 'closing_keyword',
+      where: 'pr_body',
+      issue: 'open5gs/open5gs#20',
+    });
+    expect(o21.problem_statement).toMatch(/^\[SMF\] memory leak/);
     expect(c1.issues).toEqual([
       expect.objectContaining({
         repo: 'free5gc/free5gc',
@@ -357,18 +387,32 @@ describe('git mirror source', () => {
     );
   });
 
-  it('rejects a malformed --issues-from file naming the file and line', async () => {
+  it('rejects a malformed --issues-from file naming the file and line (config error)', async () => {
     writeFileSync(
       join(root, 'bad.jsonl'),
       '{"number": 1, "title": "x", "state": "closed", "created_at": "2024"}\n{oops\n',
     );
-    const { result, state } = await runMining({ issues_from: 'bad.jsonl' });
-    expect(result.exitCode).not.toBe(0);
-    const failed = [...state.store.items('swe5g.link')].find((r) => r.state === 'failed');
-    expect(JSON.stringify(failed?.error)).toMatch(
+    await expect(runMining({ issues_from: 'bad.jsonl' })).rejects.toThrow(
       /bad\.jsonl:1: issue #1 has neither repository_url/,
     );
-    state.close();
+    writeFileSync(join(root, 'bad2.jsonl'), '\n{oops\n');
+    await expect(runMining({ issues_from: 'bad2.jsonl' })).rejects.toMatchObject({
+      code: 'config_invalid',
+      context: { line: 2 },
+    });
+  });
+
+  it('swe5g.instances restricts the branch; keep_git_without_issue off rejects unreferenced PRs', async () => {
+    const a = await runMining({}, { instances: ['free5gc__amf-1'] });
+    expect(Object.entries(a.outcomes).filter(([, v]) => v === 'kept')).toEqual([
+      ['free5gc__amf-1', 'kept'],
+    ]);
+    expect(a.outcomes['free5gc__amf-2']).toBe('not_selected');
+    a.state.close();
+    const b = await runMining({}, { filter: { keep_git_without_issue: false } });
+    expect(b.outcomes['open5gs__open5gs-21']).toBe('no_linked_issue');
+    expect(b.outcomes['free5gc__amf-1']).toBe('kept');
+    b.state.close();
   });
 
   it('stops at preflight when source is git and no mirror exists', async () => {
