@@ -363,7 +363,13 @@ function byFields(subset: ResolvedSubset, base: Base, value: unknown): Resilienc
       );
   } else if (subset.answer_format === 'text') {
     const t = (str(ans) ?? '').trim();
-    gold = choices.findIndex((c) => c.trim() === t);
+    const hits = choices.flatMap((c, i) => (c.trim() === t ? [i] : []));
+    if (hits.length > 1)
+      throw new RowProblem(
+        'ambiguous_gold',
+        `the answer ${JSON.stringify(t)} matches options ${hits.map((i) => i + 1).join(' and ')} (repeated option text)`,
+      );
+    gold = hits[0] ?? -1;
     if (gold < 0)
       throw new RowProblem(
         'gold_out_of_range',

@@ -268,6 +268,25 @@ describe('generic fields adapter (CSV and JSON)', () => {
     ]);
   });
 
+  it('a text answer naming a repeated option is ambiguous and rejected, not guessed', () => {
+    const { items, rejected } = run(
+      {
+        name: 'txt',
+        source: 'local-txt',
+        adapter: 'fields',
+        file: 't.jsonl',
+        answer_format: 'text',
+        fields: { question: 'q', choices: 'opts', answer: 'a' },
+      },
+      '{"q":"A?","opts":["x","y","x"],"a":"x"}\n{"q":"B?","opts":"[\\"x\\",\\"y\\"]","a":"y"}\n',
+      't.jsonl',
+    );
+    expect(rejected).toMatchObject([{ row: 0, reason: 'ambiguous_gold' }]);
+    expect(items).toMatchObject([
+      { sample_id: 'local-txt:txt:1', choices: ['x', 'y'], gold_index: 1 },
+    ]);
+  });
+
   it('reads JSON objects with a text answer and a numeric field', () => {
     const { items } = run(
       {
