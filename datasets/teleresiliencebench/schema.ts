@@ -22,7 +22,9 @@ export const MAIN_SUBSETS = [
 /** Zod schema of one released TeleResilienceBench row. */
 export const resilienceRowSchema = z.strictObject({
   sample_id: z.string().regex(/^[\w.-]+:[\w.-]+:\d+$/, 'sample_id must be <source>:<subset>:<row>'),
-  sub_benchmark: z.string().regex(/^[a-z0-9_]+$/, 'sub_benchmark must be a lowercase subset name'),
+  sub_benchmark: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_.-]*$/, 'sub_benchmark must be a lowercase subset name'),
   question: z.string().min(1),
   choices: z.array(z.string()).nullable(),
   correct_answer: z.string().min(1),
@@ -123,7 +125,7 @@ export const resilienceDataset: DatasetDefinition<ResilienceRow> = {
   fields,
   key: (r) => r.sample_id,
   config: (r) =>
-    r.role === 'extra'
+    r.role === 'extra' && ([...MAIN_SUBSETS, 'telemath'] as string[]).includes(r.sub_benchmark)
       ? `${r.sub_benchmark}-${r.source}`.replace(/[^\w.-]/g, '_')
       : r.sub_benchmark,
   license: (r) => r.license,

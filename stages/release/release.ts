@@ -8,7 +8,7 @@ import { gitSha } from '../../pipeline/manifest.js';
 import { TelebenchError } from '../../pipeline/errors.js';
 import type { DatasetDefinition } from '../../datasets/definition.js';
 import type { VerifySummary } from '../../datasets/card.js';
-import type { Swe5gRow } from '../../datasets/index.js';
+import { MAIN_SUBSETS, type Swe5gRow } from '../../datasets/index.js';
 import type { ValidatedInstance } from '../swe5g/types.js';
 import {
   planRelease,
@@ -59,6 +59,10 @@ export interface CollectedRows {
   leftOut: Record<string, number>;
   profile: string | null;
   settings: Record<string, unknown>;
+  /** Provenance lines for the card (generator settings). */
+  notes?: string[];
+  /** Snapshot limitations for the card. */
+  limitations?: string[];
 }
 
 /**
@@ -87,11 +91,31 @@ export function collectRows(ctx: ReleaseContextLike, dataset: DatasetDefinition)
     };
   }
   const resilience = (whole.resilience ?? {}) as Record<string, unknown>;
-  const profile = typeof resilience.profile === 'string' ? resilience.profile : 'default';
+  const generator = (resilience.generator ?? {}) as Record<string, unknown>;
+  const profile = typeof generator.profile === 'string' ? generator.profile : 'default';
   const rows = resilienceInstancesOf(sourceOutputs(ctx.store, source, dataset.id)).map((i) =>
     resilienceRowOf(i, profile),
   );
-  return { rows, source, leftOut: {}, profile, settings: { resilience: resilience } };
+  // generator settings as the rows recorded them (model, provider, server version, options)
+  const generators = new Map<string, number>();
+  for (const r of rows) {
+    const g = (r.provenance.generator ?? {}) as Record<string, unknown>;
+    const text =
+      `generator \`${String(g.model ?? 'unknown')}\` via ${String(g.provider ?? 'unknown')} ${g.server_version ? `(server ${String(g.server_version)})` : ''} options ${JSON.stringify(g.options ?? {})}`.replace(
+        / +/g,
+        ' ',
+      );
+    generators.set(text, (generators.get(text) ?? 0) + 1);
+  }
+  const notes = [...generators].map(([t, n]) => `${t}: ${n} rows`);
+  const present = new Set(rows.map((r) => r.sub_benchmark));
+  const missing = [...MAIN_SUBSETS, 'telemath'].filter((s) => !present.has(s));
+  const limitations = missing.length
+    ? [
+        `Subsets of the published benchmark not in this snapshot (their source was not loaded or gave no instance): ${missing.join(', ')}.`,
+      ]
+    : [];
+  return { rows, source, leftOut: {}, profile, settings: { resilience }, notes, limitations };
 }
 
 /** The latest written release other than `version`, with its rows. */
@@ -128,7 +152,7 @@ export async function releaseDataset(args: {
   const { ctx, wiring, dataset } = args;
   const collected = collectRows(ctx, dataset);
   let rows = collected.rows;
-  const snapshotLimitations: string[] = [];
+  const snapshotLimitations: string[] = [...(collected.limitations ?? [])];
   let verify: VerifySummary | null = null;
   if (args.verifier && dataset.id === 'swe-bench-5g' && rows.length > 0) {
     const result = await args.verifier(rows as Swe5gRow[]);
@@ -151,7 +175,7 @@ export async function releaseDataset(args: {
     stageVersions[s] = v;
     inputHashes[s] = inputHashOf(ctx.store, s);
   }
-  const notes: string[] = [`rows from stage \`${collected.source}\``];
+  const notes: string[] = [`rows from stage \`${collected.source}\``, ...(collected.notes ?? [])];
   for (const [k, n] of Object.entries(collected.leftOut))
     if (n > 0) notes.push(`${k.replace(/_/g, ' ')}: ${n}`);
   const base: Omit<ReleaseInput, 'version' | 'previous'> = {
