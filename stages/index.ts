@@ -10,6 +10,10 @@ import { swe5gMiningStages, miningFunnelMarkdown } from './swe5g/mining.js';
 import { addMineCommand } from './swe5g/commands.js';
 import { resilienceStages, resiliencePipeline } from './resilience/pipeline.js';
 import { testgenStage } from './swe5g/testgen/testgen.js';
+import { resolveStage } from './swe5g/resolve/resolve.js';
+import { buildStage } from './swe5g/build/build.js';
+import { validateStage } from './swe5g/validate/validate.js';
+import { addImagesCommand } from './swe5g/build/images-command.js';
 import { localReleaseStages } from './release/stage.js';
 import { releaseCommands, type ReleaseCommandWiring } from './release/commands.js';
 import { swe5gVerifier } from './release/verifier.js';
@@ -23,6 +27,9 @@ const stages: Stage<any, any, any>[] = [
   selftestItems,
   selftestSummary,
   testgenStage,
+  resolveStage,
+  buildStage,
+  validateStage,
 ];
 
 /**
@@ -57,7 +64,15 @@ const swe5gPipeline: Pipeline<AppConfig> = {
   name: 'swe5g',
   description:
     'SWE-Bench 5G: mine merged PRs of the 5G core repositories, link their issues, filter, then build and validate instances.',
-  stages: ['swe5g.mine', 'swe5g.link', 'swe5g.filter', 'swe5g.testgen'],
+  stages: [
+    'swe5g.mine',
+    'swe5g.link',
+    'swe5g.filter',
+    'swe5g.resolve',
+    'swe5g.testgen',
+    'swe5g.build',
+    'swe5g.validate',
+  ],
   report: (ctx) => miningFunnelMarkdown(ctx),
 };
 
@@ -97,4 +112,5 @@ export const pipelines: ReadonlyMap<string, Pipeline<AppConfig>> = new Map(
 export const commands: ((program: Command) => void)[] = [
   ...releaseCommands(releaseWiring),
   addMineCommand,
+  addImagesCommand,
 ];

@@ -218,7 +218,7 @@ export async function buildInstanceImages(res: Resolved, bc: BuildContext): Prom
   if (s.executor === 'local') return buildLocal(res, bc, recipe, mirror, module_dir);
   const from = await resolveBaseFrom(bc, recipe, res.version);
   const base = baseRecipe(s.image_prefix, recipe, from);
-  const tBase = await ensureImage(bc, base, {});
+  const tBase = await ensureImage(bc, base, { 'telebench.parent': from });
   const toolchain = await toolchainOf(bc, base.name, recipe);
   if (
     recipe === 'go' &&
@@ -248,7 +248,7 @@ export async function buildInstanceImages(res: Resolved, bc: BuildContext): Prom
     goModCache = await hostModCache(bc.stateDir, depFiles);
   }
   const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, goModCache);
-  const tEnv = await ensureImage(bc, env, {});
+  const tEnv = await ensureImage(bc, env, { 'telebench.parent': base.name });
   // instance: a fresh repository holding only base_commit
   const source_dir = join(bc.stateDir, 'swe5g', 'instances', res.instance_id, 'testbed');
   const inst = instanceRecipe(
@@ -262,7 +262,10 @@ export async function buildInstanceImages(res: Resolved, bc: BuildContext): Prom
   if (!existsSync(join(source_dir, '.git')) || !(await bc.docker.hasImage(inst.name))) {
     await exportCleanRepo(mirror, res.base_commit, source_dir);
   }
-  const tInst = await ensureImage(bc, inst, { 'telebench.instance_id': res.instance_id });
+  const tInst = await ensureImage(bc, inst, {
+    'telebench.instance_id': res.instance_id,
+    'telebench.parent': env.name,
+  });
   const [sb, se, si] = await Promise.all(
     [base.name, env.name, inst.name].map((n) => bc.docker.size(n)),
   );

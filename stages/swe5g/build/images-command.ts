@@ -1,0 +1,153 @@
+/**
+ * `telebench images`: the image store of SWE-Bench 5G.
+ * - `images base`  builds the offline base images (debootstrap minbase rootfs from the host's apt
+ *   mirror, plus the host Go toolchain copied from its GOROOT) for hosts with no image registry;
+ * - `images ls`    lists telebench images with each layer's own size (image size minus parent's);
+ * - `images prune` removes telebench images that no pending or validated instance needs
+ *   (rejected instances and stale recipes), and reports the total against the disk budget.
+ */
+import type { Command } from 'commander';
+import { loadConfigFile } from '../../../pipeline/config/load.js';
+import { openState, resolveStateDir } from '../../../pipeline/state.js';
+import { DockerClient } from '../../../pipeline/providers/docker/client.js';
+import { ensureOfflineBase } from '../../../pipeline/providers/docker/offline-base.js';
+import { appConfigSchema } from '../../config.js';
+import { swe5gSettings } from '../config.js';
+import type { EnvironmentsSettings } from '../environments-config.js';
+import type { Built } from './build.js';
+
+const GiB = 2 ** 30;
+const fmt = (bytes: number): string =>
+  bytes >= GiB ? `${(bytes / GiB).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+function settingsOf(configFlag: string | undefined): EnvironmentsSettings {
+  const file = configFlag ?? 'config/default.yaml';
+  return swe5gSettings(loadConfigFile(file, appConfigSchema)).environments;
+}
+
+/**
+ * Images still needed: every image of a `swe5g.build` item whose instance is not rejected by
+ * `swe5g.validate` (pending or validated instances).
+ */
+export function neededImages(stateDir: string): Set<string> {
+  const st = openState(stateDir);
+  try {
+    const keep = new Set<string>();
+    for (const rec of st.store.items('swe5g.build')) {
+      if (rec.state !== 'done' || !rec.output) continue;
+      const v = st.store.item('swe5g.validate', rec.key);
+      if (v?.state === 'skipped') continue;
+      const b = rec.output as Built;
+      for (const n of [b.images.base, b.images.env, b.images.instance]) if (n) keep.add(n);
+    }
+    return keep;
+  } finally {
+    st.close();
+  }
+}
+
+/** Layer sizes: each image's size minus the size of its parent (label `telebench.parent`). */
+export async function layerTable(
+  docker: DockerClient,
+): Promise<{ name: string; layer: string; size: number; own: number; instance?: string }[]> {
+  const list = await docker.listTelebenchImages();
+  const rows = [];
+  for (const img of list) {
+    const parent = img.labels['telebench.parent'];
+    const parentSize = parent ? ((await docker.size(parent)) ?? 0) : 0;
+    rows.push({
+      name: img.tags[0] ?? img.id.slice(0, 19),
+      layer: img.layer,
+      size: img.size,
+      own: img.size - parentSize,
+      ...(img.labels['telebench.instance_id']
+        ? { instance: img.labels['telebench.instance_id'] }
+        : {}),
+    });
+  }
+  return rows;
+}
+
+/** Registers `telebench images` on the CLI program. */
+export function addImagesCommand(program: Command): void {
+  const images = program
+    .command('images')
+    .description('Docker images of SWE-Bench 5G: offline base, listing with layer sizes, pruning');
+
+  images
+    .command('base')
+    .description(
+      'Build the offline base images (debootstrap minbase rootfs + host Go toolchain) when missing',
+    )
+    .option('--config <file>', 'configuration file (default config/default.yaml)')
+    .option('--force', 'rebuild even when the images exist')
+    .action(async (opts: { config?: string; force?: boolean }) => {
+      const s = settingsOf(opts.config);
+      const docker = new DockerClient();
+      await docker.ping();
+      const t0 = Date.now();
+      const r = await ensureOfflineBase(docker, {
+        rootfsImage: s.offline.rootfs_image,
+        goImage: s.offline.go_image,
+        rootfsDir: s.offline.rootfs_dir,
+        suite: s.offline.suite,
+        force: opts.force ?? false,
+        log: (l) => console.log(l),
+      });
+      for (const n of [r.rootfs, r.go]) {
+        console.log(
+          `${n}\t${fmt((await docker.size(n)) ?? 0)}\t${r.built.includes(n) ? 'built' : 'present'}`,
+        );
+      }
+      console.log(`done in ${((Date.now() - t0) / 1000).toFixed(1)} s (host ${r.go_version})`);
+    });
+
+  images
+    .command('ls')
+    .description('List telebench images with the size each layer adds')
+    .action(async () => {
+      const docker = new DockerClient();
+      await docker.ping();
+      const rows = await layerTable(docker);
+      console.log('image\tlayer\tlayer size\ttotal\tinstance');
+      for (const r of rows)
+        console.log(`${r.name}\t${r.layer}\t${fmt(r.own)}\t${fmt(r.size)}\t${r.instance ?? ''}`);
+    });
+
+  images
+    .command('prune')
+    .description('Remove telebench images no pending or validated instance needs')
+    .option('--config <file>', 'configuration file (default config/default.yaml)')
+    .option('--state <dir>', 'state directory (default TELEBENCH_HOME or ./cache)')
+    .option('--dry-run', 'only list what would be removed')
+    .action(async (opts: { config?: string; state?: string; dryRun?: boolean }) => {
+      const s = settingsOf(opts.config);
+      const docker = new DockerClient();
+      await docker.ping();
+      const keep = neededImages(resolveStateDir(opts.state));
+      const list = await docker.listTelebenchImages();
+      // instances first, then env, then base: a parent is only removable after its children
+      const order = ['instance', 'env', 'base'];
+      const candidates = list
+        .filter((i) => order.includes(i.layer) && !i.tags.some((t) => keep.has(t)))
+        .sort((a, b) => order.indexOf(a.layer) - order.indexOf(b.layer));
+      let freed = 0;
+      for (const img of candidates) {
+        const name = img.tags[0] ?? img.id;
+        if (opts.dryRun) {
+          console.log(`would remove ${name}`);
+          continue;
+        }
+        const r = await docker.remove(name);
+        console.log(r.removed ? `removed ${name}` : `kept ${name}: ${r.error}`);
+      }
+      const after = await docker.listTelebenchImages();
+      const total = after.reduce((a, i) => a + i.size, 0);
+      freed = list.reduce((a, i) => a + i.size, 0) - total;
+      console.log(
+        `kept ${keep.size} needed image(s); telebench images ${fmt(total)} (sum of image sizes, shared layers counted once per image) against a budget of ${s.disk_budget_gib} GiB; freed ${fmt(freed)}`,
+      );
+      if (total > s.disk_budget_gib * GiB)
+        console.log('over budget: remaining images are needed by pending or validated instances');
+    });
+}
