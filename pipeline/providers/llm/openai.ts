@@ -84,6 +84,17 @@ const chunkSchema = z.looseObject({
 });
 const modelsSchema = z.looseObject({ data: z.array(z.looseObject({ id: z.string() })) });
 const versionSchema = z.looseObject({ version: z.string() });
+const tagsSchema = z.looseObject({
+  models: z
+    .array(
+      z.looseObject({
+        name: z.string(),
+        model: z.string().optional(),
+        digest: z.string().nullish(),
+      }),
+    )
+    .nullish(),
+});
 
 interface Folded {
   thinking: string;
@@ -129,8 +140,11 @@ export class OpenAiCompatibleProvider implements LlmProvider {
 
   /**
    * Checks that the server answers `/v1/models` and lists `model`; reads the server version from
-   * `/version` (vLLM) or `/api/version` (Ollama) when one of them answers, else null.
-   * @throws PreflightError saying what to start, which key to set, or which model to serve
+   * `/version` (vLLM) or `/api/version` (Ollama) when one of them answers, else null. For Ollama
+   * behind `/v1` it also reads the model digest, and requires `contextLength` (those routes ignore
+   * num_ctx, so the server's default window would cut long prompts silently).
+   * @throws PreflightError saying what to start, which key to set, which model to serve, or to
+   *   configure an Ollama `/v1` endpoint as `kind: ollama` or with `context_length`
    */
   async preflight(model: string, signal?: AbortSignal): Promise<ModelInfo> {
     const startHint = `start the OpenAI-compatible server (\`vllm serve ${model}\`, SGLang, LM Studio or \`ollama serve\`) at ${this.endpoint} or set base_url of this endpoint in the llm configuration`;
@@ -178,14 +192,26 @@ export class OpenAiCompatibleProvider implements LlmProvider {
         `serve model "${model}" there (vLLM: \`vllm serve ${model}\`; Ollama: run \`ollama pull ${model}\`)`,
       );
     }
+    const server = await this.serverVersion(signal);
+    if (server.ollama && this.options.contextLength === undefined) {
+      throw new PreflightError(
+        this.service,
+        `${this.endpoint} is Ollama ${server.version} behind its OpenAI-compatible /v1 routes, which ignore num_ctx: ` +
+          'prompts longer than the server default context would be cut silently',
+        `use \`kind: ollama\` for this endpoint, or set \`context_length\` to the server's OLLAMA_CONTEXT_LENGTH`,
+      );
+    }
     return {
       endpoint: this.endpoint,
-      serverVersion: await this.serverVersion(signal),
-      modelDigest: null,
+      serverVersion: server.version,
+      modelDigest: server.ollama ? await this.ollamaDigest(model, signal) : null,
     };
   }
 
-  private async serverVersion(signal?: AbortSignal): Promise<string | null> {
+  /** vLLM answers `/version`, Ollama `/api/version`; other servers neither (version null). */
+  private async serverVersion(
+    signal?: AbortSignal,
+  ): Promise<{ version: string | null; ollama: boolean }> {
     for (const path of ['/version', '/api/version']) {
       const res = await sendRequest(
         `${this.root}${path}`,
@@ -196,9 +222,23 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       );
       if (res.status !== 200) continue;
       const parsed = versionSchema.safeParse(safeJson(res.body));
-      if (parsed.success) return parsed.data.version;
+      if (parsed.success) return { version: parsed.data.version, ollama: path === '/api/version' };
     }
-    return null;
+    return { version: null, ollama: false };
+  }
+
+  /** The model digest from Ollama's `/api/tags` (null when not listed there). */
+  private async ollamaDigest(model: string, signal?: AbortSignal): Promise<string | null> {
+    const res = await sendRequest(
+      `${this.root}/api/tags`,
+      { method: 'GET', headers: this.headers() },
+      this.http,
+      this.endpoint,
+      { signal },
+    );
+    if (res.status !== 200) throw httpError(res, this.endpoint, '/api/tags');
+    const tags = parseBody(res.body, tagsSchema, this.endpoint, '/api/tags');
+    return tags.models?.find((m) => m.name === model || m.model === model)?.digest ?? null;
   }
 
   /**

@@ -168,14 +168,27 @@ describe('OpenAiCompatibleProvider against the scripted server', () => {
   });
 
   it('preflight lists /v1/models and reads the version; a missing model names what to serve', async () => {
-    const info = await provider().preflight(MODEL);
-    expect(info).toEqual({ endpoint: server.url, serverVersion: '0.12.6', modelDigest: null });
+    const info = await provider({ contextLength: 32768 }).preflight(MODEL);
+    expect(info).toEqual({
+      endpoint: server.url,
+      serverVersion: '0.12.6',
+      modelDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     const e = await provider()
       .preflight('mistral:7b')
       .catch((err: unknown) => err);
     expect(e).toBeInstanceOf(PreflightError);
     expect((e as PreflightError).message).toContain('serves: qwen3.5:2b');
     expect((e as PreflightError).hint).toContain('ollama pull mistral:7b');
+  });
+
+  it('preflight: Ollama behind /v1 without context_length is refused (its /v1 ignores num_ctx)', async () => {
+    const e = await provider()
+      .preflight(MODEL)
+      .catch((err: unknown) => err);
+    expect(e).toBeInstanceOf(PreflightError);
+    expect((e as PreflightError).message).toContain('ignore num_ctx');
+    expect((e as PreflightError).hint).toContain('kind: ollama');
   });
 
   it('preflight: a refused key says which variable to set; an unreachable server what to start', async () => {
