@@ -4,7 +4,8 @@
  * wrong kept, prompt_truncated, budget_exhausted, prompt_too_long, unparsed, instances).
  *
  * Files, under `<state>/resilience/instances/`:
- * - `instances.jsonl`: every instance (published fields + provenance, instance.ts), by sample_id;
+ * - `instances.jsonl`: every instance (published fields + provenance, instance.ts), ordered by
+ *   source, subset and row;
  * - `main.jsonl`, `auxiliary.jsonl`, `extra.jsonl`: the same split by role (main = the seven
  *   discrete-choice ot-lite subsets, auxiliary = TeleMath, extra = further sources);
  * - `construction.json`: the summary, including the generator profile; the release card states
@@ -114,6 +115,14 @@ export function constructionSummary(store: StoreReader): ConstructionSummary {
   };
 }
 
+/** Source, then subset, then the numeric row (`teleqna:2` before `teleqna:10`). */
+function byRow(a: ResilienceInstance, b: ResilienceInstance): number {
+  const k = (i: ResilienceInstance) => `${i.source}\u0000${i.subset}`;
+  const ka = k(a);
+  const kb = k(b);
+  return ka < kb ? -1 : ka > kb ? 1 : a.row - b.row;
+}
+
 function writeAtomic(path: string, text: string): string {
   const tmp = `${path}.tmp`;
   writeFileSync(tmp, text);
@@ -151,7 +160,7 @@ export const resilienceInstances = defineStage<
     mkdirSync(dir, { recursive: true });
     const all = [...ctx.store.outputs<ResilienceInstance>('resilience.truncate')]
       .map((o) => o.output)
-      .sort((a, b) => (a.sample_id < b.sample_id ? -1 : a.sample_id > b.sample_id ? 1 : 0));
+      .sort(byRow);
     const files: InstancesOutput['files'] = {};
     const write = (name: string, rows: ResilienceInstance[]) => {
       const path = join(dir, `${name}.jsonl`);

@@ -147,4 +147,14 @@ describe('HalfTrace on the 77 published TeleMath half traces', () => {
     }
     expect(sentence).toBe(rows.length);
   });
+
+  it('the intl boundary keeps the same properties on them', () => {
+    for (const r of rows) {
+      const t = r.half_reasoning_trace;
+      const h = halfTrace(t, { boundary: 'intl' });
+      expect(h.half.length).toBeGreaterThan(0);
+      expect(t.startsWith(h.half)).toBe(true);
+      expect(h.halfTokens).toBeLessThanOrEqual(h.midpointTokens);
+    }
+  });
 });
