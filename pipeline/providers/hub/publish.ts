@@ -136,7 +136,7 @@ export async function datasetRepoExists(t: HubTarget): Promise<boolean> {
       fetch: t.fetch,
     });
   } catch (err) {
-    throw hubError(err, `looking up ${t.repo}`);
+    throw hubError(err, `looking up ${t.repo} on ${t.hubUrl}`);
   }
 }
 
