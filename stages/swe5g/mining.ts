@@ -18,6 +18,9 @@ export interface FunnelRow {
   source: string;
   mined: number;
   linked: number;
+  /** Linked PRs with at least one closed issue / with only open issues (issue text known). */
+  issue_closed: number;
+  issue_open_only: number;
   kept: number;
   incomplete: number;
   rejected: Record<string, number>;
@@ -25,8 +28,10 @@ export interface FunnelRow {
 
 /**
  * Funnel per repository from the store: `mined` = PRs found by swe5g.mine, `linked` = PRs with at
- * least one issue (text known) or issue reference >= min_link_confidence, `kept` = swe5g.filter
- * done, `rejected` = swe5g.filter skipped by reason.
+ * least one issue (text known) or issue reference >= min_link_confidence, of which
+ * `issue_closed` / `issue_open_only` by the state of their fetched issues (issue 3: some issues
+ * stay open after the fix merged; the funnel counts both), `kept` = swe5g.filter done, `rejected`
+ * = swe5g.filter skipped by reason.
  */
 export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
   const minConf = swe5gSettings(ctx.config).filter.min_link_confidence;
@@ -34,7 +39,17 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
   const row = (id: string): FunnelRow => {
     let r = rows.get(id);
     if (!r) {
-      r = { repo: id, source: '', mined: 0, linked: 0, kept: 0, incomplete: 0, rejected: {} };
+      r = {
+        repo: id,
+        source: '',
+        mined: 0,
+        linked: 0,
+        issue_closed: 0,
+        issue_open_only: 0,
+        kept: 0,
+        incomplete: 0,
+        rejected: {},
+      };
       rows.set(id, r);
     }
     return r;
@@ -47,8 +62,10 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
   for (const rec of ctx.store.items('swe5g.link')) {
     if (rec.state !== 'done') continue;
     const pr = rec.output as LinkedPR;
-    if (pr.issues.length > 0 || pr.links.some((l) => l.confidence >= minConf))
-      row(pr.registry_id).linked++;
+    const r = row(pr.registry_id);
+    if (pr.issues.length > 0 || pr.links.some((l) => l.confidence >= minConf)) r.linked++;
+    if (pr.issues.some((i) => i.state === 'closed')) r.issue_closed++;
+    else if (pr.issues.length > 0) r.issue_open_only++;
   }
   for (const rec of ctx.store.items('swe5g.filter')) {
     const pr = (rec.input as { pr?: LinkedPR } | null)?.pr;
@@ -66,6 +83,8 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
     source: '',
     mined: 0,
     linked: 0,
+    issue_closed: 0,
+    issue_open_only: 0,
     kept: 0,
     incomplete: 0,
     rejected: {},
@@ -73,6 +92,8 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
   for (const r of list) {
     total.mined += r.mined;
     total.linked += r.linked;
+    total.issue_closed += r.issue_closed;
+    total.issue_open_only += r.issue_open_only;
     total.kept += r.kept;
     total.incomplete += r.incomplete;
     for (const [k, v] of Object.entries(r.rejected))
@@ -87,8 +108,8 @@ export function miningFunnelMarkdown(ctx: StageContext<HasSwe5g>): string {
   const out = [
     '## SWE-Bench 5G mining funnel',
     '',
-    '| repository | source | mined PRs | linked | kept | of which incomplete | rejected by reason |',
-    '|---|---|---:|---:|---:|---:|---|',
+    '| repository | source | mined PRs | linked | issue closed | issue open only | kept | of which incomplete | rejected by reason |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const r of rows) {
     const rej = Object.entries(r.rejected)
@@ -96,7 +117,7 @@ export function miningFunnelMarkdown(ctx: StageContext<HasSwe5g>): string {
       .map(([k, v]) => `${k} ${v}`)
       .join(', ');
     out.push(
-      `| ${r.repo} | ${r.source} | ${r.mined} | ${r.linked} | ${r.kept} | ${r.incomplete} | ${rej} |`,
+      `| ${r.repo} | ${r.source} | ${r.mined} | ${r.linked} | ${r.issue_closed} | ${r.issue_open_only} | ${r.kept} | ${r.incomplete} | ${rej} |`,
     );
   }
   return out.join('\n') + '\n';

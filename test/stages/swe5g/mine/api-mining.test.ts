@@ -10,7 +10,8 @@ import { runPipeline } from '../../../../pipeline/runner.js';
 import { openState, type OpenState } from '../../../../pipeline/state.js';
 import { EventBus, type StampedEvent } from '../../../../pipeline/events.js';
 import type { Pipeline } from '../../../../pipeline/stage.js';
-import { swe5gMiningStages } from '../../../../stages/swe5g/mining.js';
+import { swe5gMiningStages, miningFunnel } from '../../../../stages/swe5g/mining.js';
+import type { StageContext } from '../../../../pipeline/stage.js';
 import { swe5gConfigSchema, type HasSwe5g } from '../../../../stages/swe5g/config.js';
 import type { Candidate, LinkedPR } from '../../../../stages/swe5g/types.js';
 import { startGithubServer, type GithubServer } from '../../../servers/github-server.js';
@@ -139,6 +140,31 @@ describe('swe5g mining on the GitHub API', () => {
         confidence: 0.3,
       }),
     ]);
+    // the funnel counts linked PRs by the state of their issues (168's issue stayed open)
+    const ctx = {
+      config: config(),
+      store: {
+        outputs: <T>(stage: string) => state.store.doneOutputs<T>(stage, 1),
+        item: (st: string, k: string) => state.store.item(st, k),
+        items: (st: string) => state.store.items(st),
+      },
+    } as unknown as StageContext<HasSwe5g>;
+    const amf = miningFunnel(ctx).find((r) => r.repo === 'free5gc/amf')!;
+    expect(amf).toMatchObject({
+      mined: 9,
+      linked: 8,
+      issue_closed: 7,
+      issue_open_only: 1,
+      kept: 3,
+    });
+    expect(amf.rejected).toEqual({
+      bot_author: 1,
+      docs_or_ci_only: 1,
+      too_many_files: 1,
+      issue_open: 1,
+      no_linked_issue: 1,
+      unclear_issue: 1,
+    });
     // every request was authenticated with the token
     expect(server.requests.every((r) => r.auth === 'token ghp_testtoken_one')).toBe(true);
   });

@@ -383,7 +383,7 @@ describe('git mirror source', () => {
       { env, encoding: 'utf8' },
     );
     expect(report).toContain(
-      '| free5gc/amf | git | 5 | 2 | 2 | 1 | docs_or_ci_only 1, bot_author 1, foreign_forge_pr 1 |',
+      '| free5gc/amf | git | 5 | 2 | 1 | 0 | 2 | 1 | docs_or_ci_only 1, bot_author 1, foreign_forge_pr 1 |',
     );
   });
 
