@@ -5,7 +5,9 @@
  *
  * Shapes (issue 6; the ot-lite fields are listed in ../shared/data/README.md):
  * - `ot-lite-mc`: `{question, choices[], answer}` with `answer` an option index (`answer_base`,
- *   0 for ot-lite); difficulty from `difficulty`, or from TeleTables' boolean `difficult`.
+ *   0 for ot-lite: the authors' loader takes `answer` as the 0-based gold index, and the published
+ *   `ot-lite:teleqna:4` has gold index 0 with the first option as correct answer); difficulty from
+ *   `difficulty`, or from TeleTables' boolean `difficult`.
  * - `ot-lite-telelogs`: `{question, answer: "C3"}`; the choices are C1..C8.
  * - `ot-lite-labels` (3GPP_TSG): `{question, answer: "SA5"}`; the choices are the sorted distinct
  *   labels of the whole split (code-point order), the gold is the label's index.
@@ -49,6 +51,8 @@ export function readRows(
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   let fmt = format;
   let whole: unknown;
+  /** Why the text is not one JSON document (auto mode), reported if no line parses either. */
+  let notOneDocument: string | undefined;
   if (fmt === 'auto') {
     if (/\.csv$/i.test(fileName)) fmt = 'csv';
     else {
@@ -57,7 +61,7 @@ export function readRows(
         fmt = Array.isArray(whole) ? 'json' : 'jsonl';
       } catch (err) {
         // Not one JSON document: read it as JSON Lines (each line reports its own error).
-        void err;
+        notOneDocument = (err as Error).message;
         fmt = 'jsonl';
       }
     }
@@ -98,6 +102,11 @@ export function readRows(
     }
     row++;
   });
+  if (rows.length === 0 && rejected.length > 0 && notOneDocument !== undefined) {
+    throw new Error(
+      `${fileName}: neither a JSON array (${notOneDocument}) nor JSON Lines (no line parses)`,
+    );
+  }
   return { rows, rejected };
 }
 

@@ -60,7 +60,7 @@ export function baseTemplates(
 /**
  * Normalises a subset's file text and renders each item's generator prompt. Pure.
  * @param text file content; @param fileLabel how rejections name the file
- * @throws TelebenchError `subset_file_unreadable` (tier content) when the whole file cannot be read
+ * @throws TelebenchError `subset_file_unreadable` (tier config) when the whole file cannot be read
  */
 export function buildSubset(
   subset: ResolvedSubset,
@@ -75,7 +75,7 @@ export function buildSubset(
     throw new TelebenchError(
       'subset_file_unreadable',
       `${fileLabel} (subset ${subset.id}) cannot be read as ${subset.format}: ${(err as Error).message}`,
-      { tier: 'content', context: { file: fileLabel, subset: subset.id } },
+      { tier: 'config', context: { file: fileLabel, subset: subset.id } },
     );
   }
   const norm = normaliseRows(subset, read.rows, fileLabel);

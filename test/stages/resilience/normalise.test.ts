@@ -307,6 +307,18 @@ describe('generic fields adapter (CSV and JSON)', () => {
   });
 });
 
+describe('unreadable files', () => {
+  it('a file that is neither a JSON array nor JSON Lines is an error naming the file', () => {
+    expect(() => readRows('{"a": 1,\n not json', 'auto', 'broken.json')).toThrow(
+      /broken\.json: neither a JSON array .* nor JSON Lines/,
+    );
+    // one bad line among good ones is a per-row rejection with its line number
+    const r = readRows('["q", ["1. a", "2. b"], "1"]\n{oops\n', 'auto', 'mixed.json');
+    expect(r.rows).toHaveLength(1);
+    expect(r.rejected).toMatchObject([{ row: 1, line: 2, reason: 'unparseable_row' }]);
+  });
+});
+
 describe('registry validation', () => {
   it('rejects a local source posing as a main subset and a duplicate entry, naming the path', () => {
     const text = `version: 1
