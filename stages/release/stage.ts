@@ -7,7 +7,9 @@
  * (version `release.local.version`, default `auto`); no upload.
  */
 import { defineStage, type Stage } from '../../pipeline/stage.js';
-import { SkipItem, TelebenchError } from '../../pipeline/errors.js';
+import { PreflightError, SkipItem, TelebenchError } from '../../pipeline/errors.js';
+import { DockerClient } from '../../pipeline/providers/docker/client.js';
+import { swe5gConfigSchema, type HasSwe5g } from '../swe5g/config.js';
 import { hashJson } from '../../pipeline/hash.js';
 import { swe5gDataset, resilienceDataset, type DatasetDefinition } from '../../datasets/index.js';
 import { releaseSettings } from './config.js';
@@ -37,6 +39,8 @@ export function makeLocalReleaseStage(args: {
   needs: () => readonly string[];
   wiring: ReleaseWiring;
   verifier: (config: unknown, env: VerifierEnv) => Verifier | null;
+  /** Checks run before the stage when its source holds rows (SWE-Bench 5G: the verify executor). */
+  preflight?: (config: unknown) => Promise<void>;
 }): Stage<
   { dataset: string; version: string; source: string; rows: string; funnel: string },
   LocalReleaseOutput,
@@ -52,6 +56,13 @@ export function makeLocalReleaseStage(args: {
     version: 1,
     needs: [],
     description: `Local release of ${dataset.prettyName} under <state>/releases/${dataset.id}/ (no upload).`,
+    async preflight(ctx) {
+      const cfg = releaseSettings(ctx.config);
+      const source = cfg.sources[dataset.id as keyof typeof cfg.sources];
+      if (!args.preflight || wiring.stageVersion(source) === undefined) return;
+      if ([...ctx.store.outputs(source)].length === 0) return;
+      await args.preflight(ctx.config);
+    },
     *plan(ctx) {
       const cfg = releaseSettings(ctx.config);
       const source = cfg.sources[dataset.id as keyof typeof cfg.sources];
@@ -126,6 +137,7 @@ export function localReleaseStages(args: {
         args.wiring.stageVersion(args.swe5gFinal) !== undefined ? [args.swe5gFinal] : [],
       wiring: args.wiring,
       verifier: args.verifier,
+      preflight: verifyPreflight,
     }),
     makeLocalReleaseStage({
       name: 'release.resilience',
@@ -136,6 +148,26 @@ export function localReleaseStages(args: {
       verifier: () => null,
     }),
   ] as unknown as Stage<never, LocalReleaseOutput, unknown>[];
+}
+
+/**
+ * Before a SWE-Bench 5G release that will re-run its instances in Docker: the engine must answer.
+ * @throws PreflightError naming Docker and what to do (start it, or turn verification off)
+ */
+async function verifyPreflight(config: unknown): Promise<void> {
+  if (!releaseSettings(config).verify_before_release) return;
+  const swe5g = swe5gConfigSchema.parse((config as HasSwe5g | null)?.swe5g ?? {});
+  if (swe5g.environments.executor !== 'docker') return;
+  try {
+    await new DockerClient().ping();
+  } catch (err) {
+    throw new PreflightError(
+      'docker',
+      `the SWE-Bench 5G release re-runs every instance in Docker first, and the engine does not answer: ${(err as Error).message}`,
+      'start the Docker engine (see machines notes: dockerd), or set release.verify_before_release: false (the card then says the snapshot was not re-run)',
+      err,
+    );
+  }
 }
 
 export { releaseSettings };

@@ -101,7 +101,7 @@ async function runAll(preflightFails: boolean) {
   return runPipeline({
     pipeline,
     registry,
-    config: { version: 1 },
+    config: { version: 1, release: { verify_before_release: false } },
     configFile: join(dir, 'config.yaml'),
     stateDir: dir,
     store: state.store,
