@@ -13,16 +13,30 @@ import { DockerClient } from '../../../pipeline/providers/docker/client.js';
 import { ensureOfflineBase } from '../../../pipeline/providers/docker/offline-base.js';
 import { appConfigSchema } from '../../config.js';
 import { swe5gSettings } from '../config.js';
-import type { EnvironmentsSettings } from '../environments-config.js';
+import { environmentsDefaults, type EnvironmentsSettings } from '../environments-config.js';
 import type { Built } from './build.js';
 
 const GiB = 2 ** 30;
 const fmt = (bytes: number): string =>
   bytes >= GiB ? `${(bytes / GiB).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
-function settingsOf(configFlag: string | undefined): EnvironmentsSettings {
+/**
+ * The environments settings of the configuration file. `images base` runs from `scripts/setup.mjs`
+ * before anything else, so a configuration error there is reported and the defaults are used
+ * (`lenient`); the other subcommands stop on it.
+ * @throws ConfigError when the file is invalid and `lenient` is false
+ */
+function settingsOf(configFlag: string | undefined, lenient = false): EnvironmentsSettings {
   const file = configFlag ?? 'config/default.yaml';
-  return swe5gSettings(loadConfigFile(file, appConfigSchema)).environments;
+  try {
+    return swe5gSettings(loadConfigFile(file, appConfigSchema)).environments;
+  } catch (err) {
+    if (!lenient) throw err;
+    console.warn(
+      `images: ${file} is not usable (${(err as Error).message}); using the default settings`,
+    );
+    return environmentsDefaults;
+  }
 }
 
 /**
@@ -82,7 +96,7 @@ export function addImagesCommand(program: Command): void {
     .option('--config <file>', 'configuration file (default config/default.yaml)')
     .option('--force', 'rebuild even when the images exist')
     .action(async (opts: { config?: string; force?: boolean }) => {
-      const s = settingsOf(opts.config);
+      const s = settingsOf(opts.config, true);
       const docker = new DockerClient();
       await docker.ping();
       const t0 = Date.now();

@@ -1,0 +1,105 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runPipeline } from '../../../../pipeline/runner.js';
+import { openState, type OpenState } from '../../../../pipeline/state.js';
+import { EventBus } from '../../../../pipeline/events.js';
+import { defineStage, type Pipeline } from '../../../../pipeline/stage.js';
+import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
+import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
+import { resolveStage } from '../../../../stages/swe5g/resolve/resolve.js';
+import { buildStage } from '../../../../stages/swe5g/build/build.js';
+import { validateStage, type Validated } from '../../../../stages/swe5g/validate/validate.js';
+import type { Candidate, Resolved, TestGen } from '../../../../stages/swe5g/types.js';
+import { goFixture, GO_F2P } from '../../../fixtures/repos/go-nil.js';
+import { ensureTestBase } from '../../../fixtures/repos/harness.js';
+import type { Fixture } from '../../../fixtures/repos/builder.js';
+
+let root: string;
+let state: OpenState;
+let fixtures: Fixture[];
+
+// Stand-ins for the mining and fail-to-pass stages: they emit what the contract says those
+// stages output, for repositories this test built (the contract allows hand-made Candidates).
+const filterFixture = defineStage<Candidate, Candidate, unknown>({
+  name: 'swe5g.filter',
+  version: 1,
+  needs: [],
+  description: 'fixture candidates',
+  *plan() {
+    for (const f of fixtures) yield { key: f.candidate.instance_id, input: f.candidate };
+  },
+  run: async (item) => item.input,
+});
+const testgenFixture = defineStage<Resolved, TestGen, unknown>({
+  name: 'swe5g.testgen',
+  version: 1,
+  needs: ['swe5g.resolve'],
+  description: 'fixture F2P tests',
+  *plan(ctx) {
+    for (const o of ctx.store.outputs<Resolved>('swe5g.resolve'))
+      yield { key: o.key, input: o.output };
+  },
+  run: async (item) => fixtures.find((f) => f.candidate.instance_id === item.key)!.testgen,
+});
+
+beforeAll(async () => {
+  await ensureTestBase(new DockerClient());
+  root = mkdtempSync(join(tmpdir(), 'telebench-swe5g-pipe-'));
+  state = openState(join(root, 'state'));
+  fixtures = [goFixture(join(root, 'src'), 'good'), goFixture(join(root, 'src'), 'badfix')];
+});
+afterAll(() => state.close());
+
+describe('swe5g pipeline: filter -> resolve -> testgen -> build -> validate', () => {
+  it('validates the good fix, skips the bad one with its reason, stores step logs', async () => {
+    const pipeline: Pipeline = {
+      name: 'swe5g-test',
+      description: 'test',
+      stages: ['swe5g.filter', 'swe5g.resolve', 'swe5g.testgen', 'swe5g.build', 'swe5g.validate'],
+    };
+    const config = {
+      version: 1,
+      stages: {},
+      swe5g: swe5gConfigSchema.parse({
+        environments: {
+          git_url_base: join(root, 'src'),
+          base_source: 'offline',
+          limits: { timeout_s: 20, memory_mib: 1024 },
+        },
+      }),
+    };
+    const result = await runPipeline({
+      pipeline,
+      registry: new Map<string, never>(
+        [filterFixture, resolveStage, testgenFixture, buildStage, validateStage].map((s) => [
+          s.name,
+          s as never,
+        ]),
+      ),
+      config,
+      configFile: join(root, 'config.yaml'),
+      stateDir: state.dir,
+      store: state.store,
+      blobs: state.blobs,
+      bus: new EventBus(),
+      signal: new AbortController().signal,
+    });
+    expect(result.exitCode).toBe(0);
+    const good = state.store.item('swe5g.validate', 'fixture__amfmini-good-161');
+    expect(good?.state).toBe('done');
+    const v = good!.output as Validated;
+    expect(v.FAIL_TO_PASS).toEqual([GO_F2P]);
+    expect(v.executor).toBe('docker');
+    const log = state.blobs.get(v.step_logs.parent_f2p!).toString();
+    expect(log).toContain('# step parent_f2p executor docker exit 1');
+    const bad = state.store.item('swe5g.validate', 'fixture__amfmini-badfix-163');
+    expect(bad?.state).toBe('skipped');
+    expect(bad?.skipReason).toBe('f2p_fails_after_fix');
+    const resolved = state.store.item('swe5g.resolve', 'fixture__amfmini-good-161')!
+      .output as Resolved;
+    expect(resolved.version).toBe('1.21');
+    expect(resolved.test_dirs).toEqual(['ngap']);
+  });
+});
