@@ -3,6 +3,7 @@
 // readable shell steps with real error handling). Idempotent: each step checks before it acts.
 // Steps are added by the branches that need them (Docker engine, offline base image, ...).
 import { $, echo } from 'zx';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 $.verbose = false;
 const node = (await $`node --version`).stdout.trim();
@@ -39,7 +40,7 @@ if (process.env.TELEBENCH_SKIP_DOCKER !== '1') {
         echo('setup: dockerd did not answer within 120 s; see /tmp/telebench-dockerd.log');
         process.exit(3);
       }
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000);
     }
   }
   // Builds only what is missing (the command checks each image first).
