@@ -4,14 +4,11 @@
  * B tests are optionally checked the same way). The swe5g validation stage does the real
  * three-step validation in its images; this is the small, swappable local counterpart.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { TelebenchError } from '../../../pipeline/errors.js';
-
-const execFileP = promisify(execFile);
 
 /** Outcome of one test id: passed, failed, or not seen (build failure, unknown id). */
 export type TestStatus = 'passed' | 'failed' | 'missing';
@@ -246,48 +243,4 @@ export async function runTests(
     log: log.slice(0, 1 << 16),
     durationMs: Date.now() - t0,
   };
-}
-
-/** `git` in a bare or non-bare repository: stdout, throws TelebenchError `git_failed` (tier infra). */
-export async function git(gitDir: string, args: string[]): Promise<string> {
-  try {
-    const { stdout } = await execFileP('git', ['-C', gitDir, ...args], {
-      maxBuffer: 256 << 20,
-      encoding: 'utf8',
-    });
-    return stdout;
-  } catch (err) {
-    throw new TelebenchError(
-      'git_failed',
-      `git ${args.join(' ')} in ${gitDir} failed: ${(err as Error).message}`,
-      {
-        tier: 'infra',
-        context: { gitDir, args },
-        cause: err,
-      },
-    );
-  }
-}
-
-/** File text at `commit`, or null when the path does not exist there. */
-export async function showFile(
-  gitDir: string,
-  commit: string,
-  path: string,
-): Promise<string | null> {
-  try {
-    const { stdout } = await execFileP('git', ['-C', gitDir, 'show', `${commit}:${path}`], {
-      maxBuffer: 256 << 20,
-      encoding: 'utf8',
-    });
-    return stdout;
-  } catch (err) {
-    const msg = (err as Error).message;
-    if (/does not exist|exists on disk, but not in|fatal: path/.test(msg)) return null;
-    throw new TelebenchError(
-      'git_failed',
-      `git show ${commit}:${path} in ${gitDir} failed: ${msg}`,
-      { tier: 'infra', context: { gitDir, commit, path }, cause: err },
-    );
-  }
 }

@@ -408,7 +408,7 @@ export async function deriveFixSites(
     if (touched.size === 0)
       notes.push({ file, function: null, note: 'added lines are outside any function' });
     for (const { fn, rows } of touched.values()) {
-      let parentFn = parentByName.get(fn.qualified);
+      const parentFn = parentByName.get(fn.qualified);
       const fixShape = shapeOf(fn.body);
       if (!parentFn) {
         const renamedFrom = parentFns.find(
@@ -435,7 +435,6 @@ export async function deriveFixSites(
         notes.push({ file, function: fn.qualified, note: 'identifier rename only' });
         continue;
       }
-      parentFn ??= undefined;
       const found = new Map<string, FixSite>();
       const visit = (n: Node): void => {
         if (

@@ -17,6 +17,13 @@ import { generateTestGen } from './generate.js';
 const settingsOf = (cfg: HasSwe5g): TestgenSettings =>
   swe5gSettings(cfg).testgen ?? testgenDefaults;
 
+/**
+ * The stage: plans one item per Resolved instance (key = instance_id) and runs
+ * {@link generateTestGen} against the resolve stage's mirror (`<state>/git/<owner>+<name>.git`).
+ * Artifacts: `f2p_test_patch`, `testgen_details.json` (sites, notes, timings) and the host logs of
+ * the Strategy A / B runs.
+ * @throws TelebenchError `mirror_missing` (infra) when the mirror is gone; SkipItem from generateTestGen
+ */
 export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   name: 'swe5g.testgen',
   version: 1,
