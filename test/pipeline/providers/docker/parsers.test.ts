@@ -125,3 +125,12 @@ describe('checkAgreement', () => {
     }
   });
 });
+
+describe('parseMesonTestLog with meson introspect', () => {
+  it('takes suites from `meson introspect --tests` when testlog.json has none (meson 1.0)', () => {
+    const log = JSON.stringify({ name: 'ngap_null_gnb', result: 'FAIL' });
+    const intro = JSON.stringify([{ name: 'ngap_null_gnb', suite: ['cnull:unit'] }]);
+    expect(parseMesonTestLog(log, intro).tests).toEqual({ 'unit::ngap_null_gnb': 'fail' });
+    expect(() => parseMesonTestLog(log, 'not json')).toThrow(/introspect/);
+  });
+});
