@@ -176,7 +176,10 @@ async function runCommand(pipelineName: string, flags: RunFlags): Promise<number
     if (flags.only) argv.push('--only', flags.only);
     if (flags.from) argv.push('--from', flags.from);
     if (flags.limit) argv.push('--limit', String(flags.limit));
-    if (result.exitCode === 1 || flags.retryFailed) argv.push('--retry-failed');
+    const anyFailed = Object.values(result.stages).some(
+      (o) => o.status !== 'blocked' && (o.counts.failed ?? 0) > 0,
+    );
+    if (anyFailed || flags.retryFailed) argv.push('--retry-failed');
     process.stderr.write(`to resume: ${argv.map(shellQuote).join(' ')}\n`);
   }
   unlock();
