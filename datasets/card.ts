@@ -91,6 +91,15 @@ export function frontMatter(input: CardInput): Record<string, unknown> {
   };
 }
 
+const TYPE_LABEL: Record<string, string> = {
+  STRING: 'string',
+  INT32: 'int32',
+  DOUBLE: 'float64',
+  BOOLEAN: 'bool',
+  LIST_STRING: 'list<string>',
+  JSON_TEXT: 'JSON object (JSON text in Parquet)',
+};
+
 const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -175,12 +184,10 @@ export function renderCard(input: CardInput): string {
 
   out.push('## Fields', '', '| field | type | description |', '|---|---|---|');
   for (const f of dataset.fields)
-    out.push(
-      `| \`${f.name}\` | ${f.parquet === 'JSON' ? 'JSON' : f.parquet.toLowerCase()} | ${cell(f.description)} |`,
-    );
+    out.push(`| \`${f.name}\` | ${TYPE_LABEL[f.parquet]} | ${cell(f.description)} |`);
   out.push('');
   out.push(
-    'List and object fields are JSON text in Parquet (JSON converted type) and plain JSON in the JSON Lines files.',
+    'Lists are native Parquet lists of strings; object fields are JSON text in Parquet and JSON objects in the JSON Lines files.',
     '',
   );
 

@@ -6,11 +6,13 @@
 import type { z } from 'zod';
 
 /**
- * Parquet column type of a field (hyparquet-writer basic types). `JSON` is a UTF-8 byte array with
- * the JSON converted type: arrays and objects are stored as JSON text, which pyarrow reads as a
- * string and hyparquet parses back (SWE-bench's own Hub copies store FAIL_TO_PASS the same way).
+ * Parquet column type of a field. `LIST_STRING` is a native Parquet LIST of UTF-8 strings (pyarrow
+ * and the Hub's `datasets` read it as `list<string>`, a `Sequence(Value("string"))`);
+ * `JSON_TEXT` is a plain UTF-8 column holding the value's JSON text (an object of varying keys has
+ * no fixed Parquet struct; a plain string is what every reader understands), decoded back to the
+ * object by {@link parquetToRows} and kept as an object in the JSON Lines files.
  */
-export type ParquetType = 'STRING' | 'INT32' | 'DOUBLE' | 'BOOLEAN' | 'JSON';
+export type ParquetType = 'STRING' | 'INT32' | 'DOUBLE' | 'BOOLEAN' | 'LIST_STRING' | 'JSON_TEXT';
 
 /** One column of a release: its name, Parquet type and the sentence shown in the card. */
 export interface FieldSpec {

@@ -99,14 +99,14 @@ const fields: FieldSpec[] = [
   },
   {
     name: 'FAIL_TO_PASS',
-    parquet: 'JSON',
+    parquet: 'LIST_STRING',
     description:
-      'Test ids (`<package-or-file>::<test>`) that fail at base_commit and pass with the gold patch (JSON list).',
+      'Test ids (`<package-or-file>::<test>`) that fail at base_commit and pass with the gold patch.',
   },
   {
     name: 'PASS_TO_PASS',
-    parquet: 'JSON',
-    description: 'Test ids that pass both before and after the gold patch (JSON list).',
+    parquet: 'LIST_STRING',
+    description: 'Test ids that pass both before and after the gold patch.',
   },
   {
     name: 'alias',
@@ -136,8 +136,8 @@ const fields: FieldSpec[] = [
   },
   {
     name: 'spec_refs',
-    parquet: 'JSON',
-    description: '3GPP specifications the fix relates to (e.g. `TS 29.514`) (JSON list).',
+    parquet: 'LIST_STRING',
+    description: '3GPP specifications the fix relates to (e.g. `TS 29.514`).',
   },
   {
     name: 'image_recipe',

@@ -56,8 +56,8 @@ const fields: FieldSpec[] = [
   { name: 'question', parquet: 'STRING', description: 'The question as the source published it.' },
   {
     name: 'choices',
-    parquet: 'JSON',
-    description: 'Answer options (JSON list); null for the numeric TeleMath subset.',
+    parquet: 'LIST_STRING',
+    description: 'Answer options; null for the numeric TeleMath subset.',
   },
   {
     name: 'correct_answer',
@@ -110,9 +110,9 @@ const fields: FieldSpec[] = [
   },
   {
     name: 'provenance',
-    parquet: 'JSON',
+    parquet: 'JSON_TEXT',
     description:
-      'Generator model and options, answer parse rule, full and half token counts, prompt version, truncation policy (JSON object).',
+      'Generator model and options, answer parse rule, full and half token counts, prompt version, truncation policy (a JSON object; JSON text in Parquet).',
   },
 ];
 

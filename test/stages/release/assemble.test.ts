@@ -178,7 +178,7 @@ describe('release folder', () => {
           .trim()
           .split('\n')
           .map((l) => JSON.parse(l));
-        expect(await parquetToRows(pq.bytes)).toEqual(fromJsonl);
+        expect(await parquetToRows(pq.bytes, ds.fields)).toEqual(fromJsonl);
       }
     }
   });
