@@ -39,6 +39,7 @@ export interface VerifySummary {
   executor: string;
 }
 
+/** Everything the card shows; built by `stages/release/assemble.ts`. */
 export interface CardInput {
   dataset: DatasetDefinition;
   version: string;

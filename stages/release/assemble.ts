@@ -44,6 +44,7 @@ export interface ReleaseProvenance {
   provenanceNotes: string[];
 }
 
+/** Everything {@link planRelease} needs: rows, provenance, funnel, the previous version. */
 export interface ReleaseInput {
   dataset: DatasetDefinition;
   version: string;
@@ -62,12 +63,14 @@ export interface ReleaseInput {
   extraCounts?: Record<string, number>;
 }
 
+/** One file of a release: path relative to the release folder, bytes, sha256 hex. */
 export interface ReleaseFile {
   path: string;
   bytes: Uint8Array;
   sha256: string;
 }
 
+/** `manifest.json`: what made the release (git SHA, config hash, stage versions, input hashes, settings), counts and per-file sha256. */
 export interface ReleaseManifest {
   dataset: string;
   version: string;
@@ -89,6 +92,7 @@ export interface ReleaseManifest {
   files: Record<string, { sha256: string; bytes: number }>;
 }
 
+/** A planned release: every file, the manifest and the validated rows in key order. */
 export interface ReleasePlan {
   dataset: string;
   version: string;
@@ -309,6 +313,7 @@ export function listReleases(stateDir: string, dataset: string): ReleaseManifest
   );
 }
 
+/** What {@link writeRelease} did: `written`, or `unchanged` (same content already there). */
 export type WriteOutcome = {
   status: 'written' | 'unchanged';
   dir: string;

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 
+/** Zod schema of the `release` section (every key has a default). */
 export const releaseConfigSchema = z.strictObject({
   /** Stage whose done outputs are the rows of each dataset. */
   sources: z

@@ -26,6 +26,7 @@ import {
 import { readManifest, releaseDir } from './assemble.js';
 import { sha256 as createSha } from '../../pipeline/hash.js';
 
+/** What a publish did (or, in a dry run, would do). */
 export interface PublishResult {
   repo: string;
   version: string;

@@ -45,6 +45,7 @@ export type Verifier = (
   rows: readonly Swe5gRow[],
 ) => Promise<{ summary: VerifySummary; reproduced: ReadonlySet<string> }>;
 
+/** The parts of a stage context a release needs (the CLI builds one from the state directory). */
 export interface ReleaseContextLike {
   store: StoreReader;
   config: unknown;

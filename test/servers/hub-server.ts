@@ -81,6 +81,7 @@ export interface SeenRequest {
   status: number;
 }
 
+/** Options of {@link startHubServer}. */
 export interface HubServerOptions {
   /** token -> user name. Default `{ hf_test_token: 'telebench' }`. */
   tokens?: Record<string, string>;
@@ -92,6 +93,7 @@ export interface HubServerOptions {
   treePageSize?: number;
 }
 
+/** A running local Hub: its URL, the requests it saw and seams to seed and inspect its state. */
 export interface HubServer {
   /** Base URL to pass as `hubUrl`, e.g. `http://127.0.0.1:41234`. */
   readonly url: string;
