@@ -30,6 +30,11 @@ export const githubSettingsSchema = z.strictObject({
    * `api` source at preflight and makes `auto` use the mirrors; true mines unauthenticated.
    */
   allow_unauthenticated: z.boolean().default(false),
+  /**
+   * Ask GraphQL for GitHub's own closing references (`closingIssuesReferences`: keyword or a link
+   * set in the UI), 50 PRs per query, cached by each PR's `updated_at`.
+   */
+  closing_references: z.boolean().default(true),
   /** Preflight probe timeout (ms) for `GET /rate_limit`. */
   preflight_timeout_ms: z.number().int().min(100).default(5_000),
 });

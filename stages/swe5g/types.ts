@@ -103,6 +103,11 @@ export interface MinedPR {
   foreign_forge: boolean;
   /** Blob digests of the raw API responses this record was built from (rebuild without calling). */
   raw_blobs: string[];
+  /**
+   * GitHub's closing references of the PR (GraphQL `closingIssuesReferences`), `owner/name#N`;
+   * [] for the git source or when the API did not answer them.
+   */
+  closing_refs: string[];
 }
 
 /** Output of `swe5g.link` (or of mine when linking is inline): the PR with its issues. */

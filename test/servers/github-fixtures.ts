@@ -389,7 +389,19 @@ export function free5gcCorpus(): GithubCorpus {
       files: [['internal/gmm/sm.go', 6, 1]],
       day: 10,
     },
+    {
+      number: 171,
+      title: 'fix: release UE context on N2 failure',
+      body: 'Releases the context.',
+      login: 'dev9',
+      branch: 'ctx-release',
+      merged: true,
+      files: [['internal/context/amf_ue.go', 8, 2]],
+      day: 11,
+    },
   ]);
+  // linked only through the UI (GitHub's closing reference), no keyword anywhere
+  amf.closing = { 171: ['free5gc/free5gc#750'], 161: ['free5gc/free5gc#641'] };
   const smf = nfRepo('free5gc/smf', [
     {
       number: 50,
@@ -438,6 +450,14 @@ export function free5gcCorpus(): GithubCorpus {
     { repo: '', number: 740, title: 'NIA0 accepted', body: 'it breaks', state: 'closed', day: 0 },
     {
       repo: '',
+      number: 750,
+      title: 'UE context not released after N2 failure',
+      body: LONG,
+      state: 'closed',
+      day: 0,
+    },
+    {
+      repo: '',
       number: 800,
       title: 'SMF crashes on PFCP report',
       body: LONG,
@@ -459,5 +479,6 @@ export const EXPECTED: Record<string, string> = {
   'free5gc__amf-168': 'issue_open',
   'free5gc__amf-169': 'no_linked_issue',
   'free5gc__amf-170': 'unclear_issue',
+  'free5gc__amf-171': 'kept',
   'free5gc__smf-50': 'kept',
 };

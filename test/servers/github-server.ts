@@ -6,7 +6,8 @@
  * `@octokit/openapi-types`), per-PR files and commits, and default-branch commits with parents.
  *
  * Routes: GET /rate_limit; /repos/{o}/{r}/pulls; /pulls/{n}/files; /pulls/{n}/commits;
- * /commits (sha, since); /commits/{sha}; /issues/{n}; /issues/{n}/comments.
+ * /commits (sha, since); /commits/{sha}; /issues/{n}; /issues/{n}/comments; and POST /graphql
+ * for `repository(owner, name) { prN: pullRequest(number: N) { closingIssuesReferences ... } }`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -28,6 +29,8 @@ export interface RepoData {
   branch: { sha: string; parents: string[]; date: string }[];
   issues: GhIssue[];
   comments: Record<number, GhIssueComment[]>;
+  /** GraphQL `closingIssuesReferences` per PR number (`owner/name#N`). */
+  closing?: Record<number, string[]>;
 }
 
 /** `owner/name` -> data. */
@@ -83,6 +86,15 @@ export async function startGithubServer(corpus: GithubCorpus): Promise<GithubSer
     if (fault) {
       fault.times--;
       serveFault(fault, req, res, record);
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/graphql') {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString('utf8')));
+      req.on('end', () => {
+        record(200);
+        json(res, 200, graphql(corpus, text));
+      });
       return;
     }
     const answer = route(corpus, url);
@@ -263,4 +275,37 @@ function route(corpus: GithubCorpus, url: URL): Answer | undefined {
     return page(repo.comments[Number(r[1])] ?? [], url);
   }
   return undefined;
+}
+
+/** Answers the closing-references query of pipeline/providers/github/pulls.ts. */
+function graphql(corpus: GithubCorpus, text: string): unknown {
+  let body: { query?: string; variables?: { owner?: string; name?: string } };
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    return { errors: [{ message: 'Problems parsing JSON' }] };
+  }
+  const repo = corpus[`${body.variables?.owner}/${body.variables?.name}`];
+  if (!repo)
+    return {
+      data: { repository: null },
+      errors: [{ type: 'NOT_FOUND', message: 'no repository' }],
+    };
+  const out: Record<string, unknown> = {};
+  for (const m of (body.query ?? '').matchAll(/(\w+): pullRequest\(number: (\d+)\)/g)) {
+    const n = Number(m[2]);
+    if (!repo.pulls.some((p) => p.number === n)) {
+      out[m[1]!] = null;
+      continue;
+    }
+    out[m[1]!] = {
+      closingIssuesReferences: {
+        nodes: (repo.closing?.[n] ?? []).map((ref) => {
+          const [nameWithOwner, num] = ref.split('#');
+          return { number: Number(num), repository: { nameWithOwner } };
+        }),
+      },
+    };
+  }
+  return { data: { repository: out } };
 }

@@ -289,6 +289,27 @@ export class GithubClient {
   }
 
   /**
+   * A GraphQL query (`POST {baseUrl}/graphql`). GraphQL cannot answer 304: callers cache results
+   * themselves (e.g. by a PR's `updated_at`).
+   * @returns the `data` object of the answer
+   * @throws TelebenchError `github_graphql_failed` (transient) when the answer has `errors` or the
+   *   request fails after retries; `github_unauthorized` (preflight) on 401
+   */
+  async graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+    try {
+      return await this.next().graphql<T>(query, variables);
+    } catch (err) {
+      const status = (err as { status?: number }).status;
+      if (status === 401 || status === 403 || status === 429) throw this.wrap(err, '/graphql');
+      throw new TelebenchError(
+        'github_graphql_failed',
+        `GitHub GraphQL query failed: ${redact((err as Error).message ?? String(err))}`,
+        { tier: 'transient', context: { baseUrl: this.opts.baseUrl }, cause: err },
+      );
+    }
+  }
+
+  /**
    * `GET /rate_limit` (free: not counted), for preflight.
    * @returns the core limit and what remains
    * @throws TelebenchError as {@link get} (a dropped connection becomes `github_request_failed`)

@@ -7,6 +7,7 @@
  */
 import type { components } from '@octokit/openapi-types';
 import type { GithubClient } from './client.js';
+import type { KeyValue } from '../../store/store.js';
 
 export type PullSimple = components['schemas']['pull-request-simple'];
 export type PullFile = components['schemas']['diff-entry'];
@@ -165,4 +166,66 @@ export async function issueWithComments(
     }
   }
   return { issue, comments, blobs };
+}
+
+/** Cached closing references of one PR (kv namespace `github.closing`), valid for `updated_at`. */
+interface ClosingCache {
+  updated_at: string;
+  refs: string[];
+}
+
+/**
+ * GitHub's own closing references of merged PRs (GraphQL `closingIssuesReferences`: issues the
+ * PR closes by keyword or by a link set in the UI), `owner/name#N` per PR number. Asked in batches
+ * of 50 PRs per query; each PR's answer is cached in `kv` by its `updated_at`, so unchanged PRs
+ * cost nothing on a re-run (GraphQL has no 304).
+ * @throws TelebenchError as GithubClient.graphql
+ */
+export async function closingReferences(
+  gh: GithubClient,
+  kv: KeyValue,
+  owner: string,
+  name: string,
+  prs: readonly { number: number; updated_at: string }[],
+): Promise<Map<number, string[]>> {
+  const out = new Map<number, string[]>();
+  const todo: { number: number; updated_at: string }[] = [];
+  for (const p of prs) {
+    const c = kv.get<ClosingCache>('github.closing', `${owner}/${name}#${p.number}`);
+    if (c && c.updated_at === p.updated_at) out.set(p.number, c.refs);
+    else todo.push(p);
+  }
+  for (let i = 0; i < todo.length; i += 50) {
+    const batch = todo.slice(i, i + 50);
+    const fields = batch
+      .map(
+        (p) =>
+          `pr${p.number}: pullRequest(number: ${p.number}) { closingIssuesReferences(first: 20) { nodes { number repository { nameWithOwner } } } }`,
+      )
+      .join('\n    ');
+    const query = `query ($owner: String!, $name: String!) {\n  repository(owner: $owner, name: $name) {\n    ${fields}\n  }\n}`;
+    type Answer = {
+      repository: Record<
+        string,
+        {
+          closingIssuesReferences: {
+            nodes: { number: number; repository: { nameWithOwner: string } }[];
+          };
+        } | null
+      > | null;
+    };
+    const data = await gh.graphql<Answer>(query, { owner, name });
+    for (const p of batch) {
+      const node = data.repository?.[`pr${p.number}`];
+      const refs = (node?.closingIssuesReferences.nodes ?? []).map(
+        (n) => `${n.repository.nameWithOwner}#${n.number}`,
+      );
+      out.set(p.number, refs);
+      kv.set('github.closing', `${owner}/${name}#${p.number}`, {
+        updated_at: p.updated_at,
+        refs,
+      } satisfies ClosingCache);
+    }
+  }
+  return out;
 }

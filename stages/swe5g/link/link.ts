@@ -16,7 +16,13 @@ import { issueWithComments } from '../../../pipeline/providers/github/pulls.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { IssueComment, LinkEvidence, LinkedIssue, LinkedPR, MinedPR } from '../types.js';
 import type { MineOutput } from '../mine/mine.js';
-import { refsInText, refsInBranch, mergeEvidence, issueConfidence } from './refs.js';
+import {
+  refsInText,
+  refsInBranch,
+  mergeEvidence,
+  issueConfidence,
+  LINK_CONFIDENCE,
+} from './refs.js';
 import { loadIssuesData } from './issues-file.js';
 import { githubClient } from '../mine/source.js';
 import { selectedEntries } from '../mine/source.js';
@@ -43,7 +49,7 @@ export function evidenceOf(
   pr: Pick<
     MinedPR,
     'repo' | 'pr_title' | 'pr_body' | 'commit_messages' | 'head_ref' | 'merge_commit'
-  >,
+  > & { closing_refs?: string[] },
   issuesRepo: string,
   prNumbers: ReadonlySet<number>,
 ): LinkEvidence[] {
@@ -52,6 +58,13 @@ export function evidenceOf(
     refsInText(pr.pr_body, 'pr_body', pr.repo),
     ...pr.commit_messages.map((m, i) => refsInText(m, `commit[${i}]`, pr.repo)),
     refsInBranch(pr.head_ref, issuesRepo),
+    (pr.closing_refs ?? []).map((issue) => ({
+      kind: 'closing_reference' as const,
+      where: 'graphql:closingIssuesReferences',
+      text: issue,
+      issue,
+      confidence: LINK_CONFIDENCE.closing_reference,
+    })),
   ];
   return mergeEvidence(lists).filter((e) => {
     const [repo, n] = e.issue.split('#');

@@ -16,6 +16,7 @@ import {
   branchParents,
   commitParents,
   pullDetails,
+  closingReferences,
   type PullSimple,
 } from '../../../pipeline/providers/github/pulls.js';
 import { mineMirror, type GitMergedPR } from '../../../pipeline/providers/git/mirror-source.js';
@@ -249,6 +250,7 @@ function fromGit(b: ReturnType<typeof base>, f: GitMergedPR): MinedPR {
     source: 'git',
     foreign_forge: f.foreign_forge,
     raw_blobs: [],
+    closing_refs: [],
   };
 }
 
@@ -280,6 +282,15 @@ async function mineApi(input: MineInput, ctx: RunContext<HasSwe5g>): Promise<Min
     perPage,
     need,
   });
+  const closing = s.mining.github.closing_references
+    ? await closingReferences(
+        gh,
+        ctx.kv,
+        entry.owner,
+        entry.name,
+        listed.merged.map((p) => ({ number: p.number, updated_at: p.updated_at })),
+      )
+    : new Map<number, string[]>();
   const limit = pLimit(4);
   const prs = await Promise.all(
     listed.merged.map((p) =>
@@ -309,6 +320,7 @@ async function mineApi(input: MineInput, ctx: RunContext<HasSwe5g>): Promise<Min
           changed_files,
           d.commits.map((c) => c.commit.message),
           raw,
+          closing.get(p.number) ?? [],
         );
       }),
     ),
@@ -340,6 +352,7 @@ function fromApi(
   changed_files: MinedPR['changed_files'],
   commit_messages: string[],
   raw: string[],
+  closing_refs: string[],
 ): MinedPR {
   const login = p.user?.login ?? '';
   return {
@@ -361,5 +374,6 @@ function fromApi(
     source: 'api',
     foreign_forge: false,
     raw_blobs: [...new Set(raw)],
+    closing_refs,
   };
 }

@@ -47,6 +47,7 @@ function pr(over: Partial<LinkedPR> = {}): LinkedPR {
     source: 'api',
     foreign_forge: false,
     raw_blobs: [],
+    closing_refs: [],
     issues: [issue()],
     links: [
       {

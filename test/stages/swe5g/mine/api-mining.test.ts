@@ -115,7 +115,7 @@ describe('swe5g mining on the GitHub API', () => {
     expect(c161.hints_text).toContain('Can you share the pcap?');
     expect(c161.hints_text).not.toContain('after the fix');
     expect(c161.incomplete).toBe(false);
-    expect(c161.links[0]).toMatchObject({ kind: 'closing_keyword', issue: 'free5gc/free5gc#641' });
+    expect(c161.links[1]).toMatchObject({ kind: 'closing_keyword', issue: 'free5gc/free5gc#641' });
 
     // squash merge fixing two issues, one linked by full URL (mention) and one by keyword
     const c162 = state.store.item('swe5g.filter', 'free5gc__amf-162')!.output as Candidate;
@@ -140,6 +140,18 @@ describe('swe5g mining on the GitHub API', () => {
         confidence: 0.3,
       }),
     ]);
+    // linked only by GitHub's closing reference (GraphQL), the strongest evidence
+    const c171 = state.store.item('swe5g.filter', 'free5gc__amf-171')!.output as Candidate;
+    expect(c171.links).toEqual([
+      expect.objectContaining({
+        kind: 'closing_reference',
+        issue: 'free5gc/free5gc#750',
+        confidence: 1,
+      }),
+    ]);
+    expect(c161.links.map((l) => l.kind)).toEqual(['closing_reference', 'closing_keyword']);
+    // one GraphQL query per repository (batches of 50 PRs)
+    expect(server.requests.filter((r) => r.path === '/graphql').length).toBe(2);
     // the funnel counts linked PRs by the state of their issues (168's issue stayed open)
     const ctx = {
       config: config(),
@@ -151,11 +163,11 @@ describe('swe5g mining on the GitHub API', () => {
     } as unknown as StageContext<HasSwe5g>;
     const amf = miningFunnel(ctx).find((r) => r.repo === 'free5gc/amf')!;
     expect(amf).toMatchObject({
-      mined: 9,
-      linked: 8,
-      issue_closed: 7,
+      mined: 10,
+      linked: 9,
+      issue_closed: 8,
       issue_open_only: 1,
-      kept: 3,
+      kept: 4,
     });
     expect(amf.rejected).toEqual({
       bot_author: 1,
@@ -187,6 +199,8 @@ describe('swe5g mining on the GitHub API', () => {
     const second = server.requests.slice(first).filter((r) => r.path !== '/rate_limit');
     expect(second.length).toBeGreaterThan(0);
     expect(second.filter((r) => r.status !== 304)).toEqual([]);
+    // GraphQL (no 304 possible) is not asked again: its answers are cached by PR updated_at
+    expect(second.some((r) => r.path === '/graphql')).toBe(false);
     // the new generation re-checked the linked issues too (state may change), all 304
     expect(second.some((r) => r.path === '/repos/free5gc/free5gc/issues/641')).toBe(true);
     expect(outcomes()).toEqual(EXPECTED);
