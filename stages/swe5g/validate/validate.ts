@@ -14,7 +14,8 @@
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, posix } from 'node:path';
+import { dirname, join, posix, resolve as resolvePath } from 'node:path';
+import { loadRegistry } from '../registry.js';
 import { defineStage } from '../../../pipeline/stage.js';
 import { SkipItem } from '../../../pipeline/errors.js';
 import { DockerClient } from '../../../pipeline/providers/docker/client.js';
@@ -475,6 +476,17 @@ export async function isRepo(dir: string): Promise<boolean> {
   return existsSync(join(dir, '.git')) && (await git(dir).checkIsRepo());
 }
 
+/**
+ * `test.scope` of every registry entry (`config/repos.yaml`), by registry id. A registry that
+ * cannot be read is a configuration error of the mining stages, which read it first.
+ * @throws ConfigError from loadRegistry
+ */
+function registryScopes(cfg: HasSwe5g, configFile: string): Map<string, 'touched' | 'repo'> {
+  const file = resolvePath(dirname(configFile), swe5gSettings(cfg).registry);
+  if (!existsSync(file)) return new Map();
+  return new Map(loadRegistry(file).map((e) => [e.id, e.test.scope]));
+}
+
 export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   name: 'swe5g.validate',
   version: 1,
@@ -508,9 +520,13 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
       settings.executor === 'docker'
         ? new DockerExecutor(ctx.memo('docker', () => new DockerClient()))
         : new LocalExecutor();
+    const registryScope = ctx
+      .memo('swe5g.validate.scopes', () => registryScopes(ctx.config, ctx.configFile))
+      .get(item.input.resolved.registry_id);
     return validateInstance(item.input, {
       executor,
       settings,
+      ...(registryScope ? { registryScope } : {}),
       saveLog: (step, text) => ctx.artifact(`step_logs/${step}`, text, 'text/plain'),
       log: (m) => ctx.log(m),
       signal: ctx.signal,
