@@ -24,7 +24,7 @@ import { swe5gSettings, type HasSwe5g } from '../config.js';
 import { githubRepoOf, type RegistryEntry } from '../registry.js';
 import { aliasOf, instanceIdOf, type CandidateSource, type MinedPR } from '../types.js';
 import { githubClient, mirrorOf, probeApi, selectedEntries, mirrorsDir } from './source.js';
-import { PreflightError } from '../../../pipeline/errors.js';
+import { PreflightError, TelebenchError } from '../../../pipeline/errors.js';
 
 /** Input of one mining item. */
 export interface MineInput {
@@ -56,6 +56,8 @@ export interface MineOutput {
   closed_unmerged: UnmergedPR[];
   /** HTTP requests of this item (api source): total and answered 304. */
   requests: { total: number; not_modified: number };
+  /** Why GitHub's closing references (GraphQL) are missing, or null. */
+  closing_references_error: string | null;
 }
 
 const BOT_LOGIN = /\[bot\]$|^dependabot|^renovate|^github-actions/i;
@@ -227,6 +229,7 @@ async function mineGit(input: MineInput, gitDir: string): Promise<MineOutput> {
     prs,
     closed_unmerged: [],
     requests: { total: 0, not_modified: 0 },
+    closing_references_error: null,
   };
 }
 
@@ -261,6 +264,7 @@ async function mineApi(input: MineInput, ctx: RunContext<HasSwe5g>): Promise<Min
   const gh = githubClient(ctx);
   const before = { ...gh.stats };
   const perPage = s.mining.github.per_page;
+  let closingError: string | null = null;
   const since = input.since ? new Date(input.since) : undefined;
   const listed = await listClosedPulls(gh, entry.owner, entry.name, {
     base: entry.default_branch,
@@ -282,15 +286,26 @@ async function mineApi(input: MineInput, ctx: RunContext<HasSwe5g>): Promise<Min
     perPage,
     need,
   });
-  const closing = s.mining.github.closing_references
-    ? await closingReferences(
+  let closing = new Map<number, string[]>();
+  if (s.mining.github.closing_references) {
+    try {
+      closing = await closingReferences(
         gh,
         ctx.kv,
         entry.owner,
         entry.name,
         listed.merged.map((p) => ({ number: p.number, updated_at: p.updated_at })),
-      )
-    : new Map<number, string[]>();
+      );
+    } catch (err) {
+      // GraphQL is an extra source of evidence (e.g. absent on an old GitHub Enterprise): mining
+      // goes on with the REST evidence, and the failure is recorded in the run log and output.
+      if (!(err instanceof TelebenchError) || err.code !== 'github_graphql_failed') throw err;
+      closingError = err.message;
+      ctx.log(`swe5g.mine ${entry.id}: closing references unavailable: ${err.message}`, {
+        code: err.code,
+      });
+    }
+  }
   const limit = pLimit(4);
   const prs = await Promise.all(
     listed.merged.map((p) =>
@@ -341,6 +356,7 @@ async function mineApi(input: MineInput, ctx: RunContext<HasSwe5g>): Promise<Min
       total: gh.stats.requests - before.requests,
       not_modified: gh.stats.notModified - before.notModified,
     },
+    closing_references_error: closingError,
   };
 }
 

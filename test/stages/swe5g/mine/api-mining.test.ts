@@ -14,6 +14,7 @@ import { swe5gMiningStages, miningFunnel } from '../../../../stages/swe5g/mining
 import type { StageContext } from '../../../../pipeline/stage.js';
 import { swe5gConfigSchema, type HasSwe5g } from '../../../../stages/swe5g/config.js';
 import type { Candidate, LinkedPR } from '../../../../stages/swe5g/types.js';
+import type { MineOutput } from '../../../../stages/swe5g/mine/mine.js';
 import { startGithubServer, type GithubServer } from '../../../servers/github-server.js';
 import { free5gcCorpus, EXPECTED, sha } from '../../../servers/github-fixtures.js';
 
@@ -220,6 +221,19 @@ describe('swe5g mining on the GitHub API', () => {
     ]);
     const c50 = state.store.item('swe5g.filter', 'free5gc__smf-50')!.output as Candidate;
     expect(c50.pr_title).toBe('nil check in PFCP handler (edited)');
+  });
+
+  it('goes on with REST evidence when GraphQL fails, recording why', async () => {
+    server.faults.push({ match: /^\/graphql$/, kind: '502', times: 1000 });
+    // one retry only: the throttling plugin spaces GraphQL requests 1 s apart
+    const { result } = await run(
+      config({ github: { base_url: server.url, retry_base_ms: 5, max_retries: 1 } }),
+    );
+    expect(result.exitCode).toBe(0);
+    expect(outcomes()['free5gc__amf-171']).toBe('no_linked_issue');
+    expect(outcomes()['free5gc__amf-161']).toBe('kept');
+    const mined = state.store.item('swe5g.mine', 'free5gc/amf')!.output as MineOutput;
+    expect(mined.closing_references_error).toMatch(/GraphQL query failed/);
   });
 
   it('uses the tokens of GITHUB_TOKENS in turn', async () => {
