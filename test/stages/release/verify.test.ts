@@ -18,6 +18,14 @@ import { planRelease, writeRelease, readReleaseRows } from '../../../stages/rele
 import { verifyRelease } from '../../../stages/release/verify.js';
 import { swe5gDataset, type Swe5gRow } from '../../../datasets/index.js';
 import { validated } from './rows.js';
+import { openState } from '../../../pipeline/state.js';
+import { releaseDataset } from '../../../stages/release/release.js';
+import type { ValidatedInstance } from '../../../stages/swe5g/types.js';
+
+/** The validated instance of a fixture as swe5g.validate stores it. */
+function instanceOf(fx: Fixture, row: Swe5gRow): ValidatedInstance {
+  return validated(fx.candidate.repo, fx.candidate.pr_number, { ...row, image_recipe: 'go' });
+}
 
 /** The released row of a fixture: patch = the non-test diff of the PR, test_patch = the f2p test. */
 function rowOf(fx: Fixture, state: string): Swe5gRow {
@@ -48,12 +56,14 @@ describe('verify with the local executor', () => {
   let configFile: string;
   let good: Swe5gRow;
   let bad: Swe5gRow;
+  let fixtures: Fixture[];
   beforeAll(() => {
     state = mkdtempSync(join(tmpdir(), 'verify-'));
     const root = join(state, 'fixtures');
     mkdirSync(root, { recursive: true });
-    good = rowOf(goFixture(root, 'good'), state);
-    bad = rowOf(goFixture(root, 'badfix'), state);
+    fixtures = [goFixture(root, 'good'), goFixture(root, 'badfix')];
+    good = rowOf(fixtures[0]!, state);
+    bad = rowOf(fixtures[1]!, state);
     config = { swe5g: { environments: { executor: 'local', test_scope: 'touched' } } } as never;
     configFile = join(state, 'config.yaml');
     writeFileSync(configFile, 'version: 1\n');
@@ -146,5 +156,53 @@ describe('verify with the local executor', () => {
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain(
       'were not re-run before release',
     );
+  });
+
+  it('release re-runs the rows first: the non-fix is dropped, listed, and the rate is in the card', async () => {
+    const st = openState(state);
+    for (const [fx, row] of [
+      [fixtures[0]!, good],
+      [fixtures[1]!, bad],
+    ] as const) {
+      const input = JSON.stringify({ id: row.instance_id });
+      st.store.planItem('swe5g.validate', row.instance_id, 1, input, input, false);
+      st.store.startItem('swe5g.validate', row.instance_id, 'a', 'r');
+      st.store.finishItem('swe5g.validate', row.instance_id, 'a', {
+        state: 'done',
+        output: instanceOf(fx, row),
+      });
+    }
+    try {
+      const out = await releaseDataset({
+        ctx: {
+          store: {
+            outputs: <T>(s: string) => st.store.doneOutputs<T>(s, 1),
+            item: (s, k) => st.store.item(s, k),
+            items: (s) => st.store.items(s),
+          },
+          config,
+          stateDir: state,
+          log: () => undefined,
+        },
+        wiring: { branchStages: () => ['swe5g.validate'], stageVersion: () => 1 },
+        dataset: swe5gDataset as never,
+        version: '2.0.0',
+        verifier: swe5gVerifier(config, { stateDir: state, configFile }),
+      });
+      expect(out.status).toBe('written');
+      expect(readReleaseRows(out.dir).map((r) => r.instance_id)).toEqual([good.instance_id]);
+      const card = readFileSync(join(out.dir, 'README.md'), 'utf8');
+      expect(card).toContain(
+        'The gold patch resolved 1 of 2 instances (**50.00%** before dropping',
+      );
+      expect(card).toContain(`- \`${bad.instance_id}\`: tests not passing: ${GO_F2P}`);
+      expect(out.manifest.verify).toMatchObject({
+        attempted: 2,
+        gold_resolved: 1,
+        empty_patch_resolved: 0,
+      });
+    } finally {
+      st.close();
+    }
   });
 });
