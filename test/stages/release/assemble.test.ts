@@ -4,7 +4,14 @@
  * different content: refused and nothing on disk changes), and the changelog names the changes.
  */
 import { describe, it, expect } from 'vitest';
-import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -20,6 +27,7 @@ import {
   type ReleaseInput,
 } from '../../../stages/release/assemble.js';
 import { parquetToRows } from '../../../stages/release/parquet.js';
+import { releaseFiles } from '../../../stages/release/publish.js';
 import { swe5gRowOf, resilienceRowOf } from '../../../stages/release/collect.js';
 import { swe5gInstances, resilienceInstance } from './rows.js';
 import { TelebenchError } from '../../../pipeline/errors.js';
@@ -238,5 +246,26 @@ describe('release folder', () => {
     expect(() => planRelease(input(swe5gDataset as never, swe5gRows(), '../x'))).toThrow(
       /not usable as a folder name/,
     );
+  });
+
+  it('refuses to publish a release whose files changed after it was written', () => {
+    const state = mkdtempSync(join(tmpdir(), 'rel-'));
+    const out = writeRelease(
+      state,
+      planRelease(input(swe5gDataset as never, swe5gRows(), '1.0.0')),
+    );
+    expect(releaseFiles(state, 'swe-bench-5g', '1.0.0').map((f) => f.path)).toContain(
+      'manifest.json',
+    );
+    appendFileSync(join(out.dir, 'data/magma/test.jsonl'), '{"instance_id":"smuggled"}\n');
+    expect(() => releaseFiles(state, 'swe-bench-5g', '1.0.0')).toThrow(/changed after release/);
+  });
+
+  it('refuses to write into a version folder that telebench did not write', () => {
+    const state = mkdtempSync(join(tmpdir(), 'rel-'));
+    mkdirSync(join(state, 'releases', 'swe-bench-5g', '1.0.0'), { recursive: true });
+    expect(() =>
+      writeRelease(state, planRelease(input(swe5gDataset as never, swe5gRows(), '1.0.0'))),
+    ).toThrow(/exists but holds no manifest\.json/);
   });
 });
