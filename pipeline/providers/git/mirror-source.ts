@@ -12,6 +12,7 @@
  *   is not a candidate.
  * - `Merged in branch (pull request #N)`: an internal merge of another forge (Bitbucket); N is not
  *   a GitHub PR number. Reported with `foreign_forge: true` so the filter can reject it.
+ * The oldest commit naming a PR number is its landing commit; later ones are follow-ups.
  * Nothing the history lacks (PR body, issue text, PR creation time) is invented: left empty.
  */
 import { existsSync, statSync } from 'node:fs';
@@ -185,7 +186,29 @@ export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promi
     }
     if (opts.maxPrs && found.filter((f) => !f.foreign_forge).length >= opts.maxPrs) break;
   }
-  return found;
+  return dedupe(g, found);
+}
+
+/**
+ * One record per PR number: the landing commit is the oldest one naming it (later `(#N)` subjects
+ * are follow-ups or backports); a squash commit whose `refs/pull/N/head` is already in its base's
+ * history is a follow-up of a PR merged earlier, not the PR's landing.
+ */
+async function dedupe(g: SimpleGit, found: GitMergedPR[]): Promise<GitMergedPR[]> {
+  const kept = new Map<string, GitMergedPR>();
+  for (const f of [...found].reverse()) {
+    const key = `${f.foreign_forge ? 'foreign' : 'github'}#${f.number}`;
+    if (kept.has(key)) continue;
+    if (f.merge_style === 'squash' && f.pr_head && !f.foreign_forge) {
+      // pr_head reachable from base <=> base..pr_head is empty
+      const ahead = await g.raw(['rev-list', '-n', '1', `${f.base_commit}..${f.pr_head}`, '--']);
+      const landedBefore = ahead.trim() === '';
+      if (landedBefore) continue;
+    }
+    kept.set(key, f);
+  }
+  const keep = new Set(kept.values());
+  return found.filter((f) => keep.has(f));
 }
 
 interface Partial0 {

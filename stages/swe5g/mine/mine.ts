@@ -217,7 +217,7 @@ async function mineGit(input: MineInput, gitDir: string): Promise<MineOutput> {
       b.instance_id = `${b.instance_id.replace(/-\d+$/, '')}-foreign${f.number}-${f.merge_commit.slice(0, 7)}`;
       b.alias = `${b.alias.replace(/_pr\d+$/, '')}_foreign${f.number}`;
     }
-    if (seen.has(b.instance_id)) continue; // the same PR number merged twice: keep the newest
+    if (seen.has(b.instance_id)) continue; // mineMirror already keeps one commit per PR number
     seen.add(b.instance_id);
     prs.push(fromGit(b, f));
   }

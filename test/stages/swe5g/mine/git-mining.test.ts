@@ -147,6 +147,8 @@ beforeAll(() => {
   );
   commits.o5_pr = commit(o5, { 'src/smf/gsm.c': 'int y;\n' }, '[SMF] Fix leak (#21)');
   git(o5, 'update-ref', 'refs/pull/21/head', commits.o5_pr);
+  // a later commit naming the same PR is a follow-up, not the landing commit
+  commit(o5, { 'src/smf/gsm.c': 'int y = 0;\n' }, '[SMF] follow-up to the leak fix (#21)');
   mkdirSync(join(mirrors, 'open5gs'), { recursive: true });
   git(root, 'clone', '-q', '--mirror', o5, join(mirrors, 'open5gs', 'open5gs.git'));
 
