@@ -448,7 +448,9 @@ export async function startHubServer(options: HubServerOptions = {}): Promise<Hu
     // --- LFS object upload (href returned by the batch call)
     let m = /^\/__lfs\/(models|datasets|spaces)\/([^/]+\/[^/]+)\/([0-9a-f]{64})$/.exec(path);
     if (m && req.method === 'PUT') {
-      const repo = getRepo(m[1]!.slice(0, -1) as RepoType, m[2]!, user);
+      // the href acts as a presigned URL (the client sends no token with it), as the Hub's storage does
+      const repo = repos.get(repoKey(m[1]!.slice(0, -1) as RepoType, m[2]!));
+      if (!repo) throw new HttpError(404, `Repository not found: ${m[2]}`, 'RepoNotFound');
       const body = await readBody(req);
       if (sha256(body) !== m[3]) throw new HttpError(400, `uploaded bytes do not hash to ${m[3]}`);
       repo.lfs.set(m[3]!, body);

@@ -185,3 +185,35 @@ describe('local Hub server, write routes', () => {
     expect(hub.head('telebench/demo', 'dev')).toBe(out?.commit.oid);
   });
 });
+
+describe('local Hub server, private repositories', () => {
+  it('hides a private repository from anonymous reads and lets its owner commit LFS files', async () => {
+    const hub = await startHubServer({ lfsThreshold: 16 });
+    try {
+      const repo = { type: 'dataset' as const, name: 'telebench/secret' };
+      await createRepo({ repo, accessToken: TOKEN, hubUrl: hub.url, private: true });
+      await expect(
+        downloadFile({ repo, path: '.gitattributes', hubUrl: hub.url }),
+      ).rejects.toMatchObject({ statusCode: 404 });
+      await commit({
+        repo,
+        accessToken: TOKEN,
+        hubUrl: hub.url,
+        title: 'private data',
+        operations: [
+          { operation: 'addOrUpdate', path: 'data.bin', content: new Blob(['x'.repeat(100)]) },
+        ],
+      });
+      expect(hub.isLfs('telebench/secret', 'main', 'data.bin')).toBe(true);
+      const blob = await downloadFile({
+        repo,
+        path: 'data.bin',
+        hubUrl: hub.url,
+        accessToken: TOKEN,
+      });
+      expect(await blob!.text()).toBe('x'.repeat(100));
+    } finally {
+      await hub.close();
+    }
+  });
+});
