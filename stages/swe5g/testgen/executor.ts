@@ -5,7 +5,7 @@
  * three-step validation in its images; this is the small, swappable local counterpart.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TelebenchError } from '../../../pipeline/errors.js';
@@ -121,6 +121,34 @@ export async function applyPatch(dir: string, patch: string): Promise<string | n
   return r.code === 0 ? null : r.out.slice(0, 2000);
 }
 
+/**
+ * The Go modules of a source tree: `go.mod` files up to 4 levels deep (not under vendor/,
+ * testdata/ or hidden folders) with their `module` path; `dir` is relative ('' for the root).
+ */
+export function goModules(root: string): { dir: string; path: string }[] {
+  const out: { dir: string; path: string }[] = [];
+  const walk = (rel: string, depth: number): void => {
+    const abs = join(root, rel);
+    if (existsSync(join(abs, 'go.mod'))) {
+      const m = /^module\s+("?)([^\s"]+)\1\s*$/m.exec(readFileSync(join(abs, 'go.mod'), 'utf8'));
+      if (m) out.push({ dir: rel, path: m[2]! });
+    }
+    if (depth >= 4) return;
+    for (const e of readdirSync(abs, { withFileTypes: true })) {
+      if (
+        !e.isDirectory() ||
+        e.name.startsWith('.') ||
+        e.name === 'vendor' ||
+        e.name === 'testdata'
+      )
+        continue;
+      walk(rel ? `${rel}/${e.name}` : e.name, depth + 1);
+    }
+  };
+  walk('', 0);
+  return out;
+}
+
 const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
@@ -149,7 +177,11 @@ export async function runTests(
       const [pkg, name] = id.split('::') as [string, string];
       byPkg.set(pkg, [...(byPkg.get(pkg) ?? []), name]);
     }
+    const modules = goModules(dir);
     for (const [pkg, names] of byPkg) {
+      const mod = modules
+        .filter((m) => pkg === m.path || pkg.startsWith(`${m.path}/`))
+        .sort((a, b) => b.path.length - a.path.length)[0];
       const r = await runCommand(
         'go',
         [
@@ -162,7 +194,7 @@ export async function runTests(
           `^(${names.map(escapeRe).join('|')})$`,
           pkg,
         ],
-        dir,
+        mod ? join(dir, mod.dir) : dir,
         timeoutMs,
         { GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
         signal,

@@ -177,4 +177,24 @@ describe('swe5g.testgen on a Go nil-pointer fix', () => {
       message: expect.stringMatching(/only deletes lines/),
     });
   });
+  it('handles a Go module in a subfolder (registry path entries such as magma lte/gateway/go)', async () => {
+    const sub = buildRepo({
+      'README.md': 'monorepo\n',
+      'lte/gateway/go/go.mod': 'module magma/gateway\n\ngo 1.21\n',
+      'lte/gateway/go/svc/handler.go': HANDLER,
+    });
+    try {
+      const fix = sub.commit({ 'lte/gateway/go/svc/handler.go': FIXED }, 'fix');
+      const b = await generateTestGen(sub.dir, resolvedOf(sub, fix, 'go'), {
+        ...settings,
+        strategy_a: false,
+      });
+      expect(b.testgen.FAIL_TO_PASS).toEqual(['magma/gateway/svc::TestF2P_Describe']);
+      expect(b.checkB?.ok).toBe(true);
+      const a = await generateTestGen(sub.dir, resolvedOf(sub, fix, 'go'), settings);
+      expect(a.testgen.strategy).toBe('A');
+    } finally {
+      sub.cleanup();
+    }
+  });
 });
