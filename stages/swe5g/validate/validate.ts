@@ -283,6 +283,17 @@ export async function validateInstance(
     return { parsed, result };
   };
 
+  // The patched file sets of steps 2 and 3 are prepared on the host while step 1 runs; their
+  // errors (patch_does_not_apply) are raised where they are awaited, after step 1.
+  const testPatches: [string, string][] = [
+    ['test_patch', res.test_patch],
+    ['f2p_test_patch', tg.f2p_test_patch],
+  ];
+  const withTestsP = overlayFor(built.source_dir, testPatches);
+  const withFixP = overlayFor(built.source_dir, [['patch', res.patch], ...testPatches]);
+  withTestsP.catch(() => undefined); // rethrown by the await below
+  withFixP.catch(() => undefined); // rethrown by the await below
+
   // Step 1: existing tests at the parent.
   const s1 = await runStep('parent_p2p', {});
   if (s1.parsed.build_failures.length > 0) {
@@ -324,11 +335,7 @@ export async function validateInstance(
     .map(([id]) => id);
 
   // Step 2: fail-to-pass tests fail at the parent.
-  const testPatches: [string, string][] = [
-    ['test_patch', res.test_patch],
-    ['f2p_test_patch', tg.f2p_test_patch],
-  ];
-  const withTests = await overlayFor(built.source_dir, testPatches);
+  const withTests = await withTestsP;
   const s2 = await runStep('parent_f2p', withTests);
   const statusAt2 = (id: string): TestStatus | 'absent' => s2.parsed.tests[id] ?? 'absent';
   // Packages (Go) or suites with any failure in step 2: an absent test there did not get to pass.
@@ -362,7 +369,7 @@ export async function validateInstance(
   }
 
   // Step 3: after the fix, fix_runs times.
-  const withFix = await overlayFor(built.source_dir, [['patch', res.patch], ...testPatches]);
+  const withFix = await withFixP;
   const runs: ParsedRun[] = [];
   const stepNames = ['fix_1', 'fix_2', 'fix_3'] as const;
   for (let i = 0; i < s.fix_runs; i++) {
