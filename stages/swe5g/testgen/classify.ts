@@ -30,7 +30,8 @@ const TEXT_RULES: [BugCategory, RegExp][] = [
 
 /**
  * Bug category from rules, diff first: added nil/NULL/None guards → nil_pointer; added lock/unlock
- * or atomic calls → concurrency; added close/free/release calls → resource_leak; added length or
+ * or atomic calls → concurrency; added close/free/release calls when the issue/PR text speaks
+ * of a leak (or of something not closed/freed/released, exhaustion) → resource_leak; added length or
  * range checks → missing_validation; then keywords of the issue/PR text; else logic when the fix
  * changes code, other when it does not.
  * @param patch the fix diff (unified); `text` issue title/body, PR title/body, commit messages
@@ -51,7 +52,7 @@ export function bugCategory(patch: string, text: string, sites: FixSite[]): BugC
     /\b(\w+\.)?(Close|close|free|Free|release|Release|ogs_free|ogs_pkbuf_free|talloc_free)\(/.test(
       added,
     ) &&
-    /\b(leak|close|free|release)/i.test(text + added)
+    /\b(leak\w*|not (closed|freed|released)|exhaust\w*|too many open files)/i.test(text)
   )
     return 'resource_leak';
   if (sites.some((s) => s.pattern.kind === 'length_check' || s.pattern.kind === 'comparison'))

@@ -34,6 +34,12 @@ describe('bugCategory', () => {
       bugCategory('+\tmu.Lock()\n+\tdefer mu.Unlock()', 'fatal error: concurrent map writes', []),
     ).toBe('concurrency');
     expect(bugCategory('+\tdefer resp.Body.Close()', 'connections leak', [])).toBe('resource_leak');
+    // a Close() added by a validation fix is not a leak fix
+    expect(
+      bugCategory('+\tdefer resp.Body.Close()\n+\tif len(s) < 5 {', 'reject an invalid SUPI', [
+        site('length_check'),
+      ]),
+    ).toBe('missing_validation');
     expect(bugCategory('+\tif len(b) < 4 {', 'index out of range', [site('length_check')])).toBe(
       'missing_validation',
     );
