@@ -26,7 +26,7 @@ const settingsOf = (cfg: HasSwe5g): TestgenSettings =>
  */
 export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   name: 'swe5g.testgen',
-  version: 1,
+  version: 2,
   needs: ['swe5g.resolve'],
   description:
     'Writes the fail-to-pass test of each instance (Strategy A direct call, else B diff intent) and classifies it.',
