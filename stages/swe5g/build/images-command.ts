@@ -60,15 +60,34 @@ export function neededImages(stateDir: string): Set<string> {
   }
 }
 
-/** Layer sizes: each image's size minus the size of its parent (label `telebench.parent`). */
+/**
+ * Layer sizes: each telebench image's size minus the size of its parent, the image whose
+ * filesystem layers (`RootFS.Layers`) are the longest strict prefix of its own (the `telebench.parent`
+ * label names the FROM image too, but images built before it existed have none).
+ */
 export async function layerTable(
   docker: DockerClient,
 ): Promise<{ name: string; layer: string; size: number; own: number; instance?: string }[]> {
   const list = await docker.listTelebenchImages();
+  const all = await docker.docker.listImages();
+  const layersOf = new Map<string, { layers: string[]; size: number }>();
+  for (const img of all) {
+    const info = await docker.inspect(img.Id);
+    if (info) layersOf.set(img.Id, { layers: info.RootFS.Layers ?? [], size: info.Size });
+  }
   const rows = [];
   for (const img of list) {
-    const parent = img.labels['telebench.parent'];
-    const parentSize = parent ? ((await docker.size(parent)) ?? 0) : 0;
+    const mine = layersOf.get(img.id)?.layers ?? [];
+    let parentSize = 0;
+    let best = 0;
+    for (const [id, other] of layersOf) {
+      if (id === img.id || other.layers.length >= mine.length || other.layers.length <= best)
+        continue;
+      if (other.layers.every((l, k) => mine[k] === l)) {
+        best = other.layers.length;
+        parentSize = other.size;
+      }
+    }
     rows.push({
       name: img.tags[0] ?? img.id.slice(0, 19),
       layer: img.layer,

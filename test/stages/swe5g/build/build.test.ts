@@ -13,6 +13,7 @@ import {
   type Built,
 } from '../../../../stages/swe5g/build/build.js';
 import { SkipItem } from '../../../../pipeline/errors.js';
+import { layerTable } from '../../../../stages/swe5g/build/images-command.js';
 import { goFixture } from '../../../fixtures/repos/go-nil.js';
 import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
 import type { Fixture } from '../../../fixtures/repos/builder.js';
@@ -101,6 +102,15 @@ describe('swe5g.build', () => {
     expect(err).toBeInstanceOf(SkipItem);
     expect((err as SkipItem).code).toBe('toolchain_mismatch');
     expect((err as SkipItem).context).toMatchObject({ required: '99.1' });
+  });
+
+  it('`images ls` reports the size each layer adds over its parent', async () => {
+    const rows = await layerTable(docker);
+    const inst = rows.find((r) => r.name === built.images.instance);
+    expect(inst?.layer).toBe('instance');
+    expect(inst?.instance).toBe(res.instance_id);
+    expect(inst?.own).toBe(built.sizes.instance_layer);
+    expect(inst!.own).toBeLessThan(inst!.size);
   });
 
   it('compares versions numerically', () => {
