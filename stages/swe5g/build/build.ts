@@ -77,6 +77,7 @@ export function compareVersions(a: string, b: string): number {
 }
 
 const building = new Map<string, Promise<void>>();
+const pullAttempts = new Map<string, Promise<{ ok: boolean; error?: string }>>();
 
 /** Builds `recipe` unless its image exists; concurrent callers of the same name share one build. */
 async function ensureImage(
@@ -147,7 +148,13 @@ export async function resolveBaseFrom(
   };
   if (s.base_source === 'offline') return offlineImage();
   if (await bc.docker.hasImage(registryImage)) return registryImage;
-  const pulled = await bc.docker.tryPull(registryImage, 30_000);
+  // one pull attempt per image and process: a registry that is down is not asked per item
+  let pull = pullAttempts.get(registryImage);
+  if (!pull) {
+    pull = bc.docker.tryPull(registryImage, 30_000);
+    pullAttempts.set(registryImage, pull);
+  }
+  const pulled = await pull;
   if (pulled.ok) return registryImage;
   if (s.base_source === 'registry') {
     throw new TelebenchError(
