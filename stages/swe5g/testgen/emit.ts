@@ -283,7 +283,10 @@ def _f2p_count(file, qualified, kind, key):
             if not isinstance(node, ast.expr):
                 continue
             if kind == "null_check":
-                if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+                if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, (ast.Name, ast.Attribute)):
+                    if op_key(node.operand) == key:
+                        count += 1
+                elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
                     left, right = node.left, node.comparators[0]
                     if (is_none(right) and not is_none(left) and op_key(left) == key) or (is_none(left) and not is_none(right) and op_key(right) == key):
                         count += 1
@@ -393,6 +396,8 @@ def count(body, seq):
     n = 0
     for i in range(len(body) - len(seq) + 1):
         if i > 0 and body[i - 1] in (".", "->"):
+            continue
+        if i + len(seq) < len(body) and body[i + len(seq)] in (".", "->", "[", "("):
             continue
         if body[i : i + len(seq)] == seq:
             n += 1

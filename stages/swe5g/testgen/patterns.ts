@@ -228,6 +228,26 @@ function nullCheckOperand(language: SourceLanguage, n: Node): Node | null {
   return null;
 }
 
+/**
+ * Operand of a negation that the tests accept as an equivalent null check (C `!p->v`, Python
+ * `not msg.body`) when the operand is a plain name or field path; null otherwise. Never a
+ * candidate pattern by itself (a negated flag is not a null check), only counted.
+ */
+function negationOperand(language: SourceLanguage, n: Node): Node | null {
+  let arg: Node | null = null;
+  if (
+    language === 'c' &&
+    n.type === 'unary_expression' &&
+    n.childForFieldName('operator')?.text === '!'
+  )
+    arg = n.childForFieldName('argument');
+  else if (language === 'python' && n.type === 'not_operator')
+    arg = n.childForFieldName('argument');
+  if (!arg) return null;
+  const a = unparen(arg);
+  return ['identifier', 'field_expression', 'attribute'].includes(a.type) ? a : null;
+}
+
 const CANDIDATE_TYPES: Record<SourceLanguage, Set<string>> = {
   go: new Set(['binary_expression', 'unary_expression', 'call_expression']),
   c: new Set(['binary_expression', 'unary_expression', 'call_expression']),
@@ -257,6 +277,7 @@ function classify(
             [...opTokens, '==', 'NULL'],
             ['NULL', '!=', ...opTokens],
             ['NULL', '==', ...opTokens],
+            ['!', ...opTokens],
           ]
         : undefined;
     return {
@@ -289,10 +310,15 @@ export function isVacuous(p: { kind: PatternKind; key: string }): boolean {
   return false;
 }
 
+const NOT_BEFORE = new Set(['.', '->']);
+const NOT_AFTER = new Set(['.', '->', '[', '(']);
+
+/** Occurrences of `seq` in `tokens` not preceded by `.`/`->` nor followed by `.`/`->`/`[`/`(`. */
 function countSubsequence(tokens: string[], seq: string[]): number {
   let n = 0;
   for (let i = 0; i + seq.length <= tokens.length; i++) {
-    if (i > 0 && (tokens[i - 1] === '.' || tokens[i - 1] === '->')) continue;
+    if (i > 0 && NOT_BEFORE.has(tokens[i - 1]!)) continue;
+    if (NOT_AFTER.has(tokens[i + seq.length] ?? '')) continue;
     let ok = true;
     for (let j = 0; j < seq.length && ok; j++) ok = tokens[i + j] === seq[j];
     if (ok) n++;
@@ -318,7 +344,7 @@ export function countPattern(
   const walk = (node: Node): void => {
     if (node.type === 'comment') return;
     if (pattern.kind === 'null_check') {
-      const op = nullCheckOperand(language, node);
+      const op = nullCheckOperand(language, node) ?? negationOperand(language, node);
       if (op && operandKey(language, op) === pattern.key) n++;
     } else if (
       CANDIDATE_TYPES[language].has(node.type) ||

@@ -107,6 +107,17 @@ describe('swe5g.testgen on a Go nil-pointer fix', () => {
         status: 'failed',
       });
     }
+    const alt = repo.commit(
+      {
+        'internal/ngap/handler.go': HANDLER.replace(
+          '\tif id.GNbId.Value',
+          '\tif id.GNbId == nil {\n\t\treturn "none"\n\t}\n\tif id.GNbId.Value',
+        ),
+      },
+      'alternative fix',
+    );
+    const altRun = await hostRunner(repo.dir, alt, gen.testgen.f2p_test_patch, 'go', [id], 120_000);
+    expect(altRun.statuses[id]).toBe('passed');
   });
 
   it('falls back to B and says why when a parameter cannot be built; a fix over two files gets one test per function', async () => {

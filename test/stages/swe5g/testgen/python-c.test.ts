@@ -78,6 +78,25 @@ describe('swe5g.testgen on a Python `is None` fix (pytest)', () => {
       );
       expect({ name, status: run.statuses[id] }).toEqual({ name, status: 'failed' });
     }
+    // an equivalent fix written differently passes
+    const alt = repo.commit(
+      {
+        'smf/handler.py': PY.replace(
+          '        return session.pdu.upper()',
+          '        if not session.pdu:\n            return ""\n        return session.pdu.upper()',
+        ),
+      },
+      'alternative fix',
+    );
+    const altRun = await hostRunner(
+      repo.dir,
+      alt,
+      gen.testgen.f2p_test_patch,
+      'python',
+      [id],
+      120_000,
+    );
+    expect(altRun.statuses[id]).toBe('passed');
   });
 });
 
@@ -170,6 +189,24 @@ describe('swe5g.testgen on a C NULL check (meson suite f2p)', () => {
         status: 'failed',
       });
     }
+    const alt = repo.commit(
+      {
+        'src/get.c': C.replace(
+          '    return *p->v;',
+          '    if (!p->v)\n        return -1;\n    return *p->v;',
+        ),
+      },
+      'alternative fix',
+    );
+    const altRun = await hostRunner(
+      repo.dir,
+      alt,
+      gen.testgen.f2p_test_patch,
+      'c',
+      ['f2p::f2p_get_value'],
+      120_000,
+    );
+    expect(altRun.statuses['f2p::f2p_get_value']).toBe('passed');
   });
 });
 
