@@ -255,7 +255,19 @@ export async function buildInstanceImages(res: Resolved, bc: BuildContext): Prom
     goModCache = await hostModCache(bc.stateDir, depFiles);
   }
   const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, goModCache);
-  const tEnv = await ensureImage(bc, env, { 'telebench.parent': base.name });
+  const tEnv = await ensureImage(bc, env, { 'telebench.parent': base.name }).catch(
+    (err: unknown) => {
+      // A module the proxy no longer (or not yet) serves: say so instead of a generic build failure.
+      const msg = err instanceof Error ? err.message : String(err);
+      const m = /go: (\S+@\S+): reading (\S+): (\d{3}[^\n]*)/.exec(msg);
+      if (!m) throw err;
+      throw new TelebenchError(
+        'dependency_unavailable',
+        `${res.instance_id}: the env layer cannot download ${m[1]} (${m[3]} from ${m[2]}); retry when the module proxy serves it, or use go_modules: host with a filled module cache`,
+        { tier: 'infra', context: { module: m[1], url: m[2], image: env.name }, cause: err },
+      );
+    },
+  );
   // instance: a fresh repository holding only base_commit
   const source_dir = join(bc.stateDir, 'swe5g', 'instances', res.instance_id, 'testbed');
   const inst = instanceRecipe(
