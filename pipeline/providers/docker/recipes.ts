@@ -62,7 +62,7 @@ export function baseRecipe(prefix: string, recipe: RecipeName, from: string): Im
   } else if (recipe === 'c-meson') {
     lines.push(apt('gcc libc6-dev meson ninja-build pkg-config'), 'ENV TZ=UTC');
   } else {
-    lines.push(apt('python3 python3-pytest'), 'ENV TZ=UTC PYTHONHASHSEED=0');
+    lines.push(apt('python3 python3-pytest python3-pip'), 'ENV TZ=UTC PYTHONHASHSEED=0');
   }
   lines.push('WORKDIR /testbed');
   const dockerfile = `${lines.join('\n')}\n`;
