@@ -230,8 +230,9 @@ function nullCheckOperand(language: SourceLanguage, n: Node): Node | null {
 
 /**
  * Operand of a negation that the tests accept as an equivalent null check (C `!p->v`, Python
- * `not msg.body`) when the operand is a plain name or field path; null otherwise. Never a
- * candidate pattern by itself (a negated flag is not a null check), only counted.
+ * `not msg.body`) when the operand is a plain name or field path; null otherwise. A candidate
+ * pattern only in C, where `!p` is the idiomatic NULL check; in Python `not x` is only counted
+ * (it also tests emptiness and flags).
  */
 function negationOperand(language: SourceLanguage, n: Node): Node | null {
   let arg: Node | null = null;
@@ -262,7 +263,10 @@ function classify(
   language: SourceLanguage,
   n: Node,
 ): { kind: PatternKind; key: string; operand?: string; variants?: string[][] } | null {
-  const operand = nullCheckOperand(language, n);
+  // C's idiomatic NULL check is `!p` / `!ctx->req` (Open5GS): a candidate there, counted as the
+  // same null check as `p == NULL`; elsewhere negations are only counted as equivalents.
+  const operand =
+    nullCheckOperand(language, n) ?? (language === 'c' ? negationOperand(language, n) : null);
   if (operand) {
     const key = operandKey(language, operand);
     if (key === 'err' || key === 'e' || key === 'ok') {

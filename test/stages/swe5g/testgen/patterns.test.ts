@@ -139,4 +139,13 @@ describe('deriveFixSites (Strategy B patterns, tree-sitter)', () => {
     const { sites } = await sitesOf('go', before, after);
     expect(sites.map((s) => s.pattern.key).sort()).toEqual(['B', 'a']);
   });
+  it("takes C's idiomatic `!p` as the NULL check, counted with `p == NULL` forms", async () => {
+    const before = `void h(struct msg *m) {\n  use(m->cause->v);\n}\n`;
+    const after = `void h(struct msg *m) {\n  if (!m->cause)\n    return;\n  use(m->cause->v);\n}\n`;
+    const { sites } = await sitesOf('c', before, after, 'src/h.c');
+    expect(sites.map((s) => [s.function, s.pattern.kind, s.pattern.key])).toEqual([
+      ['h', 'null_check', 'm->cause'],
+    ]);
+    expect(sites[0]!.pattern.variants).toContainEqual(['!', 'm', '->', 'cause']);
+  });
 });
