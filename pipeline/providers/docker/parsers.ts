@@ -23,6 +23,8 @@ export interface ParsedRun {
   package_failures: string[];
   /** True when the test framework reported a timeout (`panic: test timed out`, meson TIMEOUT). */
   timed_out: boolean;
+  /** Tests with contradicting terminal results in one log (forgery or a corrupt log). */
+  conflicts?: string[];
 }
 
 /**
@@ -35,6 +37,7 @@ export function parseGoTestJson(text: string): ParsedRun {
   const running = new Set<string>();
   const build = new Set<string>();
   const pkgFail = new Set<string>();
+  const conflicts = new Set<string>();
   let timed_out = false;
   for (const line of text.split('\n')) {
     const t = line.trim();
@@ -67,6 +70,10 @@ export function parseGoTestJson(text: string): ParsedRun {
       if (action === 'run') running.add(id);
       else if (action === 'pass' || action === 'fail' || action === 'skip') {
         running.delete(id);
+        // go emits one terminal action per test; a second, different one can only come from
+        // output injected around the go command (e.g. through /proc/<ppid>/fd/1)
+        const prev = tests[id];
+        if (prev !== undefined && prev !== action) conflicts.add(id);
         tests[id] = action;
       }
     } else if (action === 'fail') {
@@ -87,6 +94,7 @@ export function parseGoTestJson(text: string): ParsedRun {
     build_failures: [...build].sort(),
     package_failures: [...pkgFail].filter((p) => !failingPkgs.has(p) && !build.has(p)).sort(),
     timed_out,
+    conflicts: [...conflicts].sort(),
   };
 }
 
@@ -211,6 +219,13 @@ export function parseMesonTestLog(text: string, introspectTests?: string): Parse
  * @throws SkipItem `ambiguous_log` naming `step` and what disagreed
  */
 export function checkAgreement(parsed: ParsedRun, exitCode: number | null, step: string): void {
+  if (parsed.conflicts && parsed.conflicts.length > 0) {
+    throw new SkipItem(
+      'ambiguous_log',
+      `step ${step}: contradicting results for ${parsed.conflicts.slice(0, 5).join(', ')} in one log`,
+      { step, conflicts: parsed.conflicts },
+    );
+  }
   const failing = Object.values(parsed.tests).filter((s) => s === 'fail').length;
   const anyFailure =
     failing > 0 ||

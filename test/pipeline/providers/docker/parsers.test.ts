@@ -31,6 +31,18 @@ describe('parseGoTestJson', () => {
     expect(r.package_failures).toEqual([]);
   });
 
+  it('rejects a log where a test both fails and passes (an event injected after the real one)', () => {
+    const log = [
+      ev({ Action: 'run', Package: P, Test: 'TestNil' }),
+      ev({ Action: 'fail', Package: P, Test: 'TestNil' }),
+      ev({ Action: 'pass', Package: P, Test: 'TestNil' }),
+      ev({ Action: 'pass', Package: P }),
+    ].join('\n');
+    const r = parseGoTestJson(log);
+    expect(r.conflicts).toEqual([`${P}::TestNil`]);
+    expect(() => checkAgreement(r, 0, 'fix_1')).toThrow(/contradicting results/);
+  });
+
   it('marks a test that never finished (panic) as failing and keeps subtests', () => {
     const log = [
       ev({ Action: 'run', Package: P, Test: 'TestA' }),

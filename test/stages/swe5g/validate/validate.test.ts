@@ -111,10 +111,20 @@ describe('swe5g.validate in Docker', () => {
     ['flaky', 'flaky'],
     ['hang', 'timeout'],
     ['envfail', 'p2p_fails_at_parent'],
+    ['inject', 'ambiguous_log'],
   ] as const)('negative case %s ends as %s', async (variant, reason) => {
     const { v, skip } = await validate(go(variant));
     expect(v).toBeUndefined();
     expect(skip?.code).toBe(reason);
+  });
+
+  it('a pass event injected into the go command stdout is caught as a contradiction', async () => {
+    const { skip, logs } = await validate(go('inject'));
+    expect(skip?.code).toBe('ambiguous_log');
+    expect(skip?.message).toMatch(/contradicting results for .*TestHandleNGSetupRequestNilGNbId/);
+    expect(logs.get('fix_1')).toContain(
+      '"Action":"pass","Package":"example.com/amfmini/ngap","Test":"TestHandleNGSetupRequestNilGNbId"}',
+    );
   });
 
   it('forged pass lines reach the log but not the verdict', async () => {
