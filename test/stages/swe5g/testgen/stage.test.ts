@@ -18,6 +18,7 @@ import { resolveStage } from '../../../../stages/swe5g/resolve/resolve.js';
 import { testgenStage } from '../../../../stages/swe5g/testgen/testgen.js';
 import { swe5gConfigSchema, type HasSwe5g } from '../../../../stages/swe5g/config.js';
 import type { Candidate, TestGen } from '../../../../stages/swe5g/types.js';
+import { testgenMarkdown } from '../../../../stages/swe5g/testgen/report.js';
 import { buildRepo, resolvedOf } from './repos.js';
 
 const root = mkdtempSync(join(tmpdir(), 'telebench-testgen-stage-'));
@@ -134,6 +135,10 @@ describe('swe5g.testgen stage', () => {
         'strategy_a_fix.log',
       ]),
     );
+    const md = testgenMarkdown({
+      store: { items: (st) => state.store.items(st), outputs: () => [], item: () => undefined },
+    });
+    expect(md).toContain('| test/go | 1 | 1 | 0 | no_fix_pattern 1 | 0 | nil_pointer 2 |');
     const second = await run();
     expect(JSON.stringify(second)).not.toMatch(/"ran":[1-9]/);
     state.close();
