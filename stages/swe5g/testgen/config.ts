@@ -3,6 +3,7 @@
  * "Test strategies"). Composed into the swe5g section by `stages/swe5g/config.ts`.
  */
 import { z } from 'zod';
+import { llmConfigSchema } from '../../../pipeline/providers/llm/config.js';
 
 export const testgenSchema = z.strictObject({
   /** Try Strategy A (direct call, Go) before Strategy B. */
@@ -17,6 +18,21 @@ export const testgenSchema = z.strictObject({
   prefer_shipped: z.boolean().default(true),
   /** Wall-clock limit of one host test command (seconds), including module downloads. */
   test_timeout_s: z.number().int().min(10).default(900),
+  /**
+   * Optional: when the rule-based Strategy A gives no flipping test (Go), ask this model to write
+   * the direct-call test, with the compile-and-run result fed back, at most `tries` times. A test
+   * kept this way is recorded as Strategy A "LLM-written". Absent: no model is called.
+   */
+  llm: llmConfigSchema
+    .extend({
+      /** Model name as the server knows it. */
+      model: z.string().min(1),
+      /** Attempts (K), each with the previous attempt's outcome in the prompt. */
+      tries: z.number().int().min(1).max(10).default(3),
+      /** Output budget per answer (tokens). */
+      max_tokens: z.number().int().min(256).default(4096),
+    })
+    .optional(),
   /** Instances processed at once. */
   concurrency: z.number().int().min(1).max(16).default(2),
 });

@@ -23,6 +23,27 @@ import { toGitPatch } from './patchfile.js';
 import { deriveFixSites, type FixSite, type SiteNote } from './patterns.js';
 import { goDirectCall, pythonDirectCall } from './strategyA.js';
 import type { TestgenSettings } from './config.js';
+import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
+import { llmDirectCall } from './llmtest.js';
+import { parseSource, type SourceLanguage } from '../../../pipeline/providers/treesitter/parser.js';
+import { listFunctions } from './patterns.js';
+
+/** Text of function `qualified` in `source`, or null. */
+async function functionSource(
+  language: SourceLanguage,
+  source: string,
+  qualified: string,
+): Promise<string | null> {
+  const tree = await parseSource(language, source);
+  try {
+    return (
+      listFunctions(language, tree.rootNode).find((f) => f.qualified === qualified)?.node.text ??
+      null
+    );
+  } finally {
+    tree.delete();
+  }
+}
 
 /**
  * The first dependency download failure in a test log (Go module proxy / pip), or null. These are
@@ -96,8 +117,9 @@ export async function checkFlip(
   ids: string[],
   timeoutMs: number,
   runner: TestRunner = hostRunner,
+  signal?: AbortSignal,
 ): Promise<FlipCheck> {
-  const parent = await runner(gitDir, r.base_commit, patch, r.language, ids, timeoutMs);
+  const parent = await runner(gitDir, r.base_commit, patch, r.language, ids, timeoutMs, signal);
   if (parent.applyError)
     return {
       ok: false,
@@ -122,7 +144,7 @@ export async function checkFlip(
       reason: `does not fail at base_commit (${notFailing.map((i) => `${i}: ${parent.statuses[i]}`).join(', ')})`,
       parent,
     };
-  const fix = await runner(gitDir, r.merge_commit, patch, r.language, ids, timeoutMs);
+  const fix = await runner(gitDir, r.merge_commit, patch, r.language, ids, timeoutMs, signal);
   if (fix.applyError)
     return {
       ok: false,
@@ -197,6 +219,7 @@ export async function generateTestGen(
   r: Resolved,
   settings: TestgenSettings,
   runner: TestRunner = hostRunner,
+  extra: { llm?: LlmProvider; signal?: AbortSignal } = {},
 ): Promise<Generation> {
   const timings: Record<string, number> = {};
   let t = Date.now();
@@ -324,7 +347,15 @@ export async function generateTestGen(
       }
       const patch = toGitPatch([{ path, content: call.content, before: readBase(path) }]);
       const id = idOf(call.testName);
-      aCheck = await checkFlip(gitDir, r, patch, [id], settings.test_timeout_s * 1000, runner);
+      aCheck = await checkFlip(
+        gitDir,
+        r,
+        patch,
+        [id],
+        settings.test_timeout_s * 1000,
+        runner,
+        extra.signal,
+      );
       if (aCheck.ok) {
         timings.strategy_a_ms = Date.now() - t;
         return {
@@ -345,6 +376,72 @@ export async function generateTestGen(
       aReasons.push(`direct call of ${call.function} ${aCheck.reason}`);
     }
     timings.strategy_a_ms = Date.now() - t;
+    if (settings.llm && extra.llm && r.language === 'go') {
+      t = Date.now();
+      const s0 = sites[0]!;
+      const src = readFix(s0.file) ?? '';
+      const pkg = goPackageName(src);
+      const fnSource = await functionSource('go', src, s0.function);
+      if (pkg && fnSource) {
+        const dir = posix.dirname(s0.file);
+        const path = dir === '.' ? 'f2p_llm_test.go' : `${dir}/f2p_llm_test.go`;
+        let lastCheck: FlipCheck | undefined;
+        const llm = await llmDirectCall(
+          extra.llm,
+          {
+            model: settings.llm.model,
+            tries: settings.llm.tries,
+            maxTokens: settings.llm.max_tokens,
+            ...(extra.signal ? { signal: extra.signal } : {}),
+          },
+          r,
+          s0,
+          pkg,
+          fnSource,
+          async (content, testName) => {
+            const patch = toGitPatch([{ path, content, before: readBase(path) }]);
+            const id = `${goImportPath(dir, readFix)}::${testName}`;
+            lastCheck = await checkFlip(
+              gitDir,
+              r,
+              patch,
+              [id],
+              settings.test_timeout_s * 1000,
+              runner,
+              extra.signal,
+            );
+            if (lastCheck.ok) return null;
+            const log = (lastCheck.fix ?? lastCheck.parent)?.log ?? '';
+            return `${lastCheck.reason}\n${log.slice(-1500)}`;
+          },
+        );
+        timings.strategy_a_llm_ms = Date.now() - t;
+        if (llm.ok) {
+          const patch = toGitPatch([{ path, content: llm.content, before: readBase(path) }]);
+          return {
+            testgen: {
+              ...base,
+              strategy: 'A',
+              strategy_reason: `A (LLM-written by ${settings.llm.model}, try ${llm.tries} of ${settings.llm.tries}): calls ${s0.function}; fails at base_commit and passes after the fix`,
+              f2p_test_patch: patch,
+              FAIL_TO_PASS: [`${goImportPath(dir, readFix)}::${llm.testName}`],
+              bug_category,
+            },
+            sites,
+            notes,
+            strategyA: {
+              tried: true,
+              reason: 'LLM-written test accepted',
+              ...(lastCheck ? { check: lastCheck } : {}),
+            },
+            timings,
+          };
+        }
+        aReasons.push(
+          `LLM-written test (${llm.tries} tries) rejected: ${llm.reason.split('\n')[0]}`,
+        );
+      }
+    }
   } else if (!aLanguage) {
     aReasons.push(`Strategy A is for Go and Python; ${r.language} uses Strategy B`);
   } else {
@@ -363,6 +460,7 @@ export async function generateTestGen(
       gen.FAIL_TO_PASS,
       settings.test_timeout_s * 1000,
       runner,
+      extra.signal,
     );
     timings.verify_b_ms = Date.now() - t;
     if (!checkB.ok) {

@@ -12,7 +12,8 @@ import type { Resolved, TestGen } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import { mirrorPath } from '../resolve/resolve.js';
 import { testgenDefaults, type TestgenSettings } from './config.js';
-import { generateTestGen } from './generate.js';
+import { generateTestGen, hostRunner } from './generate.js';
+import { createProvider } from '../../../pipeline/providers/llm/config.js';
 
 const settingsOf = (cfg: HasSwe5g): TestgenSettings =>
   swe5gSettings(cfg).testgen ?? testgenDefaults;
@@ -67,7 +68,23 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
       );
     }
     const started = Date.now();
-    const gen = await generateTestGen(gitDir, r, settingsOf(ctx.config));
+    const settings = settingsOf(ctx.config);
+    const llm = settings.llm
+      ? ctx.memo('swe5g.testgen.llm', () =>
+          createProvider(
+            {
+              endpoints: settings.llm!.endpoints,
+              cache: settings.llm!.cache,
+              prompt_check: settings.llm!.prompt_check,
+            },
+            { kv: ctx.kv, blobs: ctx.blobs },
+          ),
+        )
+      : undefined;
+    const gen = await generateTestGen(gitDir, r, settings, hostRunner, {
+      signal: ctx.signal,
+      ...(llm ? { llm } : {}),
+    });
     if (gen.testgen.f2p_test_patch)
       ctx.artifact('f2p_test_patch', gen.testgen.f2p_test_patch, 'text/x-diff');
     ctx.artifact(

@@ -7,6 +7,8 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { generateTestGen, hostRunner } from '../../../../stages/swe5g/testgen/generate.js';
 import { testgenSchema } from '../../../../stages/swe5g/testgen/config.js';
 import { buildRepo, resolvedOf, type BuiltRepo } from './repos.js';
+import { startLlmServer } from '../../../servers/llm-server.js';
+import { createProvider } from '../../../../pipeline/providers/llm/config.js';
 
 const HANDLER = `package ngap
 
@@ -206,6 +208,69 @@ describe('swe5g.testgen on a Go nil-pointer fix', () => {
       expect(a.testgen.strategy).toBe('A');
     } finally {
       sub.cleanup();
+    }
+  });
+
+  it('optionally asks a model for the direct-call test, feeding the compile-and-run outcome back (scripted local model server)', async () => {
+    const llmTest = [
+      'package ngap',
+      '',
+      'import "testing"',
+      '',
+      'func TestF2PLLM_Forward(t *testing.T) {',
+      '\tdefer func() {',
+      '\t\tif r := recover(); r != nil {',
+      '\t\t\tt.Errorf("Forward panicked: %v", r)',
+      '\t\t}',
+      '\t}()',
+      '\tout := make(chan string, 1)',
+      '\tForward(&RanNodeID{}, out)',
+      '}',
+    ].join('\n');
+    const server = await startLlmServer({
+      script: [
+        { content: 'Here is an idea: call Forward.' },
+        { content: '```go\n' + llmTest + '\n```' },
+      ],
+    });
+    try {
+      const fix = repo.commit(
+        {
+          'internal/ngap/forward.go': FORWARD.replace(
+            '\tout <- id.GNbId.Value',
+            '\tif id.GNbId == nil {\n\t\treturn\n\t}\n\tout <- id.GNbId.Value',
+          ),
+        },
+        'fix forward',
+      );
+      const llm = createProvider({
+        endpoints: [{ kind: 'ollama', base_url: server.url, stream: false }],
+        cache: false,
+      });
+      const withLlm = testgenSchema.parse({
+        llm: {
+          model: 'qwen3.5:2b',
+          tries: 3,
+          endpoints: [{ kind: 'ollama', base_url: server.url }],
+        },
+      });
+      const gen = await generateTestGen(repo.dir, resolvedOf(repo, fix, 'go'), withLlm, undefined, {
+        llm,
+      });
+      expect(gen.testgen.strategy).toBe('A');
+      expect(gen.testgen.strategy_reason).toMatch(
+        /^A \(LLM-written by qwen3.5:2b, try 2 of 3\): calls Forward/,
+      );
+      expect(gen.testgen.FAIL_TO_PASS).toEqual([
+        'example.org/amfish/internal/ngap::TestF2PLLM_Forward',
+      ]);
+      const chats = server.chatRequests();
+      expect(chats).toHaveLength(2);
+      expect(JSON.stringify(chats[1]!.body)).toMatch(
+        /That test was rejected: the answer has no package clause/,
+      );
+    } finally {
+      await server.close();
     }
   });
 });
