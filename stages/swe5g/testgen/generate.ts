@@ -207,6 +207,9 @@ const describeSites = (sites: FixSite[]): string => {
 /**
  * Generates the fail-to-pass test of one instance.
  * @param gitDir repository holding base_commit and merge_commit (the resolve stage's mirror)
+ * @param runner where the generated tests run (default: host toolchain in a scratch copy)
+ * @param extra `llm`: provider for the optional LLM-written Strategy A (`settings.llm` must be
+ *   set too); `signal`: aborts running test commands
  * @throws SkipItem `no_source_change` (no file of the repository's language changed),
  *   `no_fix_pattern` (formatting/rename-only, deletions only, nothing non-vacuous added),
  *   `f2p_does_not_flip` (verify `all`: the B test does not fail at the parent / pass after),
