@@ -124,7 +124,10 @@ export function parseStep(recipe: RecipeName, r: StepResult, collect: string[]):
         package_failures: [],
         timed_out: false,
       };
-    return parsePytestJUnit(file);
+    const parsed = parsePytestJUnit(file);
+    // pytest exit 5: no tests were collected (e.g. the touched folder has none at the parent)
+    if (r.exitCode === 5 && Object.keys(parsed.tests).length === 0) parsed.no_tests = true;
+    return parsed;
   }
   if (file === undefined) {
     return {

@@ -31,6 +31,19 @@ describe('parseGoTestJson', () => {
     expect(r.package_failures).toEqual([]);
   });
 
+  it('a package with no test files is a run with no tests, not an ambiguous log', () => {
+    const r = parseGoTestJson(
+      [
+        ev({ Action: 'start', Package: P }),
+        ev({ Action: 'output', Package: P, Output: '?   \texample.com/m/ngap\t[no test files]\n' }),
+        ev({ Action: 'skip', Package: P }),
+      ].join('\n'),
+    );
+    expect(r.tests).toEqual({});
+    expect(() => checkAgreement(r, 0, 'parent_p2p')).not.toThrow();
+    expect(() => checkAgreement({ ...r, packages: [] }, 0, 'parent_p2p')).toThrow(/no test result/);
+  });
+
   it('rejects a log where a test both fails and passes (an event injected after the real one)', () => {
     const log = [
       ev({ Action: 'run', Package: P, Test: 'TestNil' }),
