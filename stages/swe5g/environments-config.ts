@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 
+/** Schema of `swe5g.environments` (every key has a default). */
 export const environmentsSchema = z.strictObject({
   /**
    * Where repositories are cloned from when no local mirror (`swe5g.mining.mirrors_dir`) has them:
@@ -81,6 +82,7 @@ export const environmentsSchema = z.strictObject({
   /** Which tests run: `touched` (test packages of the directories the fix touches) or `repo`. */
   test_scope: z.enum(['touched', 'repo', 'registry']).default('registry'),
 });
+/** Validated `swe5g.environments` settings. */
 export type EnvironmentsSettings = z.output<typeof environmentsSchema>;
 
 /** Defaults of the section (when the config file has no `swe5g.environments`). */

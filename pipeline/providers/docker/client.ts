@@ -10,6 +10,7 @@ import Docker from 'dockerode';
 import tarFs from 'tar-fs';
 import { PreflightError, TelebenchError } from '../../errors.js';
 
+/** The three image layers of an instance (SWE-bench layering). */
 export type Layer = 'base' | 'env' | 'instance';
 
 /** A connected engine plus the helpers the stages need. */

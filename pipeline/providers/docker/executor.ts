@@ -27,6 +27,7 @@ import { TelebenchError } from '../../errors.js';
 import type { DockerClient } from './client.js';
 import { PINNED_ENV } from './recipes.js';
 
+/** Which executor produced a result (recorded on every validated instance). */
 export type ExecutorKind = 'docker' | 'local';
 
 /** Resource limits of one step. */

@@ -20,6 +20,7 @@ import { $ } from 'zx';
 import { TelebenchError } from '../../errors.js';
 import type { DockerClient } from './client.js';
 
+/** Names and paths of the offline base (config `swe5g.environments.offline`). */
 export interface OfflineBaseOptions {
   /** Debian rootfs image name (`telebench-rootfs:bookworm`). */
   rootfsImage: string;

@@ -14,6 +14,7 @@ import { SkipItem } from '../../errors.js';
 /** Status of one test id (`<package-or-file>::<name>`). */
 export type TestStatus = 'pass' | 'fail' | 'skip';
 
+/** Per-test statuses of one step plus the failures that are not a single test's. */
 export interface ParsedRun {
   /** test id -> status. */
   tests: Record<string, TestStatus>;

@@ -12,6 +12,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } fr
 import { join } from 'node:path';
 import { hashJson, sha256 } from '../../hash.js';
 
+/** Image recipes of the repository registry (`image:` field of config/repos.yaml). */
 export type RecipeName = 'go' | 'c-meson' | 'python';
 
 /** A recipe's build context: Dockerfile text plus files (path in context -> host path to copy). */

@@ -401,6 +401,11 @@ export async function hostModCache(
   return join(cache, 'mod');
 }
 
+/**
+ * Stage `swe5g.build`: one item per Resolved instance; preflight pings the Docker engine.
+ * @throws SkipItem `toolchain_mismatch`; TelebenchError `image_build_failed` |
+ *   `dependency_unavailable` (infra); PreflightError when the offline base is missing
+ */
 export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   name: 'swe5g.build',
   version: 1,

@@ -96,6 +96,11 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
   };
 }
 
+/**
+ * Stage `swe5g.resolve`: one item per kept candidate of `swe5g.filter`.
+ * @throws SkipItem `base_commit_mismatch` | `empty_patch`; TelebenchError `git_mirror_failed`
+ *   (transient) | `commit_not_found` (content)
+ */
 export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
   name: 'swe5g.resolve',
   version: 1,

@@ -497,6 +497,10 @@ function registryScopes(cfg: HasSwe5g, configFile: string): Map<string, 'touched
   return new Map(loadRegistry(file).map((e) => [e.id, e.test.scope]));
 }
 
+/**
+ * Stage `swe5g.validate`: one item per built instance that also has a `swe5g.testgen` record.
+ * @throws SkipItem with the failed step's reason (contract list in stages/swe5g/types.ts)
+ */
 export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   name: 'swe5g.validate',
   version: 1,
