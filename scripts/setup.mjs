@@ -22,8 +22,11 @@ const dockerUp = async () => (await $`docker info`.nothrow()).exitCode === 0;
 
 if (process.env.TELEBENCH_SKIP_DOCKER !== '1') {
   const missing = [];
-  if (!(await which('docker')) && !(await which('dockerd'))) missing.push('docker.io');
+  // The engine, not the client: some machines ship a `docker` client without `dockerd`.
+  if (!(await which('dockerd'))) missing.push('docker.io');
   if (!(await which('debootstrap'))) missing.push('debootstrap');
+  // meson builds the C fixtures and runs the C fail-to-pass tests on the host (swe5g.testgen).
+  if (!(await which('meson'))) missing.push('meson');
   if (missing.length > 0) {
     echo(`setup: installing ${missing.join(' ')} (apt-get)`);
     const sudo = process.getuid && process.getuid() !== 0 ? ['sudo'] : [];
