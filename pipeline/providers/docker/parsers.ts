@@ -206,10 +206,15 @@ export function parseMesonTestLog(text: string, introspectTests?: string): Parse
     } catch {
       continue; // a truncated last line after a kill: ignored, the exit code decides
     }
-    const name = String(ev.name ?? '').replace(/^[^:]+:/, '');
+    // meson 1.0 names a test `<project>[:<suite>] / <name>` in testlog.json (seen with Debian
+    // bookworm's meson 1.0.1); some writers give the bare name or `<project>:<name>`.
+    const raw = String(ev.name ?? '');
+    const sep = raw.lastIndexOf(' / ');
+    const name = sep >= 0 ? raw.slice(sep + 3) : raw.replace(/^[^:]+:/, '');
+    const prefix = sep >= 0 ? raw.slice(0, sep) : '';
     const suites = Array.isArray(ev.suite)
       ? (ev.suite as unknown[]).map(String)
-      : (suiteOf.get(name) ?? []);
+      : (suiteOf.get(name) ?? (prefix ? [prefix] : []));
     // suites are `project:suite`; `meson` when none is known
     const first = suites[0] ?? 'meson';
     const suite = first.includes(':') ? first.slice(first.indexOf(':') + 1) : first;

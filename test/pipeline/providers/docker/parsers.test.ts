@@ -151,6 +151,23 @@ describe('checkAgreement', () => {
   });
 });
 
+describe('parseMesonTestLog on meson 1.0.1 output', () => {
+  // Lines as Debian bookworm's meson 1.0.1 writes them (`<project>[:<suite>] / <name>`, no suite field).
+  const log = [
+    '{"name": "cget / unit_a", "stdout": "", "result": "OK", "duration": 0.01, "returncode": 0, "env": {}, "command": ["/b/t"]}',
+    '{"name": "cget:f2p / f2p_x", "stdout": "", "result": "FAIL", "duration": 0.01, "returncode": 1, "env": {}, "command": ["/b/t"]}',
+  ].join('\n');
+  const intro = JSON.stringify([
+    { name: 'unit_a', suite: ['cget'] },
+    { name: 'f2p_x', suite: ['cget:f2p'] },
+  ]);
+  it('maps `<project>:<suite> / <name>` to `<suite>::<name>`, with or without introspect', () => {
+    const expected = { 'cget::unit_a': 'pass', 'f2p::f2p_x': 'fail' };
+    expect(parseMesonTestLog(log, intro).tests).toEqual(expected);
+    expect(parseMesonTestLog(log).tests).toEqual(expected);
+  });
+});
+
 describe('parseMesonTestLog with meson introspect', () => {
   it('takes suites from `meson introspect --tests` when testlog.json has none (meson 1.0)', () => {
     const log = JSON.stringify({ name: 'ngap_null_gnb', result: 'FAIL' });
