@@ -16,6 +16,8 @@ import { cFixture, C_F2P, C_P2P } from '../../../fixtures/repos/c-null.js';
 import { pyFixture, PY_F2P, PY_P2P } from '../../../fixtures/repos/py-none.js';
 import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
 import type { Fixture } from '../../../fixtures/repos/builder.js';
+import { generateTestGen } from '../../../../stages/swe5g/testgen/generate.js';
+import { testgenSchema } from '../../../../stages/swe5g/testgen/config.js';
 
 const docker = new DockerClient();
 let root: string;
@@ -94,6 +96,23 @@ describe('swe5g.validate in Docker', () => {
     expect(v!.FAIL_TO_PASS).toEqual([C_F2P]);
     expect(v!.PASS_TO_PASS).toEqual([C_P2P]);
     expect(v!.toolchain).toMatch(/^gcc /);
+  });
+
+  it('C NULL dereference with a generated Strategy B test (meson suite f2p): validated', async () => {
+    const fx = cFixture(join(root, 'src-c-b'));
+    const res = await resolveFixture(fx, state);
+    const gen = await generateTestGen(
+      fx.dir,
+      res,
+      testgenSchema.parse({ strategy_a: false, prefer_shipped: false }),
+    );
+    expect(gen.testgen.strategy).toBe('B');
+    expect(gen.testgen.FAIL_TO_PASS.every((id) => id.startsWith('f2p::f2p_'))).toBe(true);
+    const { v, skip, logs } = await validate({ ...fx, testgen: gen.testgen });
+    expect(skip?.message).toBeUndefined();
+    expect(v!.FAIL_TO_PASS).toEqual(expect.arrayContaining(gen.testgen.FAIL_TO_PASS));
+    expect(v!.PASS_TO_PASS).toContain(C_P2P);
+    expect(logs.get('parent_f2p')).toMatch(/FAIL/);
   });
 
   it('Python None bug (pytest): validated', async () => {
