@@ -78,6 +78,12 @@ export class SkipItem extends TelebenchError {
 export class PreflightError extends TelebenchError {
   readonly service: string;
   readonly hint: string;
+  /**
+   * @param service what is missing (`docker`, `ollama http://127.0.0.1:11434`, `file ../shared/data`)
+   * @param message what the preflight found, as a sentence
+   * @param hint what to start, pull or set so that a rerun gets past the preflight
+   * @param cause the underlying error (connection refused, 404, ...), kept for `show`
+   */
   constructor(service: string, message: string, hint: string, cause?: unknown) {
     super('preflight_failed', message, { tier: 'preflight', context: { service, hint }, cause });
     this.name = 'PreflightError';
@@ -91,6 +97,10 @@ export class PreflightError extends TelebenchError {
  * `github.repos[3].name`) say where; `line` when known. Exit code 2.
  */
 export class ConfigError extends TelebenchError {
+  /**
+   * @param message names the file, the path in it and what was expected
+   * @param context `file` (absolute), `path` (`a.b[3].c`) and `line` (1-based) when known
+   */
   constructor(message: string, context: { file?: string; path?: string; line?: number } = {}) {
     super('config_invalid', message, { tier: 'config', context });
     this.name = 'ConfigError';

@@ -187,7 +187,11 @@ async function runCommand(pipelineName: string, flags: RunFlags): Promise<number
   return result.exitCode;
 }
 
-/** Builds the commander program. Exported for tests and for `stages/` commands. */
+/**
+ * Builds the commander program with every command (the engine's and those in `stages/index.ts`'s
+ * `commands`). Its actions throw ConfigError (exit 2) and PreflightError (exit 3), which
+ * {@link main} turns into exit codes; usage errors surface as CommanderError (exit 2).
+ */
 export function buildProgram(): Command {
   const program = new Command();
   program

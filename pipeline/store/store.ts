@@ -201,6 +201,7 @@ export class Store implements KeyValue {
     }
   }
 
+  /** Closes the database (checkpointing the WAL). The store is unusable afterwards. */
   close(): void {
     this.db.close();
   }
@@ -452,12 +453,17 @@ export class Store implements KeyValue {
 
   // ---------------------------------------------------------------- kv
 
+  /** The JSON value stored under `namespace`/`key`, parsed, or undefined when absent. */
   get<T = unknown>(namespace: string, key: string): T | undefined {
     const row = this.stmt('SELECT value FROM kv WHERE ns = ? AND key = ?').get(namespace, key) as
       { value: string } | undefined;
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 
+  /**
+   * Stores `value` (JSON-serialised) under `namespace`/`key`, replacing an older value, in one
+   * transaction. @throws TypeError when `value` is not JSON-serialisable (a cycle, a BigInt)
+   */
   set(namespace: string, key: string, value: unknown): void {
     this.stmt('INSERT OR REPLACE INTO kv (ns, key, value, updated_at) VALUES (?, ?, ?, ?)').run(
       namespace,
@@ -467,16 +473,22 @@ export class Store implements KeyValue {
     );
   }
 
+  /** Removes `namespace`/`key`; a missing key is not an error. */
   delete(namespace: string, key: string): void {
     this.stmt('DELETE FROM kv WHERE ns = ? AND key = ?').run(namespace, key);
   }
 
+  /** Number of entries stored in `namespace`. */
   count(namespace: string): number {
     return this.stmt('SELECT COUNT(*) FROM kv WHERE ns = ?').pluck().get(namespace) as number;
   }
 
   // ---------------------------------------------------------------- runs
 
+  /**
+   * Records the start of a `telebench run` with its manifest (see pipeline/manifest.ts).
+   * @throws SqliteError when `runId` was recorded before (run ids are unique)
+   */
   startRun(runId: string, pipeline: string, manifest: Record<string, unknown>): void {
     this.stmt('INSERT INTO runs (run_id, pipeline, started_at, manifest) VALUES (?, ?, ?, ?)').run(
       runId,
@@ -486,6 +498,7 @@ export class Store implements KeyValue {
     );
   }
 
+  /** Records the end time and exit code of a run (a run killed by SIGKILL keeps neither). */
   endRun(runId: string, exitCode: number): void {
     this.stmt('UPDATE runs SET finished_at = ?, exit_code = ? WHERE run_id = ?').run(
       now(),
