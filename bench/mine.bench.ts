@@ -19,14 +19,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runPipeline } from '../pipeline/runner.js';
 import { openState } from '../pipeline/state.js';
-import { EventBus } from '../pipeline/events.js';
-import { swe5gMiningStages } from '../stages/swe5g/mining.js';
 import { swe5gConfigSchema, type HasSwe5g } from '../stages/swe5g/config.js';
 import type { LinkedPR } from '../stages/swe5g/types.js';
 import { startGithubServer } from '../test/servers/github-server.js';
 import { free5gcCorpus } from '../test/servers/github-fixtures.js';
+import { runSwe5gMining } from '../test/fixtures/swe5g-mining-run.js';
 
 const scaleArg = process.argv.indexOf('--scale');
 const SCALE = scaleArg > 0 ? Number(process.argv[scaleArg + 1]) : 10;
@@ -63,21 +61,7 @@ async function run(generation: number): Promise<void> {
       mining: { generation, concurrency: 4, github: { base_url: server.url } },
     }),
   };
-  const r = await runPipeline<HasSwe5g>({
-    pipeline: {
-      name: 'swe5g',
-      description: '',
-      stages: ['swe5g.mine', 'swe5g.link', 'swe5g.filter'],
-    },
-    registry: new Map(swe5gMiningStages.map((s) => [s.name, s])),
-    config,
-    configFile: join(dir, 'config.yaml'),
-    stateDir: join(dir, 'state'),
-    store: state.store,
-    blobs: state.blobs,
-    bus: new EventBus(),
-    signal: new AbortController().signal,
-  });
+  const r = await runSwe5gMining({ config, dir, stateDir: join(dir, 'state'), state });
   if (r.exitCode !== 0) throw new Error(`mining run failed with exit ${r.exitCode}`);
 }
 

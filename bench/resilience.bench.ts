@@ -13,12 +13,13 @@
 //    the transport alone reaches. The default delay is 500 ms (a real generator answer takes
 //    seconds); at 200 ms (BENCH_DELAY_MS=200) the local server's fixed cost per request (about
 //    15 ms here) already holds the bare loop near 0.93 of capacity.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { halfTrace } from '../stages/resilience/half-trace.js';
 import { encodeCl100k } from '../pipeline/providers/tokenizer/cl100k.js';
 import { startLlmServer } from '../test/servers/llm-server.js';
+import { writeResilienceWorkdir } from '../test/fixtures/resilience-workdir.js';
 import { runPipeline } from '../pipeline/runner.js';
 import { openState } from '../pipeline/state.js';
 import { EventBus } from '../pipeline/events.js';
@@ -74,30 +75,17 @@ const ITEMS = Number(process.env.BENCH_ITEMS ?? 120);
 const server = await startLlmServer({ delayMs: DELAY_MS, parallel: PARALLEL });
 const dir = mkdtempSync(join(tmpdir(), 'bench-resilience-'));
 try {
-  mkdirSync(join(dir, 'data'));
-  const rows = Array.from({ length: ITEMS }, (_, i) =>
-    JSON.stringify([
+  const { configFile, text } = writeResilienceWorkdir({
+    dir,
+    rows: Array.from({ length: ITEMS }, (_, i) => [
       `Benchmark question number ${i}: which option?`,
       ['1. A', '2. B', '3. C', '4. D'],
       '2',
     ]),
-  );
-  writeFileSync(join(dir, 'data', 'q.json'), `${rows.join('\n')}\n`);
-  writeFileSync(
-    join(dir, 'subsets.yaml'),
-    'version: 1\nsubsets:\n  - { name: q, source: bench, adapter: gajjar-jsonl, file: q.json }\n',
-  );
-  const configFile = join(dir, 'config.yaml');
-  const text = `version: 1
-resilience:
-  subsets_file: subsets.yaml
-  prompts_dir: ${join(ROOT, 'config/prompts/resilience')}
-  data_root: data
-  generator:
-    llm:
-      endpoints: [{ kind: ollama, base_url: ${server.url}, concurrency: ${PARALLEL} }]
-`;
-  writeFileSync(configFile, text);
+    source: 'bench',
+    llmUrl: server.url,
+    concurrency: PARALLEL,
+  });
   // Only this branch's stages and configuration section (the bench does not depend on the others).
   const config = parseConfigText(
     text,

@@ -274,12 +274,18 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
   return { dataset: dataset.id, version: input.version, files, manifest, rows };
 }
 
-/** Folder of a release. */
+/**
+ * Folder of a release: `<stateDir>/releases/<dataset>/<version>`.
+ * @throws ConfigError (code `config_invalid`) when `version` fails {@link checkVersion}
+ */
 export function releaseDir(stateDir: string, dataset: string, version: string): string {
   return join(stateDir, 'releases', dataset, checkVersion(version));
 }
 
-/** The manifest of a written release, or undefined when the folder has none. */
+/**
+ * The manifest of a written release, or undefined when the folder has none.
+ * @throws TelebenchError `release_manifest_unreadable` (tier config) when manifest.json is not JSON
+ */
 export function readManifest(dir: string): ReleaseManifest | undefined {
   const p = join(dir, 'manifest.json');
   if (!existsSync(p)) return undefined;
@@ -298,7 +304,10 @@ export function readManifest(dir: string): ReleaseManifest | undefined {
   }
 }
 
-/** Written versions of a dataset (folders with a manifest), oldest first by `created_at`. */
+/**
+ * Written versions of a dataset (folders with a manifest), oldest first by `created_at`.
+ * @throws TelebenchError `release_manifest_unreadable` when a manifest.json is not JSON
+ */
 export function listReleases(stateDir: string, dataset: string): ReleaseManifest[] {
   const root = join(stateDir, 'releases', dataset);
   if (!existsSync(root)) return [];
@@ -371,7 +380,12 @@ export function writeRelease(stateDir: string, plan: ReleasePlan): WriteOutcome 
   return { status: 'written', dir, manifest: plan.manifest };
 }
 
-/** Rows of a written release, read from its JSON Lines files (config order, then file order). */
+/**
+ * Rows of a written release, read from its JSON Lines files (config order, then file order).
+ * @throws TelebenchError (tier config) `release_not_found` when `dir` has no manifest.json,
+ *   `release_manifest_unreadable` when it is not JSON, `release_row_unreadable` naming the file and
+ *   line that is not JSON
+ */
 export function readReleaseRows(dir: string): Record<string, unknown>[] {
   const m = readManifest(dir);
   if (!m)

@@ -77,7 +77,16 @@ async function cliAction(body: () => Promise<void>): Promise<void> {
   }
 }
 
-/** The three commands, as functions adding themselves to the program. */
+/**
+ * The three commands, as functions adding themselves to the program. Registering throws nothing.
+ * When a command runs, its action prints other TelebenchErrors as one line with exit code 1
+ * (`hub_branch_moved`, `hub_unavailable`, `hub_version_exists`, ...) and rethrows to the CLI:
+ * @throws ConfigError (from an action) `config_invalid` for an unknown dataset, a bad version or
+ *   configuration file
+ * @throws TelebenchError (from an action, tier config/preflight/bug) `publish_repo_missing`,
+ *   `hub_token_missing`, `hub_unauthorized`, `release_not_found`, `release_version_exists`,
+ *   `release_rows_invalid`, `unknown_stage`, `verify_not_applicable`, `verify_unavailable`
+ */
 export function releaseCommands(wiring: ReleaseCommandWiring): ((program: Command) => void)[] {
   return [
     (program) =>

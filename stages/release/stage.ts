@@ -31,6 +31,11 @@ export interface LocalReleaseOutput {
  * Makes the local release stage of one dataset.
  * @param needs the final stage of the dataset's branch when it is registered (else [])
  * @param verifier re-runs SWE-Bench 5G rows before writing (null: not verified, the card says so)
+ * Building the stage throws nothing. Its `preflight` rethrows what `args.preflight` throws
+ * (PreflightError when Docker does not answer). Its `run` turns `release_no_rows` into
+ * SkipItem `no_rows` and rethrows the rest of {@link releaseDataset}'s errors:
+ * @throws TelebenchError (from `run`) `release_version_exists`, `release_rows_invalid`,
+ *   `release_folder_incomplete`, `release_manifest_unreadable`, and the verifier's errors
  */
 export function makeLocalReleaseStage(args: {
   name: string;

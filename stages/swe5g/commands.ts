@@ -13,7 +13,12 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../pipeline/errors.js';
 import { ISSUES_FROM_ENV } from './link/link.js';
 
-/** Registers `telebench mine` on `program`. */
+/**
+ * Registers `telebench mine` on `program`. Registering throws nothing; the action:
+ * @throws ConfigError (`config_invalid`, from the action) when `--issues-from` names a missing
+ *   file; the action then rethrows what `telebench run swe5g-mine` throws (a bad `--limit` or
+ *   configuration file, a preflight failure)
+ */
 export function addMineCommand(program: Command): void {
   program
     .command('mine')

@@ -26,6 +26,21 @@ export interface FunnelRow {
   rejected: Record<string, number>;
 }
 
+/** A funnel row of `repo` (a registry id, or `total`) with every count at zero. */
+function emptyRow(repo: string): FunnelRow {
+  return {
+    repo,
+    source: '',
+    mined: 0,
+    linked: 0,
+    issue_closed: 0,
+    issue_open_only: 0,
+    kept: 0,
+    incomplete: 0,
+    rejected: {},
+  };
+}
+
 /**
  * Funnel per repository from the store: `mined` = PRs found by swe5g.mine, `linked` = PRs with at
  * least one issue (text known) or issue reference >= min_link_confidence, of which
@@ -39,17 +54,7 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
   const row = (id: string): FunnelRow => {
     let r = rows.get(id);
     if (!r) {
-      r = {
-        repo: id,
-        source: '',
-        mined: 0,
-        linked: 0,
-        issue_closed: 0,
-        issue_open_only: 0,
-        kept: 0,
-        incomplete: 0,
-        rejected: {},
-      };
+      r = emptyRow(id);
       rows.set(id, r);
     }
     return r;
@@ -78,17 +83,7 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
       r.rejected[rec.skipReason] = (r.rejected[rec.skipReason] ?? 0) + 1;
   }
   const list = [...rows.values()].sort((a, b) => a.repo.localeCompare(b.repo));
-  const total: FunnelRow = {
-    repo: 'total',
-    source: '',
-    mined: 0,
-    linked: 0,
-    issue_closed: 0,
-    issue_open_only: 0,
-    kept: 0,
-    incomplete: 0,
-    rejected: {},
-  };
+  const total = emptyRow('total');
   for (const r of list) {
     total.mined += r.mined;
     total.linked += r.linked;

@@ -64,10 +64,11 @@ export interface IssueComment {
 }
 
 /**
- * Output of `swe5g.mine` (key = instance_id): one merged PR, before linking and filtering.
- * Fields the source cannot know are empty (`''`, `[]`, `null`), never invented.
+ * Fields a mined PR keeps through linking and filtering: its identity in the registry (instance_id,
+ * alias, repo, registry_id, language, NF, license) and its commits. {@link MinedPR} and
+ * {@link Candidate} extend it.
  */
-export interface MinedPR {
+export interface PRIdentity {
   instance_id: string;
   alias: string;
   repo: string;
@@ -79,6 +80,13 @@ export interface MinedPR {
   merge_commit: string;
   base_commit: string;
   pr_head: string | null;
+}
+
+/**
+ * Output of `swe5g.mine` (key = instance_id): one merged PR, before linking and filtering.
+ * Fields the source cannot know are empty (`''`, `[]`, `null`), never invented.
+ */
+export interface MinedPR extends PRIdentity {
   /** How the PR landed: merge commit, squash/rebase commit (single parent). */
   merge_style: 'merge' | 'squash';
   pr_title: string;
@@ -124,18 +132,7 @@ export interface LinkedPR extends MinedPR {
  * Candidate — output of `swe5g.filter` for kept items (key = instance_id). The input of
  * `swe5g.resolve`. A test may build one by hand for a repository it created.
  */
-export interface Candidate {
-  instance_id: string;
-  alias: string;
-  repo: string;
-  registry_id: string;
-  language: RepoLanguage;
-  nf: string;
-  license: string;
-  pr_number: number;
-  merge_commit: string;
-  base_commit: string;
-  pr_head: string | null;
+export interface Candidate extends PRIdentity {
   issues: LinkedIssue[];
   pr_title: string;
   pr_body: string;

@@ -211,17 +211,11 @@ async function dedupe(g: SimpleGit, found: GitMergedPR[]): Promise<GitMergedPR[]
   return found.filter((f) => keep.has(f));
 }
 
-interface Partial0 {
-  number: number;
-  merge_commit: string;
-  base_commit: string;
-  pr_head: string | null;
-  merge_style: 'merge' | 'squash';
-  foreign_forge: boolean;
-  title: string;
-  head_ref: string;
-  author: string;
-  merged_at: string;
+/** A found PR before {@link describe} reads its commits and files. */
+interface Partial0 extends Omit<
+  GitMergedPR,
+  'commit_messages' | 'first_commit_at' | 'changed_files'
+> {
   /** `base..head` whose commits are the PR's commits (merge style). */
   messagesRange?: string;
   /** The squash commit's own message. */

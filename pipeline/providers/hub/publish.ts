@@ -126,7 +126,11 @@ export async function hubUser(t: HubTarget): Promise<string> {
   }
 }
 
-/** Whether the dataset repository exists (and is visible to the token). */
+/**
+ * Whether the dataset repository exists (and is visible to the token).
+ * @throws TelebenchError from {@link hubError}: `hub_unauthorized` (401), `hub_forbidden` (403),
+ *   `hub_rate_limited` (429), `hub_unavailable` (5xx), `hub_unreachable` (network)
+ */
 export async function datasetRepoExists(t: HubTarget): Promise<boolean> {
   try {
     return await repoExists({
@@ -140,7 +144,12 @@ export async function datasetRepoExists(t: HubTarget): Promise<boolean> {
   }
 }
 
-/** Creates the dataset repository. @throws TelebenchError (401, 403, 409 when it exists) */
+/**
+ * Creates the dataset repository.
+ * @throws TelebenchError from {@link hubError}: `hub_unauthorized` (401), `hub_forbidden` (403),
+ *   `hub_conflict` (409: it exists), `hub_rate_limited` (429), `hub_unavailable` (5xx),
+ *   `hub_unreachable` (network)
+ */
 export async function createDatasetRepo(t: HubTarget, opts: { private: boolean }): Promise<void> {
   try {
     await createRepo({
@@ -155,7 +164,12 @@ export async function createDatasetRepo(t: HubTarget, opts: { private: boolean }
   }
 }
 
-/** Commit id a branch or tag points to. */
+/**
+ * Commit id (40 hex) a branch or tag points to.
+ * @throws TelebenchError `hub_bad_response` when the Hub gives no sha; from {@link hubError}:
+ *   `hub_not_found` (404: no such repository or revision), `hub_unauthorized` (401),
+ *   `hub_forbidden` (403), `hub_rate_limited` (429), `hub_unavailable` (5xx), `hub_unreachable`
+ */
 export async function revisionCommit(t: HubTarget, revision: string): Promise<string> {
   try {
     const info = await datasetInfo({
@@ -178,7 +192,11 @@ export async function revisionCommit(t: HubTarget, revision: string): Promise<st
   }
 }
 
-/** Every file of the repository at a revision, by path. */
+/**
+ * Every file of the repository at a revision, by path (directories left out).
+ * @throws TelebenchError from {@link hubError}: `hub_not_found` (404), `hub_unauthorized` (401),
+ *   `hub_forbidden` (403), `hub_rate_limited` (429), `hub_unavailable` (5xx), `hub_unreachable`
+ */
 export async function remoteFiles(
   t: HubTarget,
   revision: string,
@@ -207,7 +225,11 @@ export async function remoteFiles(
   return out;
 }
 
-/** Tags of the repository -> commit id (`GET /api/datasets/<repo>/refs`). */
+/**
+ * Tags of the repository -> commit id (`GET /api/datasets/<repo>/refs`).
+ * @throws TelebenchError `hub_unauthorized` (401, tier config), `hub_error` (other non-2xx; tier
+ *   transient for 5xx), `hub_unreachable` (network)
+ */
 export async function listTags(t: HubTarget): Promise<Map<string, string>> {
   const res = await (t.fetch ?? fetch)(`${t.hubUrl}/api/datasets/${t.repo}/refs`, {
     headers: t.accessToken ? { Authorization: `Bearer ${t.accessToken}` } : {},

@@ -49,7 +49,11 @@ export type Verdict =
 const words = (s: string): number => s.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
 
 /**
- * Applies the rules of the module comment to one linked PR. Pure.
+ * Applies the filter rules (listed in order with their reason codes in the module comment) to one
+ * linked PR. Pure. Source: SWE-Bench 5G paper, automated pipeline, stage (2): "filter by quality
+ * criteria including clear descriptions and source-modifying PRs" (rules `no_source_change` and
+ * `unclear_issue`); `not_merged`, `no_linked_issue` and `issue_open` follow stage (1): "closed
+ * issues with linked merged pull requests".
  * @param pr   the output of swe5g.link
  * @param rules the `swe5g.filter` settings
  * @throws SyntaxError when a `bot_authors` pattern is not a valid regular expression

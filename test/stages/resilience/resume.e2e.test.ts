@@ -5,11 +5,12 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startLlmServer, type LlmServer } from '../../servers/llm-server.js';
+import { writeResilienceWorkdir } from '../../fixtures/resilience-workdir.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/telebench.js');
@@ -50,28 +51,18 @@ function cli(args: string[]) {
 
 describe('resilience resume after SIGKILL', () => {
   it('repeats at most the in-flight requests and completes', async () => {
-    mkdirSync(join(work, 'data'));
-    const rows = Array.from({ length: ROWS }, (_, i) =>
-      JSON.stringify([`Resume question ${i}?`, ['1. A', '2. B', '3. C'], '1']),
-    );
-    writeFileSync(join(work, 'data', 'q.json'), `${rows.join('\n')}\n`);
-    writeFileSync(
-      join(work, 'subsets.yaml'),
-      'version: 1\nsubsets:\n  - { name: q, source: resume-test, adapter: gajjar-jsonl, file: q.json }\n',
-    );
-    const config = join(work, 'config.yaml');
-    writeFileSync(
-      config,
-      `version: 1
-resilience:
-  subsets_file: subsets.yaml
-  prompts_dir: ${join(ROOT, 'config/prompts/resilience')}
-  data_root: data
-  generator:
-    llm:
-      endpoints: [{ kind: ollama, base_url: ${llm.url}, concurrency: ${SLOTS}, retries: 0 }]
-`,
-    );
+    const { configFile: config } = writeResilienceWorkdir({
+      dir: work,
+      rows: Array.from({ length: ROWS }, (_, i) => [
+        `Resume question ${i}?`,
+        ['1. A', '2. B', '3. C'],
+        '1',
+      ]),
+      source: 'resume-test',
+      llmUrl: llm.url,
+      concurrency: SLOTS,
+      retries: 0,
+    });
     const state = join(work, 'state');
     const first = cli(['run', 'resilience', '--config', config, '--state', state]);
     const t0 = Date.now();

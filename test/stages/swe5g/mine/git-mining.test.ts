@@ -11,10 +11,9 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
-import { runPipeline } from '../../../../pipeline/runner.js';
 import { openState } from '../../../../pipeline/state.js';
 import { EventBus, type StampedEvent } from '../../../../pipeline/events.js';
-import { swe5gMiningStages } from '../../../../stages/swe5g/mining.js';
+import { runSwe5gMining } from '../../../fixtures/swe5g-mining-run.js';
 import { swe5gConfigSchema, type HasSwe5g } from '../../../../stages/swe5g/config.js';
 import type { Candidate, LinkedPR } from '../../../../stages/swe5g/types.js';
 import { findMirror, mineMirror } from '../../../../pipeline/providers/git/mirror-source.js';
@@ -220,20 +219,12 @@ async function runMining(extra: Record<string, unknown> = {}, top: Record<string
       ...top,
     }),
   };
-  const result = await runPipeline<HasSwe5g>({
-    pipeline: {
-      name: 'swe5g',
-      description: '',
-      stages: ['swe5g.mine', 'swe5g.link', 'swe5g.filter'],
-    },
-    registry: new Map(swe5gMiningStages.map((s) => [s.name, s])),
+  const result = await runSwe5gMining({
     config,
-    configFile: join(root, 'config.yaml'),
+    dir: root,
     stateDir: state.store.file.replace(/\/state\.db$/, ''),
-    store: state.store,
-    blobs: state.blobs,
+    state,
     bus,
-    signal: new AbortController().signal,
   });
   const outcomes: Record<string, string> = {};
   for (const r of state.store.items('swe5g.filter'))
