@@ -29,7 +29,7 @@ import { swe5gConfigSchema, type Swe5gConfig, type HasSwe5g } from '../swe5g/con
 import { loadRegistry, githubRepoOf, type RegistryEntry } from '../swe5g/registry.js';
 import { buildInstanceImages } from '../swe5g/build/build.js';
 import { mirrorPath } from '../swe5g/resolve/resolve.js';
-import { overlayFor, parseStep, testCommand } from '../swe5g/validate/validate.js';
+import { overlayFor, parseStep, selectTestDirs, testCommand } from '../swe5g/validate/validate.js';
 import type { Verifier } from './release.js';
 import { dirname, posix, resolve } from 'node:path';
 
@@ -82,9 +82,16 @@ export function registryEntryOf(
   return fits[0];
 }
 
-/** Directories of the files a unified diff adds or changes (`+++ b/<path>`). */
-function diffDirs(patch: string): string[] {
-  return [...new Set([...patch.matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => posix.dirname(m[1]!)))];
+/**
+ * Directories of every file a unified diff names (`diff --git a/<path> b/<path>`, deleted files
+ * included), sorted: what `swe5g.resolve` stores as `Resolved.test_dirs` for the gold patch.
+ */
+function sourceDirsOf(patch: string): string[] {
+  return [
+    ...new Set(
+      [...patch.matchAll(/^diff --git a\/(.+) b\/.+$/gm)].map((m) => posix.dirname(m[1]!)),
+    ),
+  ].sort();
 }
 
 const LANGUAGE: Record<RecipeName, Resolved['language']> = {
@@ -127,8 +134,31 @@ export function resolvedOfRow(row: Swe5gRow, entry: RegistryEntry | undefined): 
     test_patch: row.test_patch,
     environment_setup_commit: row.environment_setup_commit,
     version: row.version,
-    test_dirs: diffDirs(row.patch),
+    test_dirs: sourceDirsOf(row.patch),
   };
+}
+
+/**
+ * The test directories `verify` runs for a released row: {@link selectTestDirs} (the selection
+ * `swe5g.validate` made) over the fix's directories (`Resolved.test_dirs`, rebuilt from `patch`)
+ * and the row's `test_patch` (which is validation's `test_patch` + `f2p_test_patch`), with the
+ * registry entry's test scope and module folder.
+ * @returns the directories relative to the module folder, or `'all'`
+ */
+export function rowTestDirs(
+  row: Swe5gRow,
+  entry: RegistryEntry | undefined,
+  settings: Pick<Swe5gConfig['environments'], 'test_scope'>,
+): string[] | 'all' {
+  const scope =
+    settings.test_scope === 'registry' ? (entry?.test.scope ?? 'touched') : settings.test_scope;
+  return selectTestDirs({
+    recipe: row.image_recipe as RecipeName,
+    scope,
+    moduleDir: entry?.path ?? '',
+    sourceDirs: resolvedOfRow(row, entry).test_dirs,
+    testPatches: [row.test_patch],
+  });
 }
 
 /**
@@ -176,25 +206,7 @@ export async function verifyRow(
     await exportCleanRepo(mirror, row.base_commit, sourceDir);
   }
   const s = deps.settings;
-  const scope = s.test_scope === 'registry' ? (deps.entry?.test.scope ?? 'touched') : s.test_scope;
-  const rel = (d: string): string =>
-    moduleDir && d.startsWith(`${moduleDir}/`)
-      ? d.slice(moduleDir.length + 1)
-      : d === moduleDir
-        ? '.'
-        : d;
-  const testDirs = [
-    ...new Set([...diffDirs(row.patch), ...diffDirs(row.test_patch)].map(rel)),
-  ].sort();
-  const pyDirs = [...new Set(diffDirs(row.test_patch).map(rel))];
-  const dirs: string[] | 'all' =
-    scope === 'repo' || recipe === 'c-meson'
-      ? 'all'
-      : recipe === 'python'
-        ? pyDirs.length
-          ? pyDirs
-          : 'all'
-        : testDirs;
+  const dirs = rowTestDirs(row, deps.entry, s);
   const { command, collect } = testCommand(recipe, dirs, s.limits.timeout_s, moduleDir);
   const limits = {
     memory: s.limits.memory_mib * 2 ** 20,
@@ -295,7 +307,9 @@ export function swe5gVerifier(config: unknown, env: VerifierEnv): Verifier {
           { tier: 'preflight', cause: err },
         );
       }
-      executor = new DockerExecutor(docker);
+      // A container the engine could not remove is reported, the verdict still stands.
+      const log = env.log;
+      executor = new DockerExecutor(docker, log ? { onCleanupError: (e) => log(e.message) } : {});
     } else executor = new LocalExecutor();
     const registryFile = resolve(dirname(env.configFile), swe5g.registry);
     const entries = existsSync(registryFile) ? loadRegistry(registryFile) : [];

@@ -93,24 +93,53 @@ function writeOverlay(dir: string, files: Record<string, string | null>): string
 }
 const shq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/**
+ * Engine answers that mean "nothing to do" for kill/remove: 304 (already stopped), 404 (no such
+ * container), 409 (not running, or removal already in progress).
+ */
+const ENGINE_NOOP = new Set([304, 404, 409]);
+
+/** Whether `err` is one of the engine's "nothing to do" answers ({@link ENGINE_NOOP}). */
+export function isEngineNoop(err: unknown): boolean {
+  const code = (err as { statusCode?: unknown } | null)?.statusCode;
+  return typeof code === 'number' && ENGINE_NOOP.has(code);
+}
+
+/** Options of {@link DockerExecutor}. */
+export interface DockerExecutorOptions {
+  /**
+   * Receives a failure to remove a step's container after the step's result is recorded
+   * (`container_remove_failed`, tier infra). Without it such a failure is thrown by `run`.
+   */
+  onCleanupError?: (err: TelebenchError) => void;
+}
+
 /** A fresh, network-less, resource-limited container per step. */
 export class DockerExecutor implements Executor {
   readonly kind = 'docker' as const;
-  constructor(private readonly client: DockerClient) {}
+  constructor(
+    private readonly client: DockerClient,
+    private readonly options: DockerExecutorOptions = {},
+  ) {}
 
   /**
+   * Runs one step in a fresh container and removes the container afterwards.
    * @throws TelebenchError `container_failed` (tier infra) when the engine cannot create or start
-   *   the container
+   *   the container; `container_kill_failed` (tier infra) when the engine refuses to kill it at the
+   *   timeout or abort (other than 304/404/409: already stopped or gone);
+   *   `container_remove_failed` (tier infra) when removing it fails and no `onCleanupError` was given
    */
   async run(spec: StepSpec, signal?: AbortSignal): Promise<StepResult> {
     const docker = this.client.docker;
     const started = Date.now();
     const overlay = mkdtempSync(join(tmpdir(), 'telebench-overlay-'));
-    const deleted = writeOverlay(overlay, spec.files);
-    const env = { ...PINNED_ENV, ...(spec.env ?? {}) };
-    const pre = deleted.length ? `rm -f ${deleted.map(shq).join(' ')} && ` : '';
     let container: Awaited<ReturnType<typeof docker.createContainer>> | undefined;
+    let outcome: { result: StepResult } | { error: TelebenchError };
+    let lateKill: TelebenchError | undefined;
     try {
+      const deleted = writeOverlay(overlay, spec.files);
+      const env = { ...PINNED_ENV, ...(spec.env ?? {}) };
+      const pre = deleted.length ? `rm -f ${deleted.map(shq).join(' ')} && ` : '';
       container = await docker.createContainer({
         Image: spec.instance.image,
         Cmd: ['/bin/sh', '-c', `${pre}${spec.command}`],
@@ -127,59 +156,131 @@ export class DockerExecutor implements Executor {
           AutoRemove: false,
         },
       });
+      const c = container;
       if (Object.keys(spec.files).length > deleted.length) {
         const tar = tarFs.pack(overlay);
-        await container.putArchive(tar as unknown as NodeJS.ReadableStream, {
+        await c.putArchive(tar as unknown as NodeJS.ReadableStream, {
           path: spec.instance.workdir,
         });
       }
-      await container.start();
+      await c.start();
       let timedOut = false;
+      // A kill the engine refuses (other than "already stopped/gone") ends the wait with an error:
+      // the container may still run, so the step cannot be graded.
+      let rejectKill: (err: TelebenchError) => void = () => undefined;
+      const killFailed = new Promise<never>((_, reject) => {
+        rejectKill = reject;
+      });
+      // Also recorded when it comes after the wait ended (reported below, never unhandled).
+      killFailed.catch((err: unknown) => {
+        lateKill = err as TelebenchError;
+      });
+      const kill = (why: string): void => {
+        c.kill().catch((err: unknown) => {
+          if (isEngineNoop(err)) return; // exited on its own meanwhile
+          rejectKill(
+            new TelebenchError(
+              'container_kill_failed',
+              `step ${spec.step}: the engine did not kill container ${c.id} (${why}): ${(err as Error).message}`,
+              {
+                tier: 'infra',
+                context: { image: spec.instance.image, step: spec.step, container: c.id },
+                cause: err,
+              },
+            ),
+          );
+        });
+      };
       const timer = setTimeout(() => {
         timedOut = true;
-        container?.kill().catch(() => undefined); // already exited: nothing to kill
+        kill(`timeout ${spec.limits.timeoutMs} ms`);
       }, spec.limits.timeoutMs);
-      const onAbort = (): void => {
-        container?.kill().catch(() => undefined); // already exited: nothing to kill
-      };
+      const onAbort = (): void => kill('aborted');
       signal?.addEventListener('abort', onAbort, { once: true });
       let status: { StatusCode: number };
       try {
-        status = (await container.wait()) as { StatusCode: number };
+        status = (await Promise.race([c.wait(), killFailed])) as { StatusCode: number };
       } finally {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
       }
-      const raw = (await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer;
+      const raw = (await c.logs({ stdout: true, stderr: true, follow: false })) as Buffer;
       const { stdout, stderr } = demux(raw);
       const collected: Record<string, string | undefined> = {};
       for (const rel of spec.collect)
-        collected[rel] = await readFromContainer(container, spec.instance.workdir, rel);
-      return {
-        executor: 'docker',
-        step: spec.step,
-        exitCode: timedOut ? null : status.StatusCode,
-        timedOut,
-        stdout,
-        stderr,
-        collected,
-        durationMs: Date.now() - started,
+        collected[rel] = await readFromContainer(c, spec.instance.workdir, rel);
+      outcome = {
+        result: {
+          executor: 'docker',
+          step: spec.step,
+          exitCode: timedOut ? null : status.StatusCode,
+          timedOut,
+          stdout,
+          stderr,
+          collected,
+          durationMs: Date.now() - started,
+        },
       };
     } catch (err) {
-      if (err instanceof TelebenchError) throw err;
-      throw new TelebenchError(
-        'container_failed',
-        `step ${spec.step} in ${spec.instance.image}: ${(err as Error).message}`,
-        {
-          tier: 'infra',
-          context: { image: spec.instance.image, step: spec.step },
-          cause: err,
-        },
-      );
+      outcome = {
+        error:
+          err instanceof TelebenchError
+            ? err
+            : new TelebenchError(
+                'container_failed',
+                `step ${spec.step} in ${spec.instance.image}: ${(err as Error).message}`,
+                {
+                  tier: 'infra',
+                  context: { image: spec.instance.image, step: spec.step },
+                  cause: err,
+                },
+              ),
+      };
     } finally {
       rmSync(overlay, { recursive: true, force: true });
-      if (container) await container.remove({ force: true }).catch(() => undefined); // gone already
     }
+    const cleanup =
+      (container ? await removeContainer(container, spec) : undefined) ??
+      ('result' in outcome ? lateKill : undefined);
+    if ('error' in outcome) {
+      // The step's own failure wins; the cleanup failure goes to the callback or rides along.
+      if (cleanup) {
+        if (this.options.onCleanupError) this.options.onCleanupError(cleanup);
+        else outcome.error.context.cleanup_error = cleanup.message;
+      }
+      throw outcome.error;
+    }
+    if (cleanup) {
+      if (this.options.onCleanupError) this.options.onCleanupError(cleanup);
+      else throw cleanup;
+    }
+    return outcome.result;
+  }
+}
+
+/**
+ * Force-removes a step's container.
+ * @returns undefined when removed (or already gone: 404/409), else the failure as a
+ *   TelebenchError `container_remove_failed` (tier infra) naming the container and step
+ */
+async function removeContainer(
+  container: { id: string; remove(o: { force: boolean }): Promise<unknown> },
+  spec: StepSpec,
+): Promise<TelebenchError | undefined> {
+  try {
+    await container.remove({ force: true });
+    return undefined;
+  } catch (err) {
+    if (isEngineNoop(err)) return undefined;
+    return new TelebenchError(
+      'container_remove_failed',
+      `step ${spec.step}: could not remove container ${container.id}: ${(err as Error).message}`,
+      {
+        tier: 'infra',
+        context: { image: spec.instance.image, step: spec.step, container: container.id },
+        cause: err,
+      },
+    );
   }
 }
 

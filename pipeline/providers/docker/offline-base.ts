@@ -55,14 +55,26 @@ export function aptMirror(root = '/etc/apt'): string {
   return 'http://deb.debian.org/debian';
 }
 
-/** The host's Go: `{ goroot, version }` (`go1.26.8`), or undefined when `go` is not on PATH. */
-export async function hostGo(): Promise<{ goroot: string; version: string } | undefined> {
+/** The host's Go toolchain, or why there is none usable. */
+export type HostGo =
+  { found: true; goroot: string; version: string } | { found: false; reason: string };
+
+/**
+ * The host's Go: `{ found: true, goroot, version }` (`go1.26.8`), or `{ found: false, reason }`
+ * where `reason` is the failure of `go env` (e.g. `go` not on PATH, a broken GOROOT), so callers
+ * can show it instead of guessing "no Go".
+ */
+export async function hostGo(): Promise<HostGo> {
   try {
     const goroot = (await $({ quiet: true })`go env GOROOT`).stdout.trim();
     const version = (await $({ quiet: true })`go env GOVERSION`).stdout.trim();
-    return { goroot, version };
-  } catch {
-    return undefined;
+    if (!goroot || !version)
+      return { found: false, reason: `go env printed GOROOT='${goroot}' GOVERSION='${version}'` };
+    return { found: true, goroot, version };
+  } catch (err) {
+    const e = err as { stderr?: string; message?: string };
+    const why = (e.stderr ?? '').trim() || (e.message ?? String(err)).trim();
+    return { found: false, reason: `go env failed: ${why.split('\n').slice(0, 3).join(' ')}` };
   }
 }
 
@@ -79,13 +91,14 @@ export async function ensureOfflineBase(
   const log = opts.log ?? (() => undefined);
   const built: string[] = [];
   const hg = await hostGo();
-  if (!hg) {
+  if (!hg.found) {
     throw new TelebenchError(
       'host_go_missing',
-      'the host has no `go` on PATH to copy into the offline Go base image',
+      `the host has no usable \`go\` to copy into the offline Go base image (${hg.reason})`,
       {
         tier: 'preflight',
         context: {
+          reason: hg.reason,
           hint: 'install Go (https://go.dev/dl) or use a registry image golang:<v>-bookworm',
         },
       },

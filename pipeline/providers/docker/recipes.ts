@@ -11,6 +11,7 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashJson, sha256 } from '../../hash.js';
+import { TelebenchError } from '../../errors.js';
 
 /** Image recipes of the repository registry (`image:` field of config/repos.yaml). */
 export type RecipeName = 'go' | 'c-meson' | 'python';
@@ -192,6 +193,8 @@ export function instanceRecipe(
 /**
  * Writes the build context of `recipe` into `dir` (emptied first): Dockerfile, inline files and
  * copies (folders copied recursively, symlinks kept).
+ * @throws TelebenchError `build_context_missing` (tier infra) naming the image, layer and the
+ *   missing source folder or file
  */
 export function writeContext(recipe: ImageRecipe, dir: string): void {
   rmSync(dir, { recursive: true, force: true });
@@ -200,7 +203,16 @@ export function writeContext(recipe: ImageRecipe, dir: string): void {
   for (const [rel, content] of Object.entries(recipe.inline))
     writeFileSync(join(dir, rel), content);
   for (const [rel, src] of Object.entries(recipe.copies)) {
-    if (!existsSync(src)) throw new Error(`build context source ${src} does not exist`);
+    if (!existsSync(src)) {
+      throw new TelebenchError(
+        'build_context_missing',
+        `build context source ${src} of image ${recipe.name} (${recipe.layer} layer, copied as ${rel}) does not exist`,
+        {
+          tier: 'infra',
+          context: { image: recipe.name, layer: recipe.layer, source: src, target: rel },
+        },
+      );
+    }
     cpSync(src, join(dir, rel), { recursive: true, verbatimSymlinks: true });
   }
 }

@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { TelebenchError } from '../../errors.js';
+import { SECRET_ENV_VARS } from '../../secrets.js';
 
 /** Languages whose test files the splitter knows. */
 export type RepoLanguage = 'go' | 'c' | 'python';
@@ -24,25 +25,40 @@ const gitEnv = {
   GIT_COMMITTER_EMAIL: 'telebench@localhost',
 };
 
-/** A simple-git client bound to `dir` with prompts disabled and a fixed identity. */
+/** Host variables git (and the host toolchains we run) may see; never a secret. */
+const HOST_ENV_VARS = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'LANG',
+  'GIT_SSH_COMMAND',
+  'SSL_CERT_FILE',
+  'HTTPS_PROXY',
+  'HTTP_PROXY',
+  'NO_PROXY',
+] as const;
+
+/**
+ * The minimal environment for a host tool: `PATH`, `HOME`, `TMPDIR`, `LANG`, proxy and CA
+ * variables, plus the `extra` names asked for (e.g. `GOPROXY`), each only when set. Names in
+ * {@link SECRET_ENV_VARS} are never copied, even when asked for, so tokens do not reach child
+ * processes (or their error messages).
+ * @returns a fresh object (name -> value)
+ */
+export function hostEnv(extra: readonly string[] = []): Record<string, string> {
+  const secret = new Set<string>(SECRET_ENV_VARS);
+  const out: Record<string, string> = {};
+  for (const k of [...HOST_ENV_VARS, ...extra]) {
+    const v = process.env[k];
+    if (v !== undefined && !secret.has(k)) out[k] = v;
+  }
+  return out;
+}
+
+/** A simple-git client bound to `dir` with prompts disabled, a fixed identity and {@link hostEnv}. */
 export function git(dir: string): SimpleGit {
   // Only what git needs: simple-git refuses EDITOR/PAGER-like variables, and secrets stay out.
-  const base: Record<string, string> = {};
-  for (const k of [
-    'PATH',
-    'HOME',
-    'TMPDIR',
-    'LANG',
-    'GIT_SSH_COMMAND',
-    'SSL_CERT_FILE',
-    'HTTPS_PROXY',
-    'HTTP_PROXY',
-    'NO_PROXY',
-  ]) {
-    const v = process.env[k];
-    if (v !== undefined) base[k] = v;
-  }
-  return simpleGit({ baseDir: dir, trimmed: false }).env({ ...base, ...gitEnv });
+  return simpleGit({ baseDir: dir, trimmed: false }).env({ ...hostEnv(), ...gitEnv });
 }
 
 /**
@@ -100,17 +116,42 @@ async function ensureMirrorUnlocked(
   return mirrorDir;
 }
 
-/** Commits of `shas` that `repoDir` does not hold (as commit objects). */
+/**
+ * Commits of `shas` that `repoDir` does not hold (as commit objects). Only git's own "not there"
+ * answer (`git cat-file -e` exits 1 with no message, or says the name is not valid) counts as
+ * missing.
+ * @throws TelebenchError `git_read_failed` (tier infra) naming the repository and commit when git
+ *   fails otherwise (no repository at `repoDir`, a corrupt object store, no git binary)
+ */
 export async function missingCommits(repoDir: string, shas: readonly string[]): Promise<string[]> {
   const out: string[] = [];
   for (const sha of shas) {
     try {
       await git(repoDir).raw(['cat-file', '-e', `${sha}^{commit}`]);
-    } catch {
-      out.push(sha);
+    } catch (err) {
+      const msg = errorText(err);
+      if (
+        msg === '' ||
+        /Not a valid object name|is a (blob|tree|tag), not a commit|bad object/i.test(msg)
+      )
+        out.push(sha);
+      else throw readFailed(repoDir, sha, 'check for', err);
     }
   }
   return out;
+}
+
+/** The message of a simple-git failure (git's stderr), trimmed. */
+function errorText(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).trim();
+}
+
+function readFailed(repoDir: string, commit: string, what: string, err: unknown): TelebenchError {
+  return new TelebenchError(
+    'git_read_failed',
+    `git could not ${what} ${commit} in ${repoDir}: ${errorText(err) || 'git failed with no message'}`,
+    { tier: 'infra', context: { repoDir, commit }, cause: err },
+  );
 }
 
 /** Parents, committer date (ISO 8601) and subject of one commit. @throws GitError when unknown */
@@ -171,7 +212,13 @@ export async function diffSplit(
   };
 }
 
-/** Content of `path` at `commit`, or undefined when the file does not exist there. */
+/**
+ * Content of `path` at `commit`, or undefined when git says the file does not exist there
+ * (`path '<p>' does not exist in '<commit>'` / `exists on disk, but not in '<commit>'`).
+ * @throws TelebenchError `commit_not_found` (tier content) when `repoDir` lacks `commit`;
+ *   `git_read_failed` (tier infra) naming the repository and commit for any other failure (no
+ *   repository at `repoDir`, a corrupt mirror, no git binary)
+ */
 export async function fileAt(
   repoDir: string,
   commit: string,
@@ -179,7 +226,17 @@ export async function fileAt(
 ): Promise<string | undefined> {
   try {
     return await git(repoDir).raw(['show', `${commit}:${path}`]);
-  } catch {
+  } catch (err) {
+    if (!/does not exist in '|exists on disk, but not in '/.test(errorText(err)))
+      throw readFailed(repoDir, commit, `read ${path} at`, err);
+    // git gives the same answer for a full-length id it does not know: check the commit.
+    if ((await missingCommits(repoDir, [commit])).length > 0) {
+      throw new TelebenchError(
+        'commit_not_found',
+        `${repoDir} has no commit ${commit} (reading ${path})`,
+        { tier: 'content', context: { repoDir, commit, path } },
+      );
+    }
     return undefined;
   }
 }

@@ -23,13 +23,14 @@ import {
 } from '../../../pipeline/providers/docker/recipes.js';
 import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
 import { hostGo } from '../../../pipeline/providers/docker/offline-base.js';
-import { exportCleanRepo, fileAt } from '../../../pipeline/providers/git/repo.js';
+import { exportCleanRepo, fileAt, hostEnv } from '../../../pipeline/providers/git/repo.js';
 import { hashJson } from '../../../pipeline/hash.js';
 import type { KeyValue } from '../../../pipeline/store/store.js';
 import type { Resolved } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import { mirrorPath } from '../resolve/resolve.js';
+import { planPerResolved } from '../resolve/plan.js';
 
 /** Output of `swe5g.build` (key = instance_id). Sizes in bytes; env/instance are layer deltas. */
 export interface Built {
@@ -129,10 +130,10 @@ export async function resolveBaseFrom(
     let name = s.offline.rootfs_image;
     if (recipe === 'go') {
       const hg = await hostGo();
-      if (!hg)
+      if (!hg.found)
         throw new PreflightError(
           'go',
-          'the offline Go base needs a host Go toolchain',
+          `the offline Go base needs a host Go toolchain (${hg.reason})`,
           'install Go or use base_source: registry',
         );
       name = s.offline.go_image.replace('{go}', hg.version);
@@ -188,7 +189,12 @@ export async function toolchainOf(
       : recipe === 'c-meson'
         ? 'echo gcc $(gcc -dumpfullversion) meson $(meson --version)'
         : 'python3 --version';
-  const r = await new DockerExecutor(bc.docker).run({
+  const log = bc.log;
+  const executor = new DockerExecutor(
+    bc.docker,
+    log ? { onCleanupError: (e) => log(e.message) } : {},
+  );
+  const r = await executor.run({
     step: 'toolchain',
     instance: { image, workdir: '/', sourceDir: '' },
     files: {},
@@ -213,6 +219,29 @@ export async function toolchainOf(
 }
 
 /**
+ * Skips an instance whose Go toolchain is older than its go.mod `go` line (`res.version`, e.g.
+ * '1.21'); other recipes, and versions that are tags rather than `major.minor`, pass.
+ * @param toolchain what the base image or host reports (`go1.20.3`, `go version go1.21 ...`)
+ * @param where the image name, or `'host'` for the local executor
+ * @throws SkipItem `toolchain_mismatch` with context { toolchain, required, image }
+ */
+export function assertToolchain(
+  res: Pick<Resolved, 'instance_id' | 'version'>,
+  recipe: RecipeName,
+  toolchain: string,
+  where: string,
+): void {
+  if (recipe !== 'go' || !/^\d+\.\d+/.test(res.version)) return;
+  if (compareVersions(toolchain, res.version) >= 0) return;
+  const has = where === 'host' ? 'the host has' : `${where} has`;
+  throw new SkipItem(
+    'toolchain_mismatch',
+    `${res.instance_id}: go.mod asks go ${res.version} but ${has} ${toolchain}`,
+    { toolchain, required: res.version, image: where },
+  );
+}
+
+/**
  * Builds (or reuses) base, env and instance images for `res`.
  * @throws SkipItem `toolchain_mismatch` when the base's Go is older than go.mod asks
  * @throws TelebenchError `image_build_failed` (infra) from a failed docker build
@@ -227,17 +256,7 @@ export async function buildInstanceImages(res: Resolved, bc: BuildContext): Prom
   const base = baseRecipe(s.image_prefix, recipe, from);
   const tBase = await ensureImage(bc, base, { 'telebench.parent': from });
   const toolchain = await toolchainOf(bc, base.name, recipe);
-  if (
-    recipe === 'go' &&
-    /^\d+\.\d+/.test(res.version) &&
-    compareVersions(toolchain, res.version) < 0
-  ) {
-    throw new SkipItem(
-      'toolchain_mismatch',
-      `${res.instance_id}: go.mod asks go ${res.version} but ${base.name} has ${toolchain}`,
-      { toolchain, required: res.version, image: base.name },
-    );
-  }
+  assertToolchain(res, recipe, toolchain, base.name);
   // env: dependency files at the environment commit
   const depFiles: Record<string, string> = {};
   const names =
@@ -334,20 +353,7 @@ async function buildLocal(
       'install the toolchain or use executor: docker',
     );
   }
-  if (
-    recipe === 'go' &&
-    /^\d+\.\d+/.test(res.version) &&
-    compareVersions(toolchain, res.version) < 0
-  ) {
-    throw new SkipItem(
-      'toolchain_mismatch',
-      `${res.instance_id}: go.mod asks go ${res.version} but the host has ${toolchain}`,
-      {
-        toolchain,
-        required: res.version,
-      },
-    );
-  }
+  assertToolchain(res, recipe, toolchain, 'host');
   const source_dir = join(bc.stateDir, 'swe5g', 'instances', res.instance_id, 'testbed');
   await exportCleanRepo(mirror, res.base_commit, source_dir);
   return {
@@ -363,8 +369,23 @@ async function buildLocal(
   };
 }
 
+/** Go variables `go mod download` on the host may see (proxy, checksum database, caches). */
+const GO_ENV_VARS = [
+  'GOPROXY',
+  'GOSUMDB',
+  'GONOSUMDB',
+  'GONOPROXY',
+  'GOPRIVATE',
+  'GOINSECURE',
+  'GOPATH',
+  'GOCACHE',
+  'GOTOOLCHAIN',
+  'GOROOT',
+];
+
 /**
- * Fills a module cache on the host (`go mod download` with the host's Go and GOPROXY) for the
+ * Fills a module cache on the host (`go mod download` with the host's Go and GOPROXY, in the
+ * minimal {@link hostEnv} environment: no tokens) for the
  * `go_modules: host` mode; keyed by the hash of go.mod + go.sum.
  * @returns the cache folder
  * @throws TelebenchError `go_mod_download_failed` (tier transient)
@@ -384,7 +405,12 @@ export async function hostModCache(
     await $({
       cwd: work,
       quiet: true,
-      env: { ...process.env, GOMODCACHE: join(cache, 'mod'), GOFLAGS: '-mod=mod' },
+      // The minimal host environment (no tokens), plus the Go variables that pick proxy and caches.
+      env: {
+        ...hostEnv(GO_ENV_VARS),
+        GOMODCACHE: join(cache, 'mod'),
+        GOFLAGS: '-mod=mod',
+      },
     })`go mod download`;
   } catch (err) {
     throw new TelebenchError(
@@ -416,14 +442,7 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
     if (swe5gSettings(ctx.config).environments.executor === 'docker')
       await new DockerClient().ping();
   },
-  *plan(ctx) {
-    let n = 0;
-    for (const o of ctx.store.outputs<Resolved>('swe5g.resolve')) {
-      if (ctx.limit !== undefined && n >= ctx.limit) return;
-      n++;
-      yield { key: o.key, input: o.output };
-    }
-  },
+  plan: (ctx) => planPerResolved(ctx),
   async run(item, ctx) {
     const settings = swe5gSettings(ctx.config).environments;
     const docker = ctx.memo('docker', () => new DockerClient());

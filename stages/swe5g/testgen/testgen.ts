@@ -11,6 +11,7 @@ import { parserFor } from '../../../pipeline/providers/treesitter/parser.js';
 import type { Resolved, TestGen } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import { mirrorPath } from '../resolve/resolve.js';
+import { planPerResolved } from '../resolve/plan.js';
 import { testgenDefaults, type TestgenSettings } from './config.js';
 import { generateTestGen, hostRunner } from './generate.js';
 import { createProvider } from '../../../pipeline/providers/llm/config.js';
@@ -46,14 +47,7 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
       }
     }
   },
-  *plan(ctx) {
-    let n = 0;
-    for (const o of ctx.store.outputs<Resolved>('swe5g.resolve')) {
-      if (ctx.limit !== undefined && n >= ctx.limit) return;
-      n++;
-      yield { key: o.key, input: o.output };
-    }
-  },
+  plan: (ctx) => planPerResolved(ctx),
   async run(item, ctx) {
     const r = item.input;
     const gitDir = mirrorPath(ctx.stateDir, r.repo);

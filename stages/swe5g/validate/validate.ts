@@ -83,6 +83,42 @@ function testFileDirs(patch: string): string[] {
 }
 
 /**
+ * The test directories a step runs, shared by `swe5g.validate` and `telebench verify` so a released
+ * row is re-checked on exactly the tests validation ran.
+ * - scope `repo` or recipe `c-meson` (one meson test suite per build): `'all'`;
+ * - `python`: the directories of the test files the test patches touch (`'all'` when none);
+ * - `go`: the directories the fix touches (`sourceDirs`, `Resolved.test_dirs`) plus those of the
+ *   test files the test patches touch, sorted.
+ * Paths are made relative to `moduleDir` (a Go module in a sub-folder; `'.'` for the module root).
+ * @param opts.sourceDirs repository-relative directories of the fix's non-test files
+ * @param opts.testPatches unified diffs of the test files (`test_patch`, `f2p_test_patch`, or a
+ *   released row's combined `test_patch`); empty strings are allowed
+ * @returns the directory list for {@link testCommand}, or `'all'`
+ */
+export function selectTestDirs(opts: {
+  recipe: RecipeName;
+  scope: 'touched' | 'repo';
+  moduleDir: string;
+  sourceDirs: readonly string[];
+  testPatches: readonly string[];
+}): string[] | 'all' {
+  const { recipe, scope, moduleDir } = opts;
+  if (scope === 'repo' || recipe === 'c-meson') return 'all';
+  const rel = (d: string): string =>
+    moduleDir && d.startsWith(`${moduleDir}/`)
+      ? d.slice(moduleDir.length + 1)
+      : d === moduleDir
+        ? '.'
+        : d;
+  const testDirs = opts.testPatches.flatMap(testFileDirs);
+  if (recipe === 'python') {
+    const pyDirs = [...new Set(testDirs.map(rel))].sort();
+    return pyDirs.length ? pyDirs : 'all';
+  }
+  return [...new Set([...opts.sourceDirs, ...testDirs].map(rel))].sort();
+}
+
+/**
  * The shell command of a step for a recipe, and the files to read back.
  * Go: `go test -json -count=1` over the selected packages (`./...` for scope `repo`).
  * Python: pytest with a JUnit XML report. C: meson setup/compile, then `meson test`.
@@ -205,31 +241,13 @@ export async function validateInstance(
   const s = vc.settings;
   const recipe = built.image_recipe;
   const scope = s.test_scope === 'registry' ? (vc.registryScope ?? 'touched') : s.test_scope;
-  const rel = (d: string): string =>
-    built.module_dir && d.startsWith(`${built.module_dir}/`)
-      ? d.slice(built.module_dir.length + 1)
-      : d === built.module_dir
-        ? '.'
-        : d;
-  const testDirs = [
-    ...new Set(
-      [...res.test_dirs, ...testFileDirs(res.test_patch), ...testFileDirs(tg.f2p_test_patch)].map(
-        rel,
-      ),
-    ),
-  ].sort();
-  const pyDirs =
-    recipe === 'python'
-      ? [...new Set([...testFileDirs(res.test_patch), ...testFileDirs(tg.f2p_test_patch)].map(rel))]
-      : [];
-  const dirs: string[] | 'all' =
-    scope === 'repo' || recipe === 'c-meson'
-      ? 'all'
-      : recipe === 'python'
-        ? pyDirs.length
-          ? pyDirs
-          : 'all'
-        : testDirs;
+  const dirs = selectTestDirs({
+    recipe,
+    scope,
+    moduleDir: built.module_dir,
+    sourceDirs: res.test_dirs,
+    testPatches: [res.test_patch, tg.f2p_test_patch],
+  });
   const { command, collect } = testCommand(recipe, dirs, s.limits.timeout_s, built.module_dir);
   const limits = {
     memory: s.limits.memory_mib * 2 ** 20,
@@ -532,7 +550,13 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
     const settings = swe5gSettings(ctx.config).environments;
     const executor: Executor =
       settings.executor === 'docker'
-        ? new DockerExecutor(ctx.memo('docker', () => new DockerClient()))
+        ? new DockerExecutor(
+            ctx.memo('docker', () => new DockerClient()),
+            {
+              // the step's result stands; a container left behind is reported in the event log
+              onCleanupError: (e) => ctx.log(e.message, { code: e.code, ...e.context }),
+            },
+          )
         : new LocalExecutor();
     const registryScope = ctx
       .memo('swe5g.validate.scopes', () => registryScopes(ctx.config, ctx.configFile))

@@ -12,7 +12,13 @@ import { join } from 'node:path';
 import { goFixture, GO_F2P, GO_P2P } from '../../fixtures/repos/go-nil.js';
 import type { Fixture } from '../../fixtures/repos/builder.js';
 import { mirrorPath } from '../../../stages/swe5g/resolve/resolve.js';
-import { swe5gVerifier, gradeRun, registryEntryOf } from '../../../stages/release/verifier.js';
+import {
+  swe5gVerifier,
+  gradeRun,
+  registryEntryOf,
+  rowTestDirs,
+} from '../../../stages/release/verifier.js';
+import { selectTestDirs } from '../../../stages/swe5g/validate/validate.js';
 import { swe5gRowOf } from '../../../stages/release/collect.js';
 import { planRelease, writeRelease, readReleaseRows } from '../../../stages/release/assemble.js';
 import { verifyRelease } from '../../../stages/release/verify.js';
@@ -107,6 +113,46 @@ describe('verify with the local executor', () => {
     expect(
       registryEntryOf({ repo: 'free5gc/amf', patch: '+++ b/x.go\n' }, entries),
     ).toBeUndefined();
+  });
+
+  it('runs the test directories validation ran (fix dirs incl. deleted files, test_patch, f2p_test_patch)', () => {
+    const diff = (path: string, deleted = false): string =>
+      `diff --git a/${path} b/${path}\n--- a/${path}\n+++ ${deleted ? '/dev/null' : `b/${path}`}\n@@ -1 +1 @@\n-a\n+b\n`;
+    const patch = diff('lte/gateway/go/ngap/handler.go') + diff('lte/gateway/go/old/gone.go', true);
+    const test_patch = diff('lte/gateway/go/ngap/handler_test.go');
+    const f2p_test_patch = diff('lte/gateway/go/context/ctx_nil_test.go');
+    const entry = {
+      id: 'magma/magma:lte/gateway/go',
+      owner: 'magma',
+      name: 'magma',
+      path: 'lte/gateway/go',
+      language: 'go',
+      default_branch: 'master',
+      nf: 'library',
+      issues_repo: 'magma/magma',
+      license: 'BSD-3-Clause',
+      test: { scope: 'touched' },
+      image: 'go',
+    } as never;
+    // what swe5g.validate selects: Resolved.test_dirs (dirs of every file the fix names) + the
+    // test files of test_patch and f2p_test_patch, relative to the module folder
+    const validation = selectTestDirs({
+      recipe: 'go',
+      scope: 'touched',
+      moduleDir: 'lte/gateway/go',
+      sourceDirs: ['lte/gateway/go/ngap', 'lte/gateway/go/old'],
+      testPatches: [test_patch, f2p_test_patch],
+    });
+    expect(validation).toEqual(['context', 'ngap', 'old']);
+    const row = swe5gRowOf(
+      validated('magma/magma', 12001, {
+        patch,
+        test_patch: [test_patch, f2p_test_patch].join(''),
+        image_recipe: 'go',
+      }),
+    )!;
+    expect(rowTestDirs(row, entry, { test_scope: 'registry' })).toEqual(validation);
+    expect(rowTestDirs(row, entry, { test_scope: 'repo' })).toBe('all');
   });
 
   it('the gold patch resolves the good instance, the empty patch does not; a non-fix is dropped', async () => {

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll } from 'vitest';
-import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,10 @@ import {
   diffSplit,
   ensureMirror,
   exportCleanRepo,
+  fileAt,
+  hostEnv,
   isTestPath,
+  missingCommits,
 } from '../../../../pipeline/providers/git/repo.js';
 import { goFixture } from '../../../fixtures/repos/go-nil.js';
 import type { Fixture } from '../../../fixtures/repos/builder.js';
@@ -84,5 +87,78 @@ describe('exportCleanRepo', () => {
     await expect(applyPatch(dest, s.patch, 'patch')).rejects.toMatchObject({
       code: 'patch_does_not_apply',
     });
+  });
+});
+
+describe('fileAt and missingCommits tell "absent" from "git failed"', () => {
+  const unknown = 'deadbeefdeadbeefdeadbeefdeadbeefdeadbeef';
+
+  it('gives undefined only for a file the commit does not hold', async () => {
+    const base = fx.candidate.base_commit;
+    expect(await fileAt(mirror, base, 'ngap/handler.go')).toContain('package ngap');
+    expect(await fileAt(mirror, base, 'no/such/file.go')).toBeUndefined();
+    // an unknown commit is not an absent file
+    await expect(fileAt(mirror, unknown, 'go.mod')).rejects.toMatchObject({
+      code: 'commit_not_found',
+      context: { repoDir: mirror, commit: unknown },
+    });
+  });
+
+  it('names the repository and commit when the mirror is missing, not a repository or corrupt', async () => {
+    const base = fx.candidate.base_commit;
+    const gone = join(root, 'gone.git');
+    await expect(fileAt(gone, base, 'go.mod')).rejects.toMatchObject({
+      code: 'git_read_failed',
+      message: expect.stringContaining(gone),
+    });
+    const empty = join(root, 'empty.git');
+    mkdirSync(empty, { recursive: true });
+    await expect(fileAt(empty, base, 'go.mod')).rejects.toThrow(/not a git repository/);
+    await expect(missingCommits(empty, [base])).rejects.toMatchObject({
+      code: 'git_read_failed',
+      context: { repoDir: empty, commit: base },
+    });
+    // a mirror whose pack files were overwritten with garbage
+    const corrupt = join(root, 'corrupt.git');
+    cpSync(mirror, corrupt, { recursive: true });
+    // a local clone keeps loose objects (and maybe packs): overwrite every object file
+    let broken = 0;
+    for (const sub of readdirSync(join(corrupt, 'objects'))) {
+      if (sub === 'info') continue;
+      for (const f of readdirSync(join(corrupt, 'objects', sub))) {
+        if (f.endsWith('.idx')) continue;
+        writeFileSync(join(corrupt, 'objects', sub, f), 'not a git object');
+        broken++;
+      }
+    }
+    expect(broken).toBeGreaterThan(0);
+    await expect(fileAt(corrupt, base, 'ngap/handler.go')).rejects.toMatchObject({
+      code: 'git_read_failed',
+      message: expect.stringContaining(base),
+    });
+  });
+
+  it('lists only commits git says it does not have', async () => {
+    const base = fx.candidate.base_commit;
+    expect(await missingCommits(mirror, [base, unknown])).toEqual([unknown]);
+  });
+});
+
+describe('hostEnv', () => {
+  it('passes PATH and asked-for names but never a secret variable', () => {
+    const saved = process.env.GITHUB_TOKEN;
+    process.env.GITHUB_TOKEN = 'ghp_secretvalue123';
+    process.env.GOPROXY_TEST_HOSTENV = 'https://proxy.example';
+    try {
+      const env = hostEnv(['GOPROXY_TEST_HOSTENV', 'GITHUB_TOKEN']);
+      expect(env.PATH).toBe(process.env.PATH);
+      expect(env.GOPROXY_TEST_HOSTENV).toBe('https://proxy.example');
+      expect(env).not.toHaveProperty('GITHUB_TOKEN');
+      expect(Object.values(env)).not.toContain('ghp_secretvalue123');
+    } finally {
+      if (saved === undefined) delete process.env.GITHUB_TOKEN;
+      else process.env.GITHUB_TOKEN = saved;
+      delete process.env.GOPROXY_TEST_HOSTENV;
+    }
   });
 });

@@ -1,0 +1,72 @@
+/**
+ * planPerResolved over a real SQLite store: one item per done `swe5g.resolve` output (key order,
+ * `--limit`), and `swe5g.build` and `swe5g.testgen` plan exactly those items.
+ */
+import { describe, it, expect, afterAll } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Store } from '../../../../pipeline/store/store.js';
+import type { PlanContext, StoreReader, WorkItem } from '../../../../pipeline/stage.js';
+import { planPerResolved } from '../../../../stages/swe5g/resolve/plan.js';
+import { resolveStage } from '../../../../stages/swe5g/resolve/resolve.js';
+import { buildStage } from '../../../../stages/swe5g/build/build.js';
+import { testgenStage } from '../../../../stages/swe5g/testgen/testgen.js';
+import type { Resolved } from '../../../../stages/swe5g/types.js';
+
+const store = new Store(join(mkdtempSync(join(tmpdir(), 'telebench-plan-')), 'state.db'));
+afterAll(() => store.close());
+
+function record(key: string, state: 'done' | 'failed'): void {
+  const input = JSON.stringify({ key });
+  store.planItem('swe5g.resolve', key, resolveStage.version, `h-${key}`, input, false);
+  store.startItem('swe5g.resolve', key, `a-${key}`, 'run-1');
+  store.finishItem(
+    'swe5g.resolve',
+    key,
+    `a-${key}`,
+    state === 'done'
+      ? { state, output: { instance_id: key, repo: 'free5gc/amf' } }
+      : { state, error: { code: 'x' } },
+  );
+}
+
+const reader: StoreReader = {
+  outputs: <T>(stage: string) => store.doneOutputs<T>(stage, resolveStage.version),
+  item: (stage, key) => store.item(stage, key),
+  items: (stage) => store.items(stage),
+};
+const ctx = (limit: number | undefined): PlanContext<never> =>
+  ({ store: reader, limit }) as unknown as PlanContext<never>;
+const keys = async (
+  items: AsyncIterable<WorkItem<Resolved>> | Iterable<WorkItem<Resolved>>,
+): Promise<string[]> => {
+  const out: string[] = [];
+  for await (const i of items) {
+    expect(i.input.instance_id).toBe(i.key);
+    out.push(i.key);
+  }
+  return out;
+};
+
+describe('planPerResolved', () => {
+  record('free5gc__amf-9', 'done');
+  record('free5gc__amf-161', 'done');
+  record('free5gc__amf-200', 'failed');
+
+  it('lists done resolve outputs in key order, failed ones not, capped by --limit', async () => {
+    expect(await keys(planPerResolved(ctx(undefined)))).toEqual([
+      'free5gc__amf-161',
+      'free5gc__amf-9',
+    ]);
+    expect(await keys(planPerResolved(ctx(1)))).toEqual(['free5gc__amf-161']);
+    expect(await keys(planPerResolved(ctx(0)))).toEqual([]);
+  });
+
+  it('is the plan of swe5g.build and swe5g.testgen', async () => {
+    const all = await keys(planPerResolved(ctx(undefined)));
+    expect(await keys(buildStage.plan(ctx(undefined) as never))).toEqual(all);
+    expect(await keys(testgenStage.plan(ctx(undefined) as never))).toEqual(all);
+    expect(await keys(testgenStage.plan(ctx(1) as never))).toEqual(all.slice(0, 1));
+  });
+});

@@ -1,0 +1,55 @@
+import { describe, it, expect } from 'vitest';
+import { selectTestDirs } from '../../../../stages/swe5g/validate/validate.js';
+
+const touched = (path: string): string =>
+  `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-a\n+b\n`;
+
+describe('selectTestDirs', () => {
+  it('Go: the fix directories plus the test patches directories, relative to the module, sorted', () => {
+    expect(
+      selectTestDirs({
+        recipe: 'go',
+        scope: 'touched',
+        moduleDir: '',
+        sourceDirs: ['ngap', '.'],
+        testPatches: [touched('context/a_test.go'), '', touched('ngap/b_test.go')],
+      }),
+    ).toEqual(['.', 'context', 'ngap']);
+    expect(
+      selectTestDirs({
+        recipe: 'go',
+        scope: 'touched',
+        moduleDir: 'lte/gateway/go',
+        sourceDirs: ['lte/gateway/go', 'lte/gateway/go/ngap'],
+        testPatches: [touched('lte/gateway/go/ngap/x_test.go')],
+      }),
+    ).toEqual(['.', 'ngap']);
+  });
+
+  it('Python: only the test files directories ("all" when the test patches touch none)', () => {
+    expect(
+      selectTestDirs({
+        recipe: 'python',
+        scope: 'touched',
+        moduleDir: '',
+        sourceDirs: ['pkg'],
+        testPatches: [touched('tests/unit/test_x.py'), touched('tests/test_y.py')],
+      }),
+    ).toEqual(['tests', 'tests/unit']);
+    expect(
+      selectTestDirs({
+        recipe: 'python',
+        scope: 'touched',
+        moduleDir: '',
+        sourceDirs: ['pkg'],
+        testPatches: [''],
+      }),
+    ).toBe('all');
+  });
+
+  it('scope repo and the C meson recipe run every test', () => {
+    const base = { moduleDir: '', sourceDirs: ['src'], testPatches: [touched('tests/t.c')] };
+    expect(selectTestDirs({ ...base, recipe: 'go', scope: 'repo' })).toBe('all');
+    expect(selectTestDirs({ ...base, recipe: 'c-meson', scope: 'touched' })).toBe('all');
+  });
+});
