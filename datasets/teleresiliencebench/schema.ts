@@ -8,7 +8,10 @@
 import { z } from 'zod';
 import type { DatasetDefinition, FieldSpec } from '../definition.js';
 
-/** The seven discrete-choice subsets of the main set (paper §3); `telemath` is the auxiliary set. */
+/**
+ * The seven discrete-choice subsets of the main set (paper §3), fixed: the one definition, which
+ * the construction stages (stages/resilience/subsets.ts) import.
+ */
 export const MAIN_SUBSETS = [
   'teleqna',
   'teletables',
@@ -18,6 +21,8 @@ export const MAIN_SUBSETS = [
   'srsranbench',
   'sixg_bench',
 ] as const;
+/** The auxiliary numeric subset (TeleMath; paper §3 and section V-D). */
+export const AUXILIARY_SUBSET = 'telemath';
 
 /** Zod schema of one released TeleResilienceBench row. */
 export const resilienceRowSchema = z.strictObject({
@@ -125,7 +130,8 @@ export const resilienceDataset: DatasetDefinition<ResilienceRow> = {
   fields,
   key: (r) => r.sample_id,
   config: (r) =>
-    r.role === 'extra' && ([...MAIN_SUBSETS, 'telemath'] as string[]).includes(r.sub_benchmark)
+    r.role === 'extra' &&
+    ([...MAIN_SUBSETS, AUXILIARY_SUBSET] as string[]).includes(r.sub_benchmark)
       ? `${r.sub_benchmark}-${r.source}`.replace(/[^\w.-]/g, '_')
       : r.sub_benchmark,
   license: (r) => r.license,

@@ -12,6 +12,7 @@
  */
 import { z } from 'zod';
 import { llmConfigSchema } from '../../pipeline/providers/llm/config.js';
+import { ANSWER_RULES, DEFAULT_ANSWER_RULES } from './parse-answer.js';
 
 const positiveInt = z.number().int().min(1);
 
@@ -35,18 +36,9 @@ export const generatorConfigSchema = z.strictObject({
   seed: z.number().int().optional(),
   /** Answer-parser rules in order (stages/resilience/parse-answer.ts); `last-digit` is opt-in. */
   answer_rules: z
-    .array(
-      z.enum([
-        'strict',
-        'final-answer-line',
-        'boxed',
-        'option-text',
-        'answer-phrase',
-        'last-digit',
-      ]),
-    )
+    .array(z.enum(ANSWER_RULES))
     .min(1)
-    .default(['strict', 'final-answer-line', 'boxed', 'option-text', 'answer-phrase']),
+    .default(() => [...DEFAULT_ANSWER_RULES]),
 });
 export type GeneratorConfig = z.output<typeof generatorConfigSchema>;
 

@@ -46,12 +46,17 @@ export function resilienceReport(ctx: StageContext<HasResilience>): string {
     '',
     `Not scored (no silent truncation): prompt_too_long ${s.truncation.prompt_too_long}, prompt_truncated ${s.truncation.prompt_truncated}, budget_exhausted ${s.truncation.budget_exhausted}.`,
   );
-  const rejected = [...ctx.store.outputs<SubsetLoadOutput>('resilience.load')]
-    .flatMap((o) => o.output.rejected)
-    .slice(0, 20);
+  const rejected = [...ctx.store.outputs<SubsetLoadOutput>('resilience.load')].flatMap(
+    (o) => o.output.rejected,
+  );
   if (rejected.length) {
-    lines.push('', 'Rejected rows (first 20):', '');
-    for (const r of rejected) lines.push(`- ${r.reason}: ${r.detail}`);
+    const shown = rejected.slice(0, 20);
+    lines.push(
+      '',
+      `Rejected rows: ${rejected.length} in total${rejected.length > shown.length ? `, the first ${shown.length}` : ''}:`,
+      '',
+    );
+    for (const r of shown) lines.push(`- ${r.reason}: ${r.detail}`);
   }
   return `${lines.join('\n')}\n`;
 }

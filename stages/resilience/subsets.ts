@@ -12,19 +12,8 @@ import { z } from 'zod';
 import { loadConfigFile } from '../../pipeline/config/load.js';
 import { ConfigError } from '../../pipeline/errors.js';
 import type { ResilienceConfig } from './config.js';
-
-/** The seven discrete-choice subsets of the paper, fixed (section III). */
-export const MAIN_SUBSETS = [
-  'teleqna',
-  'teletables',
-  'telelogs',
-  '3gpp_tsg',
-  'oranbench',
-  'srsranbench',
-  'sixg_bench',
-] as const;
-/** The auxiliary numeric subset (section V-D). */
-export const AUXILIARY_SUBSET = 'telemath';
+// The paper's seven main subsets are defined once, with the release schema.
+import { MAIN_SUBSETS } from '../../datasets/teleresiliencebench/schema.js';
 
 export const ADAPTERS = [
   'ot-lite-mc',

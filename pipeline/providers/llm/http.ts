@@ -11,6 +11,17 @@ import { redact } from '../../secrets.js';
 import type { TelebenchEvent } from '../../events.js';
 import type { z } from 'zod';
 
+/**
+ * Waits `ms` milliseconds, rejecting with the abort reason when `signal` aborts. The retry loop's
+ * wait for a `retry-after`; tests inject one that records the requested delay instead of waiting.
+ */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/** The real wait: `node:timers/promises` setTimeout. */
+export const realSleep: Sleep = async (ms, signal) => {
+  await sleep(ms, undefined, { signal });
+};
+
 /** Retry and timeout settings of one endpoint. All times in milliseconds. */
 export interface HttpPolicy {
   /** Abort when no byte arrives for this long (covers time to headers and gaps between chunks). */
@@ -220,6 +231,8 @@ export function isRetryable(err: unknown): boolean {
  * error carries a `retry-after`, at least that long before the next attempt (the wait is the
  * retry-after plus the backoff). A retry-after above `maxRetryAfterMs` stops the retries.
  * @param service name for `retry` / `rate-limit` events (`ollama http://...`)
+ * @param options.sleep how to wait for a `retry-after` (default {@link realSleep}; the backoff
+ *   between attempts is p-retry's own timer)
  * @throws the last error when the retries are used up or the error is not retryable; the abort
  *   reason when `signal` aborts
  */
@@ -227,8 +240,13 @@ export async function withRetries<T>(
   attempt: () => Promise<T>,
   policy: Pick<HttpPolicy, 'retries' | 'minBackoffMs' | 'maxBackoffMs' | 'maxRetryAfterMs'>,
   service: string,
-  options: { signal?: AbortSignal; onEvent?: (event: TelebenchEvent) => void } = {},
+  options: {
+    signal?: AbortSignal;
+    onEvent?: (event: TelebenchEvent) => void;
+    sleep?: Sleep;
+  } = {},
 ): Promise<T> {
+  const wait = options.sleep ?? realSleep;
   return pRetry(attempt, {
     retries: policy.retries,
     minTimeout: policy.minBackoffMs,
@@ -258,7 +276,7 @@ export async function withRetries<T>(
               reason: e.message,
             },
       );
-      if (after > 0) await sleep(after, undefined, { signal: options.signal });
+      if (after > 0) await wait(after, options.signal);
     },
   });
 }

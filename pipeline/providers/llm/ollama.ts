@@ -19,6 +19,7 @@ import {
   sendRequest,
   withRetries,
   type HttpPolicy,
+  type Sleep,
   type HttpResponse,
 } from './http.js';
 import {
@@ -43,6 +44,8 @@ export interface OllamaOptions {
   /** When given, every raw response body is stored here and its digest is `rawDigest`. */
   blobs?: BlobStore;
   onEvent?: (event: TelebenchEvent) => void;
+  /** How the retry loop waits for a `retry-after` (default: a real timer; tests record the delay). */
+  sleep?: Sleep;
 }
 
 /** One model loaded in Ollama's memory (`/api/ps`). Sizes in bytes. */
@@ -318,7 +321,7 @@ export class OllamaProvider implements LlmProvider {
       },
       this.http,
       this.service,
-      { signal: options.signal, onEvent: this.options.onEvent },
+      { signal: options.signal, onEvent: this.options.onEvent, sleep: this.options.sleep },
     );
   }
 

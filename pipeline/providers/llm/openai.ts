@@ -23,6 +23,7 @@ import {
   sendRequest,
   withRetries,
   type HttpPolicy,
+  type Sleep,
   type HttpResponse,
 } from './http.js';
 import {
@@ -53,6 +54,8 @@ export interface OpenAiCompatibleOptions {
   truncation?: Partial<TruncationPolicy>;
   blobs?: BlobStore;
   onEvent?: (event: TelebenchEvent) => void;
+  /** How the retry loop waits for a `retry-after` (default: a real timer; tests record the delay). */
+  sleep?: Sleep;
   /** Environment to read the key from (default process.env; tests pass their own). */
   env?: NodeJS.ProcessEnv;
 }
@@ -295,7 +298,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       },
       this.http,
       this.service,
-      { signal: options.signal, onEvent: this.options.onEvent },
+      { signal: options.signal, onEvent: this.options.onEvent, sleep: this.options.sleep },
     );
   }
 

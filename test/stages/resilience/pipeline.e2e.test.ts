@@ -346,6 +346,13 @@ describe('telebench run resilience (real CLI, local Hub, scripted model server)'
     expect(rep.stdout).toContain(
       '| teleqna | 5 | 1 | 2 | 1 | 1 | 1 | budget_exhausted 1, unparsed 1 |',
     );
+    // the rejected rows are listed with their total (under 20 here, so all of them)
+    const totalRejected = Object.values(
+      summary.by_sub_benchmark as Record<string, { rejected: number }>,
+    ).reduce((n, r) => n + r.rejected, 0);
+    expect(totalRejected).toBeGreaterThan(1);
+    expect(rep.stdout).toContain(`Rejected rows: ${totalRejected} in total:`);
+    expect(rep.stdout.split('Rejected rows:')[1]!.match(/^- /gm)).toHaveLength(totalRejected);
   });
 
   it('with no Hub and no model server: local sources load, generation stops at preflight saying what to start, exit 3; done work stays done', async () => {

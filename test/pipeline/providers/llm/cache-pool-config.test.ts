@@ -22,6 +22,7 @@ import { startLlmServer, type LlmServer } from '../../../servers/llm-server.js';
 import type { ChatRequest } from '../../../../pipeline/providers/llm/types.js';
 
 const MODEL = 'qwen3.5:2b';
+const OLLAMA_SCOPE = { provider: 'ollama', modelDigest: 'a'.repeat(64) };
 const fast = (kind: 'ollama' | 'openai-compatible', base_url: string, extra = {}) => ({
   kind,
   base_url,
@@ -89,7 +90,61 @@ describe('response cache in the store', () => {
     await p.chat(ask('q', { topP: 0.5 }));
     await p.chat(ask('q', { model: 'qwen3.5:2b' }));
     expect(server.chatRequests()).toHaveLength(7);
-    expect(responseCacheKey(ask('q'))).toMatch(/^[0-9a-f]{64}$/);
+    expect(responseCacheKey(ask('q'), OLLAMA_SCOPE)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('the key holds the provider kind and the model digest, not the endpoint', () => {
+    const key = responseCacheKey(ask('q'), OLLAMA_SCOPE);
+    expect(responseCacheKey(ask('q'), { ...OLLAMA_SCOPE })).toBe(key);
+    expect(responseCacheKey(ask('q'), { ...OLLAMA_SCOPE, provider: 'openai-compatible' })).not.toBe(
+      key,
+    );
+    expect(responseCacheKey(ask('q'), { ...OLLAMA_SCOPE, modelDigest: 'b'.repeat(64) })).not.toBe(
+      key,
+    );
+    expect(responseCacheKey(ask('q'), { ...OLLAMA_SCOPE, modelDigest: null })).not.toBe(key);
+  });
+
+  it('a re-pulled model (new digest at preflight) misses the cache; the same digest hits', async () => {
+    const run = async (digest: string, content: string) => {
+      const s = await startLlmServer({ models: [{ name: MODEL, digest }] });
+      s.enqueue({ content });
+      try {
+        // A fresh provider per "run", as a stage builds it: preflight first, then the chat.
+        const p = createProvider({ endpoints: [fast('ollama', s.url)] }, { kv: store });
+        expect((await p.preflight(MODEL)).modelDigest).toBe(digest);
+        const r = await p.chat(ask('q'));
+        return { r, calls: s.chatRequests().length };
+      } finally {
+        await s.close();
+      }
+    };
+    const first = await run('a'.repeat(64), 'Final Answer: 1');
+    expect(first).toMatchObject({ calls: 1, r: { cached: false, content: 'Final Answer: 1' } });
+    // Same name, new build: the old answer must not be served.
+    const repulled = await run('b'.repeat(64), 'Final Answer: 2');
+    expect(repulled).toMatchObject({ calls: 1, r: { cached: false, content: 'Final Answer: 2' } });
+    // Back to the first build on another endpoint URL: its answer is served from the store.
+    const again = await run('a'.repeat(64), 'never sent');
+    expect(again).toMatchObject({ calls: 0, r: { cached: true, content: 'Final Answer: 1' } });
+    expect(store.count(RESPONSE_CACHE_NAMESPACE)).toBe(2);
+  });
+
+  it('without an earlier preflight, the first chat runs one to learn the digest', async () => {
+    const digest = 'c'.repeat(64);
+    const s = await startLlmServer({ models: [{ name: MODEL, digest }] });
+    const p = createProvider({ endpoints: [fast('ollama', s.url)] }, { kv: store });
+    await Promise.all([p.chat(ask('q1')), p.chat(ask('q2'))]);
+    const preflights = s.requests.filter((r) => r.path === '/api/tags');
+    await s.close();
+    expect(preflights).toHaveLength(1);
+    const rows = store.db.prepare('SELECT key FROM kv').all() as { key: string }[];
+    expect(rows.map((r) => r.key).sort()).toEqual(
+      [
+        responseCacheKey(ask('q1'), { provider: 'ollama', modelDigest: digest }),
+        responseCacheKey(ask('q2'), { provider: 'ollama', modelDigest: digest }),
+      ].sort(),
+    );
   });
 
   it('errors are never cached: a failed request is sent again next time', async () => {
@@ -106,9 +161,10 @@ describe('response cache in the store', () => {
     server = await startLlmServer({ apiKey: 'sk-secret-abcdef' });
     const env = { TELEBENCH_LLM_API_KEY: 'sk-secret-abcdef' };
     const p = createProvider(
-      { endpoints: [fast('openai-compatible', server.url)] },
+      { endpoints: [fast('openai-compatible', server.url, { context_length: 4096 })] },
       { kv: store, env },
     );
+    const info = await p.preflight(MODEL);
     await p.chat(ask('q'));
     const rows = store.db.prepare('SELECT key, value FROM kv').all() as {
       key: string;
@@ -116,7 +172,9 @@ describe('response cache in the store', () => {
     }[];
     expect(rows.length).toBe(1);
     expect(JSON.stringify(rows)).not.toContain('sk-secret');
-    expect(rows[0]!.key).toBe(responseCacheKey(ask('q')));
+    expect(rows[0]!.key).toBe(
+      responseCacheKey(ask('q'), { provider: 'openai-compatible', modelDigest: info.modelDigest }),
+    );
   });
 
   it('identical requests in flight share one call', async () => {

@@ -3,6 +3,7 @@ import { OpenAiCompatibleProvider } from '../../../../pipeline/providers/llm/ope
 import { PreflightError, TelebenchError } from '../../../../pipeline/errors.js';
 import { startLlmServer, type LlmServer } from '../../../servers/llm-server.js';
 import type { ChatRequest } from '../../../../pipeline/providers/llm/types.js';
+import type { TelebenchEvent } from '../../../../pipeline/events.js';
 
 const MODEL = 'qwen3.5:2b';
 const FAST = { idleTimeoutMs: 2000, minBackoffMs: 5, maxBackoffMs: 20, retries: 3 };
@@ -133,11 +134,21 @@ describe('OpenAiCompatibleProvider against the scripted server', () => {
       { status: 500, error: 'engine crashed' },
       { content: 'ok' },
     );
-    const r = await provider().chat(ask('q'));
+    const waits: number[] = [];
+    const events: TelebenchEvent[] = [];
+    const r = await provider({
+      // Record the requested wait instead of sleeping: the test checks the delay, not the clock.
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+      onEvent: (e) => events.push(e),
+    }).chat(ask('q'));
     expect(r.content).toBe('ok');
-    const [a, b, c] = server.chatRequests();
-    expect(b!.receivedAt - a!.receivedAt).toBeGreaterThanOrEqual(1000);
-    expect(c).toBeDefined();
+    expect(server.chatRequests()).toHaveLength(3);
+    // Only the 429 carried a retry-after; the 500 is retried after p-retry's backoff alone.
+    expect(waits).toEqual([1000]);
+    expect(events.map((e) => e.kind)).toEqual(['rate-limit', 'retry']);
+    expect(events[0]).toMatchObject({ kind: 'rate-limit', waitSeconds: 1 });
   });
 
   it('an unparseable body is bad_response naming the endpoint', async () => {

@@ -37,13 +37,13 @@ describe('prompt check before sending', () => {
       TelebenchError,
     );
     expect(assertPromptFits(msgs, undefined, DEFAULT_TRUNCATION_POLICY, where)).toBe(est);
-    try {
-      assertPromptFits(msgs, 64, DEFAULT_TRUNCATION_POLICY, where);
-    } catch (err) {
-      expect((err as TelebenchError).code).toBe('prompt_too_long');
-      expect((err as TelebenchError).tier).toBe('content');
-      expect((err as Error).message).toContain('num_ctx) is 64');
-    }
+    expect(() => assertPromptFits(msgs, 64, DEFAULT_TRUNCATION_POLICY, where)).toThrow(
+      expect.objectContaining({
+        code: 'prompt_too_long',
+        tier: 'content',
+        message: expect.stringContaining('num_ctx) is 64'),
+      }),
+    );
   });
 });
 
