@@ -3,27 +3,135 @@
  * checks testgen makes itself (Strategy A must fail at the parent and pass after the fix; Strategy
  * B tests are optionally checked the same way). The swe5g validation stage does the real
  * three-step validation in its images; this is the small, swappable local counterpart.
+ *
+ * Isolation (issue 4: no secret in the executor's environment): every process gets only an
+ * allow-listed environment ({@link sandboxEnv}): never a variable of `SECRET_ENV_VARS`, HOME a
+ * scratch folder, proxies without credentials. Results come from structured channels only
+ * (`go test -json` Action events, pytest's JUnit XML, meson's testlog.json), parsed from the whole
+ * stream (only the stored log is capped), with the exit-code agreement check of the validation
+ * stage (`checkAgreement`).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TelebenchError } from '../../../pipeline/errors.js';
+import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
+import { SECRET_ENV_VARS, redact } from '../../../pipeline/secrets.js';
+import {
+  checkAgreement,
+  parseGoTestJson,
+  parseMesonTestLog,
+  parsePytestJUnit,
+  type ParsedRun,
+} from '../../../pipeline/providers/docker/parsers.js';
 
-/** Outcome of one test id: passed, failed, or not seen (build failure, unknown id). */
-export type TestStatus = 'passed' | 'failed' | 'missing';
+/** Outcome of one test id: passed, failed, skipped, or not seen (build failure, unknown id). */
+export type TestStatus = 'passed' | 'failed' | 'skipped' | 'missing';
 
 /** Result of a test run. `buildFailed` when the code under test did not compile. */
 export interface TestRun {
   statuses: Record<string, TestStatus>;
   buildFailed: boolean;
+  /** Worst exit code over the commands of the run: null (killed) > non-zero > 0. */
   exitCode: number | null;
-  /** Combined stdout+stderr, truncated to 64 KiB. */
+  /**
+   * Set when a result channel disagreed with the exit code or held contradicting results for one
+   * test (e.g. output injected around the runner): the statuses are then all `missing`.
+   */
+  ambiguous?: string;
+  /** Combined stdout+stderr, truncated to 64 KiB (results are parsed from the whole stream). */
   log: string;
   durationMs: number;
 }
 
-/** Runs `cmd args` in `cwd`; never throws for a non-zero exit. Output capped at 64 KiB. */
+/** Bytes of output kept in {@link TestRun.log} and in `out` of {@link runCommand}. */
+export const LOG_CAP = 1 << 16;
+/** Hard bound on the output kept for parsing; past it the process is killed (`overflow`). */
+export const STREAM_CAP = 256 << 20;
+
+const SECRET_NAMES = new Set<string>(SECRET_ENV_VARS);
+
+/** `scheme://user:pass@host` -> `scheme://host` (each comma/pipe-separated entry of a list). */
+function stripCredentials(v: string): string {
+  return v.replace(/(^|[,|])([a-z][a-z0-9+.-]*:\/\/)[^/@,|]*@/gi, '$1$2');
+}
+
+/**
+ * The allow-listed environment of every process this runner starts (issue 4: "no secrets in the
+ * executor's environment").
+ * Shape: PATH (host's); HOME = `home` (a scratch folder); TZ=UTC, LANG/LC_ALL=C.UTF-8,
+ * SOURCE_DATE_EPOCH=0; Go: GOCACHE, GOMODCACHE, GOPATH, GOROOT (host's, defaulting to the host
+ * user's folders so the caches stay shared), GOFLAGS=-mod=mod, GOTOOLCHAIN=local, GOPROXY /
+ * GOSUMDB / GONOSUMDB / GOPRIVATE / GONOPROXY / GOINSECURE (host's, without URL credentials);
+ * HTTP(S)_PROXY / NO_PROXY without credentials; Python: PYTHONHASHSEED=0,
+ * PYTHONDONTWRITEBYTECODE=1, PYENV_ROOT / PYENV_VERSION / VIRTUAL_ENV / PYTHONUSERBASE (the
+ * host's, so interpreters installed under the real HOME still resolve); C: CC, CXX, PKG_CONFIG_PATH.
+ * A name of `SECRET_ENV_VARS` is never included, nor any value containing a secret's value.
+ * @param extra variables merged last (e.g. GOFLAGS)
+ * @throws TelebenchError `secret_in_env` (tier config) when `extra` names a secret variable
+ */
+export function sandboxEnv(
+  home: string,
+  extra: Record<string, string> = {},
+  host: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
+  const realHome = host.HOME || homedir();
+  const env: Record<string, string> = {
+    PATH: host.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    TZ: 'UTC',
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+    SOURCE_DATE_EPOCH: '0',
+    GOCACHE: host.GOCACHE || join(realHome, '.cache', 'go-build'),
+    GOPATH: host.GOPATH || join(realHome, 'go'),
+    GOFLAGS: '-mod=mod',
+    GOTOOLCHAIN: 'local',
+    PYTHONHASHSEED: '0',
+    PYTHONDONTWRITEBYTECODE: '1',
+  };
+  env.GOMODCACHE = host.GOMODCACHE || join(env.GOPATH!.split(':')[0]!, 'pkg', 'mod');
+  const pyenvRoot = host.PYENV_ROOT || join(realHome, '.pyenv');
+  if (existsSync(pyenvRoot)) env.PYENV_ROOT = pyenvRoot;
+  env.PYTHONUSERBASE = host.PYTHONUSERBASE || join(realHome, '.local');
+  for (const k of ['GOROOT', 'PYENV_VERSION', 'VIRTUAL_ENV', 'CC', 'CXX', 'PKG_CONFIG_PATH'])
+    if (host[k]) env[k] = host[k];
+  for (const k of [
+    'GOPROXY',
+    'GOSUMDB',
+    'GONOSUMDB',
+    'GOPRIVATE',
+    'GONOPROXY',
+    'GOINSECURE',
+    'HTTP_PROXY',
+    'HTTPS_PROXY',
+    'NO_PROXY',
+    'http_proxy',
+    'https_proxy',
+    'no_proxy',
+  ])
+    if (host[k]) env[k] = stripCredentials(host[k]);
+  for (const [k, v] of Object.entries(extra)) {
+    if (SECRET_NAMES.has(k))
+      throw new TelebenchError('secret_in_env', `${k} must not reach the test runner`, {
+        tier: 'config',
+        context: { variable: k },
+      });
+    env[k] = v;
+  }
+  // a value that contains a secret (e.g. a token inside a proxy URL's path) is dropped
+  for (const [k, v] of Object.entries(env)) if (redact(v, host) !== v) delete env[k];
+  return env;
+}
+
+/**
+ * Runs `cmd args` in `cwd` with {@link sandboxEnv} (HOME = `home`, or a fresh scratch folder
+ * removed afterwards); never throws for a non-zero exit.
+ * @returns `out`: stdout+stderr capped at {@link LOG_CAP}; `stdout`: the whole stdout (up to
+ *   {@link STREAM_CAP}, then the process is killed and `overflow` set) for parsing; `code` null
+ *   when killed
+ * @throws TelebenchError `command_failed` (tier infra) when the command cannot be started
+ */
 export async function runCommand(
   cmd: string,
   args: string[],
@@ -31,20 +139,36 @@ export async function runCommand(
   timeoutMs: number,
   env: Record<string, string> = {},
   signal?: AbortSignal,
-): Promise<{ code: number | null; out: string; timedOut: boolean }> {
+  home?: string,
+): Promise<{
+  code: number | null;
+  out: string;
+  stdout: string;
+  timedOut: boolean;
+  overflow: boolean;
+}> {
+  const scratchHome = home ?? mkdtempSync(join(tmpdir(), 'telebench-home-'));
+  let childEnv: Record<string, string>;
+  try {
+    childEnv = sandboxEnv(scratchHome, env);
+  } catch (err) {
+    if (!home) rmSync(scratchHome, { recursive: true, force: true });
+    throw err;
+  }
   return new Promise((resolvePromise, reject) => {
     const child = spawn(cmd, args, {
       cwd,
-      env: { ...process.env, ...env },
+      env: childEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
     let out = '';
-    const add = (b: Buffer): void => {
-      if (out.length < 1 << 16) out += b.toString('utf8');
+    const stdoutChunks: Buffer[] = [];
+    let stdoutBytes = 0;
+    let overflow = false;
+    const addLog = (b: Buffer): void => {
+      if (out.length < LOG_CAP) out += b.toString('utf8');
     };
-    child.stdout.on('data', add);
-    child.stderr.on('data', add);
     let timedOut = false;
     const kill = (): void => {
       try {
@@ -53,13 +177,30 @@ export async function runCommand(
         if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
       }
     };
+    child.stdout.on('data', (b: Buffer) => {
+      addLog(b);
+      if (overflow) return;
+      stdoutBytes += b.length;
+      if (stdoutBytes > STREAM_CAP) {
+        overflow = true;
+        kill();
+        return;
+      }
+      stdoutChunks.push(b);
+    });
+    child.stderr.on('data', addLog);
     signal?.addEventListener('abort', kill, { once: true });
     const timer = setTimeout(() => {
       timedOut = true;
       kill();
     }, timeoutMs);
-    child.on('error', (err) => {
+    const cleanup = (): void => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', kill);
+      if (!home) rmSync(scratchHome, { recursive: true, force: true });
+    };
+    child.on('error', (err) => {
+      cleanup();
       reject(
         new TelebenchError('command_failed', `could not start ${cmd}: ${err.message}`, {
           tier: 'infra',
@@ -69,9 +210,14 @@ export async function runCommand(
       );
     });
     child.on('close', (code) => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', kill);
-      resolvePromise({ code, out: out.slice(0, 1 << 16), timedOut });
+      cleanup();
+      resolvePromise({
+        code: timedOut || overflow ? null : code,
+        out: out.slice(0, LOG_CAP),
+        stdout: Buffer.concat(stdoutChunks).toString('utf8'),
+        timedOut,
+        overflow,
+      });
     });
   });
 }
@@ -151,14 +297,58 @@ export function goModules(root: string): { dir: string; path: string }[] {
 
 const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** The worse of two exit codes: null (killed) over non-zero over 0. */
+export function worseExit(a: number | null, b: number | null): number | null {
+  if (a === null || b === null) return null;
+  return a !== 0 ? a : b;
+}
+
+const fromParsed = (s: 'pass' | 'fail' | 'skip' | undefined): TestStatus =>
+  s === 'pass' ? 'passed' : s === 'fail' ? 'failed' : s === 'skip' ? 'skipped' : 'missing';
+
+/** checkAgreement's message, or null when the parsed run agrees with the exit code. */
+function disagreement(parsed: ParsedRun, code: number | null, step: string): string | null {
+  try {
+    checkAgreement(parsed, code, step);
+    return null;
+  } catch (err) {
+    if (err instanceof SkipItem) return err.message;
+    throw err;
+  }
+}
+
 /**
- * Runs the given test ids (contract format `<package-or-file>::<test>`) in `dir`.
- * Go: `go test -v -run` per import path (the test binary may run at most 120 s); Python: pytest node ids; C: `meson test` (suite `f2p`)
- * or `make <target>`.
+ * Runs the given test ids (contract format `<package-or-file>::<test>`) in `dir`, with
+ * {@link sandboxEnv} (HOME a scratch folder made here and removed afterwards).
+ * Go: `go test -json -run` per import path (the test binary may run at most 120 s), statuses from
+ * the `Action` of test events ({@link parseGoTestJson}: a `--- PASS` line printed by the code
+ * under test stays an `output` event). Python: pytest node ids, statuses from pytest's JUnit XML
+ * ({@link parsePytestJUnit}). C: `meson test` (suite `f2p`, statuses from
+ * `meson-logs/testlog.json`) or `make <target>` (exit code).
+ * Each command's results must agree with its exit code (`checkAgreement`); when they do not,
+ * `ambiguous` says why and every status is `missing`.
  * @param timeoutMs per command
+ * @returns statuses of `ids`; `exitCode` the worst over the commands
+ * @throws TelebenchError `command_failed` (tier infra) when go / python3 / meson / make is missing
  */
 export async function runTests(
   dir: string,
+  language: 'go' | 'c' | 'python',
+  ids: string[],
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<TestRun> {
+  const home = mkdtempSync(join(tmpdir(), 'telebench-home-'));
+  try {
+    return await runTestsIn(dir, home, language, ids, timeoutMs, signal);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+async function runTestsIn(
+  dir: string,
+  home: string,
   language: 'go' | 'c' | 'python',
   ids: string[],
   timeoutMs: number,
@@ -171,6 +361,13 @@ export async function runTests(
   let log = '';
   let buildFailed = false;
   let exitCode: number | null = 0;
+  const ambiguous: string[] = [];
+  const run = (
+    cmd: string,
+    args: string[],
+    cwd: string,
+    env: Record<string, string> = {},
+  ): ReturnType<typeof runCommand> => runCommand(cmd, args, cwd, timeoutMs, env, signal, home);
   if (language === 'go') {
     const byPkg = new Map<string, string[]>();
     for (const id of ids) {
@@ -182,97 +379,135 @@ export async function runTests(
       const mod = modules
         .filter((m) => pkg === m.path || pkg.startsWith(`${m.path}/`))
         .sort((a, b) => b.path.length - a.path.length)[0];
-      const r = await runCommand(
+      const r = await run(
         'go',
         [
           'test',
+          '-json',
           '-count=1',
           '-timeout',
           `${Math.min(120, Math.max(10, Math.floor(timeoutMs / 1000) - 5))}s`,
-          '-v',
           '-run',
           `^(${names.map(escapeRe).join('|')})$`,
           pkg,
         ],
         mod ? join(dir, mod.dir) : dir,
-        timeoutMs,
-        { GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
-        signal,
       );
       log += r.out;
-      exitCode = r.code;
-      // no test binary ran: compile error, [setup failed], or `go:` module errors
-      if (/\[(build|setup) failed\]/.test(r.out) || (r.code !== 0 && !/^=== RUN/m.test(r.out)))
-        buildFailed = true;
-      for (const n of names) {
-        if (new RegExp(`^\\s*--- PASS: ${escapeRe(n)} `, 'm').test(r.out))
-          statuses[`${pkg}::${n}`] = 'passed';
-        else if (new RegExp(`^\\s*--- FAIL: ${escapeRe(n)} `, 'm').test(r.out))
-          statuses[`${pkg}::${n}`] = 'failed';
+      exitCode = worseExit(exitCode, r.code);
+      if (r.overflow) ambiguous.push(`go test ${pkg}: output over ${STREAM_CAP} bytes`);
+      const parsed = parseGoTestJson(r.stdout);
+      const ranAny = Object.keys(parsed.tests).some((id) => id.startsWith(`${pkg}::`));
+      // no test binary ran: compile error, [setup failed], `go:` module errors, init panic
+      if (parsed.build_failures.length > 0 || (r.code !== 0 && !ranAny)) buildFailed = true;
+      else {
+        const why = disagreement(parsed, r.code, `go test ${pkg}`);
+        if (why) ambiguous.push(why);
       }
+      for (const n of names) statuses[`${pkg}::${n}`] = fromParsed(parsed.tests[`${pkg}::${n}`]);
     }
   } else if (language === 'python') {
-    const r = await runCommand(
+    const xmlFile = join(home, 'junit.xml');
+    const r = await run(
       'python3',
-      ['-m', 'pytest', '-rA', '-p', 'no:cacheprovider', ...ids],
+      [
+        '-m',
+        'pytest',
+        '-rA',
+        '-p',
+        'no:cacheprovider',
+        `--junitxml=${xmlFile}`,
+        '-o',
+        'junit_family=xunit1',
+        ...ids,
+      ],
       dir,
-      timeoutMs,
-      {},
-      signal,
     );
     log = r.out;
     exitCode = r.code;
-    for (const id of ids) {
-      if (new RegExp(`^PASSED ${escapeRe(id)}\\b`, 'm').test(r.out)) statuses[id] = 'passed';
-      else if (new RegExp(`^(FAILED|ERROR) ${escapeRe(id)}\\b`, 'm').test(r.out))
-        statuses[id] = 'failed';
+    let parsed: ParsedRun | null = null;
+    if (existsSync(xmlFile)) {
+      try {
+        parsed = { ...parsePytestJUnit(readFileSync(xmlFile, 'utf8')), no_tests: r.code === 5 };
+      } catch (err) {
+        if (!(err instanceof SkipItem)) throw err;
+        ambiguous.push(err.message);
+      }
     }
-    if (r.code === 4 || /ERROR collecting/.test(r.out)) buildFailed = true;
+    if (parsed) {
+      const why = disagreement(parsed, r.code, 'pytest');
+      if (why) ambiguous.push(why);
+      for (const id of ids) statuses[id] = fromParsed(parsed.tests[id]);
+      // collection errors (exit 2, no requested test reported) or bad arguments (exit 4)
+      if (
+        parsed.build_failures.length > 0 ||
+        (r.code === 2 && !ids.some((id) => parsed.tests[id] !== undefined))
+      )
+        buildFailed = true;
+    } else if (r.code !== 0) buildFailed = true;
+    if (r.code === 4) buildFailed = true;
   } else {
     const meson = ids.some((i) => i.startsWith('f2p::'));
+    let introspect: string | undefined;
     if (meson) {
       for (const args of [
         ['setup', '_f2p_build'],
         ['compile', '-C', '_f2p_build'],
       ]) {
-        const s = await runCommand('meson', args, dir, timeoutMs, {}, signal);
+        const s = await run('meson', args, dir);
         log += s.out;
         if (s.code !== 0) {
           buildFailed = true;
+          exitCode = worseExit(exitCode, s.code);
           break;
         }
+      }
+      if (!buildFailed) {
+        const i = await run('meson', ['introspect', '--tests', '_f2p_build'], dir);
+        if (i.code === 0) introspect = i.stdout;
+        else log += i.out;
       }
     }
     for (const id of ids) {
       if (buildFailed) break;
       const name = id.split('::')[1]!;
       const r = meson
-        ? await runCommand(
+        ? await run(
             'meson',
             ['test', '-C', '_f2p_build', '--no-rebuild', '--suite', 'f2p', name],
             dir,
-            timeoutMs,
-            {},
-            signal,
           )
-        : await runCommand('make', ['--no-print-directory', name], dir, timeoutMs, {}, signal);
+        : await run('make', ['--no-print-directory', name], dir);
       log += r.out;
-      exitCode = r.code;
+      exitCode = worseExit(exitCode, r.code);
       if (meson) {
-        // meson prints one line per test: " 1/1 f2p_x   OK   0.01s" (or FAIL, ERROR, TIMEOUT)
-        const line = r.out.split('\n').find((l) => new RegExp(`\\s${escapeRe(name)}\\s`).test(l));
-        statuses[id] = !line ? 'missing' : /\sOK\s/.test(line) ? 'passed' : 'failed';
+        const logFile = join(dir, '_f2p_build', 'meson-logs', 'testlog.json');
+        const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+        rmSync(logFile, { force: true });
+        let parsed: ParsedRun;
+        try {
+          parsed = parseMesonTestLog(text, introspect);
+        } catch (err) {
+          if (!(err instanceof SkipItem)) throw err;
+          ambiguous.push(err.message);
+          continue;
+        }
+        const why = disagreement(parsed, r.code, `meson test ${name}`);
+        if (why) ambiguous.push(why);
+        statuses[id] = fromParsed(parsed.tests[id]);
       } else {
         statuses[id] =
           r.code === 0 ? 'passed' : /No rule to make target/.test(r.out) ? 'missing' : 'failed';
       }
     }
   }
+  if (ambiguous.length > 0) for (const id of ids) statuses[id] = 'missing';
   return {
     statuses,
     buildFailed,
     exitCode,
-    log: log.slice(0, 1 << 16),
+    ...(ambiguous.length > 0 ? { ambiguous: ambiguous.join('; ') } : {}),
+    log: log.slice(0, LOG_CAP),
     durationMs: Date.now() - t0,
   };
 }

@@ -24,7 +24,7 @@ import { deriveFixSites, type FixSite, type SiteNote } from './patterns.js';
 import { goDirectCall, pythonDirectCall } from './strategyA.js';
 import type { TestgenSettings } from './config.js';
 import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
-import { llmDirectCall } from './llmtest.js';
+import { llmDirectCall, promptNote } from './llmtest.js';
 import { parseSource, type SourceLanguage } from '../../../pipeline/providers/treesitter/parser.js';
 import { listFunctions } from './patterns.js';
 
@@ -137,6 +137,12 @@ export async function checkFlip(
       parent,
     };
   }
+  if (parent.ambiguous)
+    return {
+      ok: false,
+      reason: `ambiguous result at base_commit: ${parent.ambiguous.slice(0, 300)}`,
+      parent,
+    };
   const notFailing = ids.filter((i) => parent.statuses[i] !== 'failed');
   if (notFailing.length > 0)
     return {
@@ -149,6 +155,13 @@ export async function checkFlip(
     return {
       ok: false,
       reason: `test patch does not apply at merge_commit: ${fix.applyError.slice(0, 200)}`,
+      parent,
+      fix,
+    };
+  if (fix.ambiguous)
+    return {
+      ok: false,
+      reason: `ambiguous result at merge_commit: ${fix.ambiguous.slice(0, 300)}`,
       parent,
       fix,
     };
@@ -425,7 +438,7 @@ export async function generateTestGen(
             testgen: {
               ...base,
               strategy: 'A',
-              strategy_reason: `A (LLM-written by ${settings.llm.model}, try ${llm.tries} of ${settings.llm.tries}): calls ${s0.function}; fails at base_commit and passes after the fix`,
+              strategy_reason: `A (LLM-written by ${settings.llm.model}, try ${llm.tries} of ${settings.llm.tries}): calls ${s0.function}; fails at base_commit and passes after the fix${promptNote(llm.prompt) ? `; ${promptNote(llm.prompt)}` : ''}`,
               f2p_test_patch: patch,
               FAIL_TO_PASS: [`${goImportPath(dir, readFix)}::${llm.testName}`],
               bug_category,
@@ -441,7 +454,7 @@ export async function generateTestGen(
           };
         }
         aReasons.push(
-          `LLM-written test (${llm.tries} tries) rejected: ${llm.reason.split('\n')[0]}`,
+          `LLM-written test (${llm.tries} tries${promptNote(llm.prompt) ? `, ${promptNote(llm.prompt)}` : ''}) rejected: ${llm.reason.split('\n')[0]}`,
         );
       }
     }

@@ -4,15 +4,48 @@
  * fixed function, the fix diff and the problem statement and answers with one Go test file; the
  * file is compiled and run at base_commit (must fail) and merge_commit (must pass); on failure the
  * outcome (not the fix) is fed back, at most K times.
+ *
+ * Prompt budget: the fix diff is cut to {@link PROMPT_PATCH_CHARS} characters and the
+ * problem_statement to {@link PROMPT_PROBLEM_CHARS}; every result carries {@link PromptInfo}
+ * (`prompt_truncated` with the original and kept lengths) so the caller records what the model saw.
  */
 import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
 import type { Resolved } from '../types.js';
 import type { FixSite } from './patterns.js';
 
-/** One accepted LLM test, or why none was accepted. */
+/** Characters of the fix diff put into the prompt. */
+export const PROMPT_PATCH_CHARS = 8000;
+/** Characters of the problem_statement put into the prompt. */
+export const PROMPT_PROBLEM_CHARS = 3000;
+
+/** What the prompt kept of the inputs (lengths in UTF-16 characters). */
+export interface PromptInfo {
+  /** True when the diff or the problem_statement was cut. */
+  prompt_truncated: boolean;
+  patch_chars: { original: number; kept: number };
+  problem_statement_chars: { original: number; kept: number };
+}
+
+/** One accepted LLM test, or why none was accepted; `prompt` says what the model was shown. */
 export type LlmTest =
-  | { ok: true; testName: string; content: string; tries: number }
-  | { ok: false; reason: string; tries: number };
+  | { ok: true; testName: string; content: string; tries: number; prompt: PromptInfo }
+  | { ok: false; reason: string; tries: number; prompt: PromptInfo };
+
+/**
+ * One-line note for `strategy_reason` when the prompt was cut, e.g.
+ * `prompt_truncated: true (patch 12000 -> 8000 chars)`; '' when nothing was cut.
+ */
+export function promptNote(p: PromptInfo): string {
+  if (!p.prompt_truncated) return '';
+  const parts: string[] = [];
+  if (p.patch_chars.kept < p.patch_chars.original)
+    parts.push(`patch ${p.patch_chars.original} -> ${p.patch_chars.kept} chars`);
+  if (p.problem_statement_chars.kept < p.problem_statement_chars.original)
+    parts.push(
+      `problem_statement ${p.problem_statement_chars.original} -> ${p.problem_statement_chars.kept} chars`,
+    );
+  return `prompt_truncated: true (${parts.join(', ')})`;
+}
 
 /** First fenced code block of an answer (```go ... ```), or the whole answer when it has none. */
 export function extractCode(answer: string): string {
@@ -25,7 +58,9 @@ export function extractCode(answer: string): string {
  * @param pkgName package clause of the fixed file; `functionSource` its text at merge_commit
  * @param check returns null when the test fails at the parent and passes after the fix, else the
  *   outcome to feed back (it must not contain the fix)
- * @returns the accepted test, or the last reason after `tries` attempts
+ * @returns the accepted test, or the last reason after `tries` attempts; both with
+ *   {@link PromptInfo} (the diff is cut to {@link PROMPT_PATCH_CHARS} characters, the
+ *   problem_statement to {@link PROMPT_PROBLEM_CHARS})
  * @throws whatever the provider throws (network, model not found): the caller records it
  */
 export async function llmDirectCall(
@@ -37,6 +72,14 @@ export async function llmDirectCall(
   functionSource: string,
   check: (content: string, testName: string) => Promise<string | null>,
 ): Promise<LlmTest> {
+  const patch = r.patch.slice(0, PROMPT_PATCH_CHARS);
+  const problem = (r.problem_statement ?? '').slice(0, PROMPT_PROBLEM_CHARS);
+  const prompt: PromptInfo = {
+    prompt_truncated:
+      patch.length < r.patch.length || problem.length < (r.problem_statement ?? '').length,
+    patch_chars: { original: r.patch.length, kept: patch.length },
+    problem_statement_chars: { original: (r.problem_statement ?? '').length, kept: problem.length },
+  };
   const messages: { role: 'system' | 'user' | 'assistant'; content: string }[] = [
     {
       role: 'system',
@@ -55,9 +98,9 @@ export async function llmDirectCall(
         '```',
         'The fix (unified diff):',
         '```diff',
-        r.patch.slice(0, 8000),
+        patch,
         '```',
-        r.problem_statement ? `Problem statement:\n${r.problem_statement.slice(0, 3000)}` : '',
+        problem ? `Problem statement:\n${problem}` : '',
         'Write the test so that it fails before the fix and passes after it.',
       ]
         .filter(Boolean)
@@ -76,7 +119,7 @@ export async function llmDirectCall(
       reason = 'the answer has no package clause or no func TestX(t *testing.T)';
     } else {
       const outcome = await check(content, name);
-      if (outcome === null) return { ok: true, testName: name, content, tries: i };
+      if (outcome === null) return { ok: true, testName: name, content, tries: i, prompt };
       reason = outcome;
     }
     messages.push({ role: 'assistant', content: res.content });
@@ -85,5 +128,5 @@ export async function llmDirectCall(
       content: `That test was rejected: ${reason}. Write a corrected file.`,
     });
   }
-  return { ok: false, reason, tries: opts.tries };
+  return { ok: false, reason, tries: opts.tries, prompt };
 }
