@@ -11,6 +11,7 @@ import { addMineCommand } from './swe5g/commands.js';
 import { resilienceStages, resiliencePipeline } from './resilience/pipeline.js';
 import { testgenStage } from './swe5g/testgen/testgen.js';
 import { testgenMarkdown } from './swe5g/testgen/report.js';
+import { validationMarkdown } from './swe5g/validate/report.js';
 import { resolveStage } from './swe5g/resolve/resolve.js';
 import { buildStage } from './swe5g/build/build.js';
 import { validateStage } from './swe5g/validate/validate.js';
@@ -74,7 +75,10 @@ const swe5gPipeline: Pipeline<AppConfig> = {
     'swe5g.build',
     'swe5g.validate',
   ],
-  report: (ctx) => [miningFunnelMarkdown(ctx), testgenMarkdown(ctx)].filter(Boolean).join('\n'),
+  report: (ctx) =>
+    [miningFunnelMarkdown(ctx), testgenMarkdown(ctx), validationMarkdown(ctx)]
+      .filter(Boolean)
+      .join('\n'),
 };
 
 /** `telebench mine`: the mining stages of SWE-Bench 5G alone. */
