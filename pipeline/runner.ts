@@ -116,6 +116,13 @@ export function selectStages(
 const PLAN_BATCH = 256;
 
 /**
+ * Lets the event loop run pending I/O callbacks and signal handlers. Stages whose `plan` or `run`
+ * never wait for I/O (tokenising, parsing) would otherwise chain through promises only, and a
+ * SIGINT could not be handled until the whole pipeline had finished.
+ */
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
  * Runs a pipeline to completion (or until interrupted). Never throws for item failures; throws
  * ConfigError (exit 2) for configuration problems found before items start.
  * @returns per-stage outcomes and the exit code: 0 all done, 1 some items failed, 3 a stage stopped
@@ -174,9 +181,11 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     if (blockedBy) {
       const o = needOutcomes[needs.indexOf(blockedBy)]!;
       const because =
-        o.status === 'blocked'
-          ? `needs ${blockedBy}, which stopped at preflight`
-          : `needs ${blockedBy}, which was interrupted`;
+        o.status === 'interrupted'
+          ? `needs ${blockedBy}, which was interrupted`
+          : o.status === 'blocked' && o.service !== undefined
+            ? `needs ${blockedBy}, which stopped at preflight`
+            : `needs ${blockedBy}, which did not run (${o.status === 'blocked' ? o.reason : o.status})`;
       bus.emit({ kind: 'stage-blocked', stage: name, because });
       return { status: 'blocked', reason: because };
     }
@@ -264,11 +273,18 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
       plannedKeys.add(item.key);
       const inputJson = canonicalJson(item.input ?? null);
       batch.push({ item, inputJson, inputHash: sha256(inputJson) });
-      if (batch.length >= PLAN_BATCH) flush();
+      if (batch.length >= PLAN_BATCH) {
+        flush();
+        await yieldToEventLoop();
+        if (opts.signal.aborted) break;
+      }
       if (opts.limit !== undefined && plannedKeys.size >= opts.limit) break;
     }
     flush();
-    if (opts.limit === undefined && !opts.dryRun) store.orphanUnplanned(name, plannedKeys);
+    // An interrupted plan listed only part of the items: orphaning the rest would be wrong.
+    if (opts.limit === undefined && !opts.dryRun && !opts.signal.aborted) {
+      store.orphanUnplanned(name, plannedKeys);
+    }
 
     if (opts.dryRun) {
       const counts = { planned: plannedKeys.size, ...decisions };
@@ -288,6 +304,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     let interrupted = false;
 
     const runOne = async (item: WorkItem<unknown>): Promise<void> => {
+      await yieldToEventLoop();
       if (opts.signal.aborted) {
         interrupted = true;
         return;

@@ -16,6 +16,8 @@ export const selftestConfigSchema = z.strictObject({
   items: z.number().int().min(0).max(10_000_000).default(100),
   /** Milliseconds each item waits (simulates work). */
   delay_ms: z.number().int().min(0).default(0),
+  /** Milliseconds each item computes without yielding (simulates CPU-bound work: parsing, tokenising). */
+  busy_ms: z.number().int().min(0).default(0),
   /** Items run at once. */
   concurrency: z.number().int().min(1).default(4),
   /** When set, each attempt appends `<key> <attempt>\n` to this file (relative to the config file). */
@@ -57,6 +59,12 @@ export const selftestItems = defineStage<
       );
     }
     if (s.delay_ms > 0) await sleep(s.delay_ms);
+    if (s.busy_ms > 0) {
+      const until = Date.now() + s.busy_ms;
+      while (Date.now() < until) {
+        // busy: no await, like a tokeniser or a parser
+      }
+    }
     if (s.skip_every > 0 && item.input.n % s.skip_every === 0) {
       throw new SkipItem('selftest_skip', `item ${item.key} is a multiple of ${s.skip_every}`);
     }

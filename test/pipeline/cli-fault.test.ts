@@ -150,6 +150,24 @@ describe('telebench run under faults', () => {
   }, 120_000);
 });
 
+describe('interrupting CPU-bound stages', () => {
+  it('SIGINT is handled while a stage computes without awaiting I/O, and resumes', async () => {
+    const attemptsLog = join(dir, 'attempts-busy.log');
+    const state = join(dir, 'state-busy');
+    writeFileSync(
+      join(dir, 'busy.yaml'),
+      `version: 1\nselftest: { items: 400, busy_ms: 10, concurrency: 4, attempts_log: attempts-busy.log }\n`,
+    );
+    const args = ['--state', state, 'run', 'selftest', '--config', 'busy.yaml'];
+    expect(await runAndKill(args, attemptsLog, 40, 'SIGINT')).toBe(130);
+    const started = lines(attemptsLog).length;
+    expect(started).toBeLessThan(400);
+    expect(cli(args).status).toBe(0);
+    // nothing done before the interrupt ran again
+    expect(lines(attemptsLog).length).toBe(400);
+  }, 120_000);
+});
+
 describe('configuration errors exit 2 and name the path', () => {
   const cases: [string, string, RegExp][] = [
     [
