@@ -196,6 +196,21 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
         await stage.preflight(ctx);
       } catch (err) {
         if (err instanceof PreflightError) {
+          // A missing service does not block a stage that has nothing left to do: its finished
+          // items stay usable by the stages after it (plan is pure, so a read-only plan is safe).
+          const nothingToDo = await executeStage(stage, ctx, true).then(
+            (o) => o.status === 'completed' && o.wouldRun === 0 && (o.counts.planned ?? 0) > 0,
+            () => false, // a plan that needs the missing service cannot say: the stage stays stopped
+          );
+          if (nothingToDo) {
+            const c = store.counts(name);
+            bus.emit({
+              kind: 'log',
+              stage: name,
+              message: `${err.service} is not available, but every item of ${name} is already finished`,
+            });
+            return { status: 'completed', counts: { ...c.byState, total: c.total }, ran: 0 };
+          }
           bus.emit({
             kind: 'stage-preflight-failed',
             stage: name,
@@ -219,6 +234,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
   const executeStage = async (
     stage: Stage<unknown, unknown, Cfg>,
     ctx: StageContext<Cfg>,
+    dry: boolean = opts.dryRun === true,
   ): Promise<StageOutcome> => {
     const started = Date.now();
     const name = stage.name;
@@ -231,7 +247,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
       const b = batch;
       batch = [];
       const decide = (x: (typeof b)[number]): void => {
-        const d = opts.dryRun
+        const d = dry
           ? store.planDecisionReadOnly(
               name,
               x.item.key,
@@ -250,7 +266,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
         decisions[d]++;
         if (d === 'run') planned.push(x.item);
       };
-      if (opts.dryRun) b.forEach(decide);
+      if (dry) b.forEach(decide);
       else store.transaction(() => b.forEach(decide));
     };
     const planCtx = { ...ctx, limit: opts.limit };
@@ -282,11 +298,11 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     }
     flush();
     // An interrupted plan listed only part of the items: orphaning the rest would be wrong.
-    if (opts.limit === undefined && !opts.dryRun && !opts.signal.aborted) {
+    if (opts.limit === undefined && !dry && !opts.signal.aborted) {
       store.orphanUnplanned(name, plannedKeys);
     }
 
-    if (opts.dryRun) {
+    if (dry) {
       const counts = { planned: plannedKeys.size, ...decisions };
       bus.emit({ kind: 'stage-end', stage: name, counts, ms: Date.now() - started });
       return { status: 'completed', counts, ran: 0, wouldRun: decisions.run };

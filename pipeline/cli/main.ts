@@ -243,6 +243,11 @@ export function buildProgram(): Command {
       const state = openState(resolveStateDir(cmd.optsWithGlobals().state));
       try {
         const item = state.store.item(stage, key);
+        if (!item && !state.store.stages().includes(stage)) {
+          throw new ConfigError(
+            `no stage "${stage}" in ${state.dir}; stages with items: ${state.store.stages().join(', ') || 'none yet'}`,
+          );
+        }
         if (!item) {
           throw new ConfigError(
             `no item "${key}" in stage "${stage}" (see \`telebench status\` for the stages)`,
@@ -252,6 +257,36 @@ export function buildProgram(): Command {
           .artifacts(stage, key)
           .map((a) => ({ ...a, path: state.blobs.path(a.digest) }));
         process.stdout.write(`${JSON.stringify({ ...item, artifacts }, null, 2)}\n`);
+      } finally {
+        state.close();
+      }
+    });
+
+  program
+    .command('items')
+    .description("a stage's item keys with their state and skip reason or error code")
+    .argument('<stage>')
+    .option(
+      '--state-filter <state>',
+      'only items in this state (done, skipped, failed, pending, ...)',
+    )
+    .option('--limit <n>', 'at most N items', intArg('--limit'))
+    .action((stage: string, flags: { stateFilter?: string; limit?: number }, cmd: Command) => {
+      const state = openState(resolveStateDir(cmd.optsWithGlobals().state));
+      try {
+        if (!state.store.stages().includes(stage)) {
+          throw new ConfigError(
+            `no stage "${stage}" in ${state.dir}; stages with items: ${state.store.stages().join(', ') || 'none yet'}`,
+          );
+        }
+        let n = 0;
+        for (const rec of state.store.items(stage)) {
+          if (flags.stateFilter && rec.state !== flags.stateFilter) continue;
+          if (flags.limit !== undefined && n >= flags.limit) break;
+          const why = rec.skipReason ?? (rec.error ? String(rec.error.code ?? '') : '');
+          process.stdout.write(`${rec.key}\t${rec.state}${why ? `\t${why}` : ''}\n`);
+          n++;
+        }
       } finally {
         state.close();
       }

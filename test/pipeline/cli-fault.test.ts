@@ -243,5 +243,19 @@ describe('run records', () => {
       skipReason: 'selftest_skip',
     });
     expect(cli(['--state', state, 'show', 'selftest.items', 'nope']).status).toBe(2);
+    const unknown = cli(['--state', state, 'show', 'no.such', 'x']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(
+      /no stage "no\.such" .*stages with items: selftest\.items, selftest\.summary/,
+    );
+    const skipped = cli(['--state', state, 'items', 'selftest.items', '--state-filter', 'skipped']);
+    expect(skipped.stdout.trim().split('\n')).toEqual([
+      'item-0\tskipped\tselftest_skip',
+      'item-2\tskipped\tselftest_skip',
+      'item-4\tskipped\tselftest_skip',
+    ]);
+    expect(
+      cli(['--state', state, 'items', 'selftest.items', '--limit', '2']).stdout.trim().split('\n'),
+    ).toHaveLength(2);
   });
 });

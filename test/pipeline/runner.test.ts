@@ -289,6 +289,48 @@ describe('runner', () => {
     expect(state.store.counts('b.after').total).toBe(0);
   });
 
+  it('a stage whose service is gone but whose items are all finished does not block the next stage', async () => {
+    let serviceUp = true;
+    const remote = defineStage<{ i: number }, number, Cfg>({
+      name: 'r.remote',
+      version: 1,
+      needs: [],
+      description: '',
+      async preflight() {
+        if (!serviceUp) throw new PreflightError('model server', 'cannot reach it', 'start it');
+      },
+      *plan(ctx) {
+        for (let i = 0; i < ctx.config.n; i++) yield { key: `k${i}`, input: { i } };
+      },
+      run: async (item) => item.input.i,
+    });
+    const after = defineStage<{ sum: number }, number, Cfg>({
+      name: 'r.after',
+      version: 1,
+      needs: ['r.remote'],
+      description: '',
+      *plan(ctx) {
+        let sum = 0;
+        for (const o of ctx.store.outputs<number>('r.remote')) sum += o.output;
+        yield { key: 'sum', input: { sum } };
+      },
+      run: async (item) => item.input.sum,
+    });
+    const reg = registryOf(remote, after);
+    const p: Pipeline<Cfg> = { name: 'p', description: '', stages: ['r.remote', 'r.after'] };
+    expect((await run(p, reg, { n: 3 })).result.exitCode).toBe(0);
+    serviceUp = false;
+    const second = await run(p, reg, { n: 3 });
+    expect(second.result.exitCode).toBe(0);
+    expect(second.result.stages['r.remote']?.status).toBe('completed');
+    // new work for the missing service: stopped at preflight again, and the next stage waits
+    const third = await run(p, reg, { n: 4 });
+    expect(third.result.exitCode).toBe(3);
+    expect(third.result.stages['r.remote']?.status).toBe('blocked');
+    expect(third.result.stages['r.after']?.status).toBe('blocked');
+    expect(state.store.item('r.after', 'sum')?.output).toBe(3);
+  });
+
   it('dry run plans without writing', async () => {
     const { calls, stage } = counter();
     const { result } = await run(

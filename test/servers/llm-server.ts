@@ -703,7 +703,13 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
     rules: script.rules,
     script: script.queue,
     fallback: standInAnswer,
+    // The version marks everything this server answered (it lands in instances, manifests and
+    // dataset cards), so synthetic data can never pass for a real model's.
+    version: '0.12.6-telebench-scripted',
     ...(model ? { models: [{ ...DEFAULT_MODEL, name: model }] } : {}),
   });
   console.log(`scripted LLM server listening on ${server.url}`);
+  console.log(
+    'its answers are synthetic stand-ins: use them to exercise the pipeline, never to release or publish a dataset',
+  );
 }
