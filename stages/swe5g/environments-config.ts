@@ -59,8 +59,8 @@ export const environmentsSchema = z.strictObject({
   go_modules: z.enum(['container', 'host']).default('container'),
   /** Image builds at once. */
   build_concurrency: z.number().int().min(1).max(16).default(2),
-  /** Disk budget for telebench images, GiB; `images prune` removes unneeded images above it. */
-  disk_budget_gib: z.number().min(1).default(200),
+  /** Disk budget for Docker image layers, GiB: `swe5g.build` refuses to build above it (`disk_budget_exceeded`); `images prune` frees what no unreleased instance needs. */
+  disk_budget_gib: z.number().positive().default(200),
   /** `docker` (default) or `local` (temporary worktree + host toolchain; hosts without Docker). */
   executor: z.enum(['docker', 'local']).default('docker'),
   limits: z

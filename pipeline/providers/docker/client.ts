@@ -128,6 +128,43 @@ export class DockerClient {
     return log;
   }
 
+  /**
+   * Bytes the engine's image layers take on disk (`docker system df`'s LayersSize: each layer
+   * counted once, every image of the engine included).
+   * @throws TelebenchError `docker_df_failed` (infra) when the engine does not answer
+   */
+  async imageDiskUsage(): Promise<number> {
+    try {
+      const df = (await this.docker.df()) as { LayersSize?: number };
+      return df.LayersSize ?? 0;
+    } catch (err) {
+      throw new TelebenchError(
+        'docker_df_failed',
+        `docker system df failed: ${(err as Error).message}`,
+        {
+          tier: 'infra',
+          cause: err,
+        },
+      );
+    }
+  }
+
+  /**
+   * Refuses to build more when the image layers already exceed `budgetGiB`.
+   * @throws TelebenchError `disk_budget_exceeded` (infra: retried by `--retry-failed` after
+   *   `telebench images prune` or a larger `swe5g.environments.disk_budget_gib`)
+   */
+  async assertDiskBudget(budgetGiB: number): Promise<void> {
+    const used = await this.imageDiskUsage();
+    if (used > budgetGiB * 1024 ** 3) {
+      throw new TelebenchError(
+        'disk_budget_exceeded',
+        `Docker image layers use ${(used / 1024 ** 3).toFixed(1)} GiB, over the budget of ${budgetGiB} GiB (swe5g.environments.disk_budget_gib); run \`telebench images prune\` or raise the budget, then rerun with --retry-failed`,
+        { tier: 'infra', context: { used_bytes: used, budget_gib: budgetGiB } },
+      );
+    }
+  }
+
   /** Size in bytes of `name` (all its layers), or undefined when absent. */
   async size(name: string): Promise<number | undefined> {
     return (await this.inspect(name))?.Size;

@@ -430,7 +430,7 @@ export async function hostModCache(
 /**
  * Stage `swe5g.build`: one item per Resolved instance; preflight pings the Docker engine.
  * @throws SkipItem `toolchain_mismatch`; TelebenchError `image_build_failed` |
- *   `dependency_unavailable` (infra); PreflightError when the offline base is missing
+ *   `dependency_unavailable` | `disk_budget_exceeded` (infra); PreflightError when the offline base is missing
  */
 export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   name: 'swe5g.build',
@@ -447,6 +447,7 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
     const settings = swe5gSettings(ctx.config).environments;
     const docker = ctx.memo('docker', () => new DockerClient());
     const limit = ctx.memo('swe5g.build.limit', () => pLimit(settings.build_concurrency));
+    if (settings.executor === 'docker') await docker.assertDiskBudget(settings.disk_budget_gib);
     const built = await buildInstanceImages(item.input, {
       docker,
       settings,

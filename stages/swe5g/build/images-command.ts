@@ -3,9 +3,11 @@
  * - `images base`  builds the offline base images (debootstrap minbase rootfs from the host's apt
  *   mirror, plus the host Go toolchain copied from its GOROOT) for hosts with no image registry;
  * - `images ls`    lists telebench images with each layer's own size (image size minus parent's);
- * - `images prune` removes telebench images that no pending or validated instance needs
+ * - `images prune` removes telebench images that no pending or validated, unreleased instance needs
+ *   (a released instance's images are rebuilt from its row's recipe by `telebench verify`)
  *   (rejected instances and stale recipes), and reports the total against the disk budget.
  */
+import { listReleases, readReleaseRows, releaseDir } from '../../release/assemble.js';
 import type { Command } from 'commander';
 import { loadConfigFile } from '../../../pipeline/config/load.js';
 import { openState, resolveStateDir } from '../../../pipeline/state.js';
@@ -40,10 +42,25 @@ function settingsOf(configFlag: string | undefined, lenient = false): Environmen
 }
 
 /**
+ * instance_ids of every written SWE-Bench 5G release under `<stateDir>/releases/swe-bench-5g/`.
+ * @throws TelebenchError (tier config) when a release's manifest or rows are unreadable
+ */
+export function releasedInstanceIds(stateDir: string): Set<string> {
+  const ids = new Set<string>();
+  for (const m of listReleases(stateDir, 'swe-bench-5g')) {
+    for (const row of readReleaseRows(releaseDir(stateDir, 'swe-bench-5g', m.version))) {
+      if (typeof row.instance_id === 'string') ids.add(row.instance_id);
+    }
+  }
+  return ids;
+}
+
+/**
  * Images still needed: every image of a `swe5g.build` item whose instance is not rejected by
  * `swe5g.validate` (pending or validated instances).
  */
 export function neededImages(stateDir: string): Set<string> {
+  const released = releasedInstanceIds(stateDir);
   const st = openState(stateDir);
   try {
     const keep = new Set<string>();
@@ -51,6 +68,8 @@ export function neededImages(stateDir: string): Set<string> {
       if (rec.state !== 'done' || !rec.output) continue;
       const v = st.store.item('swe5g.validate', rec.key);
       if (v?.state === 'skipped') continue;
+      // a released instance is rebuilt from its row's recipe by `telebench verify` when needed
+      if (released.has(rec.key)) continue;
       const b = rec.output as Built;
       for (const n of [b.images.base, b.images.env, b.images.instance]) if (n) keep.add(n);
     }
@@ -149,7 +168,7 @@ export function addImagesCommand(program: Command): void {
 
   images
     .command('prune')
-    .description('Remove telebench images no pending or validated instance needs')
+    .description('Remove telebench images that no pending or validated, unreleased instance needs')
     .option('--config <file>', 'configuration file (default config/default.yaml)')
     .option('--state <dir>', 'state directory (default TELEBENCH_HOME or ./cache)')
     .option('--dry-run', 'only list what would be removed')

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runPipeline } from '../../../../pipeline/runner.js';
@@ -61,5 +61,20 @@ describe('images prune: neededImages', () => {
       'i:kept',
       'i:pending',
     ]);
+    // once `kept` is in a written release, its own images are no longer needed (verify rebuilds
+    // them from the row); the shared base stays for the pending instance
+    const rel = join(dir, 'releases', 'swe-bench-5g', '1.0.0');
+    mkdirSync(join(rel, 'data'), { recursive: true });
+    writeFileSync(join(rel, 'data', 'all.jsonl'), `${JSON.stringify({ instance_id: 'kept' })}\n`);
+    writeFileSync(
+      join(rel, 'manifest.json'),
+      JSON.stringify({
+        dataset: 'swe-bench-5g',
+        version: '1.0.0',
+        created_at: '2026-01-01T00:00:00Z',
+        files: { 'data/all.jsonl': 'x' },
+      }),
+    );
+    expect([...neededImages(dir)].sort()).toEqual(['b:shared', 'e:pending', 'i:pending']);
   });
 });
