@@ -48,7 +48,7 @@ describe('scripted server as a standalone process (for pipeline runs without a m
     });
     const p = new OllamaProvider({ baseUrl: url, http: { idleTimeoutMs: 5000 } });
     const info = await p.preflight('qwen3.5:2b');
-    expect(info.serverVersion).toBe('0.12.6');
+    expect(info.serverVersion).toBe('0.12.6-telebench-scripted');
     const rule = await p.chat({
       model: 'qwen3.5:2b',
       messages: [{ role: 'user', content: 'Which NF is the AMF?' }],
