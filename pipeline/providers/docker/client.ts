@@ -8,6 +8,7 @@
  */
 import Docker from 'dockerode';
 import tarFs from 'tar-fs';
+import pRetry from 'p-retry';
 import { PreflightError, TelebenchError } from '../../errors.js';
 
 /** The three image layers of an instance (SWE-bench layering). */
@@ -135,7 +136,14 @@ export class DockerClient {
    */
   async imageDiskUsage(): Promise<number> {
     try {
-      const df = (await this.docker.df()) as { LayersSize?: number };
+      // The engine refuses a second `df` while one runs ("a disk usage operation is already
+      // running"): wait for it and ask again (p-retry), any other error is final.
+      const df = (await pRetry(() => this.docker.df() as Promise<{ LayersSize?: number }>, {
+        retries: 10,
+        minTimeout: 500,
+        maxTimeout: 3000,
+        shouldRetry: (e) => /already running/i.test(String((e as Error).message ?? e)),
+      })) as { LayersSize?: number };
       return df.LayersSize ?? 0;
     } catch (err) {
       throw new TelebenchError(

@@ -447,7 +447,13 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
     const settings = swe5gSettings(ctx.config).environments;
     const docker = ctx.memo('docker', () => new DockerClient());
     const limit = ctx.memo('swe5g.build.limit', () => pLimit(settings.build_concurrency));
-    if (settings.executor === 'docker') await docker.assertDiskBudget(settings.disk_budget_gib);
+    // Checked once per run (docker system df walks every layer): a run does not start new builds
+    // over the budget; the items of that run fail with disk_budget_exceeded.
+    if (settings.executor === 'docker') {
+      await ctx.memo('swe5g.build.disk-budget', () =>
+        docker.assertDiskBudget(settings.disk_budget_gib),
+      );
+    }
     const built = await buildInstanceImages(item.input, {
       docker,
       settings,
