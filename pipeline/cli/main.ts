@@ -302,7 +302,7 @@ export function buildProgram(): Command {
       const state = openState(stateDir);
       try {
         if (target === 'run') {
-          process.stdout.write(runReport(state.store, registry));
+          process.stdout.write(runReport(state.store, registry, stateDir));
           return;
         }
         const pipeline = pipelines.get(target);

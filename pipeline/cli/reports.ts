@@ -2,6 +2,8 @@
  * `telebench status` and `telebench report run`: per-stage counts by state, skip reasons (the
  * funnel) and error codes, as a Markdown table or JSON.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { StageRegistry } from '../runner.js';
 
@@ -20,15 +22,13 @@ export function collectStatus(
   registry: StageRegistry,
   only?: Set<string>,
 ): StageStatus[] {
-  const names = new Set([...store.stages(), ...(only ?? [])]);
-  return [...names]
-    .filter((n) => !only || only.has(n))
-    .sort()
-    .map((stage) => ({
-      stage,
-      version: registry.get(stage)?.version ?? null,
-      ...store.counts(stage),
-    }));
+  // A Set keeps insertion order: callers pass stages in pipeline order; otherwise sort by name.
+  const names = only ? [...only] : store.stages().sort();
+  return names.map((stage) => ({
+    stage,
+    version: registry.get(stage)?.version ?? null,
+    ...store.counts(stage),
+  }));
 }
 
 const STATES = ['done', 'skipped', 'failed', 'pending', 'running', 'orphaned'] as const;
@@ -74,8 +74,35 @@ export function statusReport(
   return `${out.join('\n')}\n`;
 }
 
-/** Markdown summary of the last run: its manifest and the status of its stages. */
-export function runReport(store: Store, registry: StageRegistry): string {
+/**
+ * Stages of a run that did not start, from its event log (`runs/<run_id>/events.jsonl`):
+ * `{stage: "stopped at preflight: <message> -> <hint>"}` or `{stage: "not started: <because>"}`.
+ * A missing or partly written log (a killed run) gives what could be read.
+ */
+export function notStarted(eventsFile: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!existsSync(eventsFile)) return out;
+  for (const line of readFileSync(eventsFile, 'utf8').split('\n')) {
+    if (!line.includes('"stage-preflight-failed"') && !line.includes('"stage-blocked"')) continue;
+    let e: { kind?: string; stage?: string; message?: string; hint?: string; because?: string };
+    try {
+      e = JSON.parse(line) as typeof e;
+    } catch {
+      continue; // the last line of a killed run can be cut; the others still count
+    }
+    if (!e.stage) continue;
+    if (e.kind === 'stage-preflight-failed')
+      out[e.stage] = `stopped at preflight: ${e.message} -> ${e.hint}`;
+    else if (e.kind === 'stage-blocked') out[e.stage] = `not started: ${e.because}`;
+  }
+  return out;
+}
+
+/**
+ * Markdown summary of the last run: its manifest, the status of its stages in pipeline order, and
+ * why stages did not start (from the run's event log under `stateDir`).
+ */
+export function runReport(store: Store, registry: StageRegistry, stateDir?: string): string {
   const run = store.lastRun();
   if (!run) return 'No run recorded in this state directory.\n';
   const m = run.manifest as {
@@ -94,5 +121,12 @@ export function runReport(store: Store, registry: StageRegistry): string {
     `- git: ${m.gitSha ?? 'unknown'}; config: ${m.configFile ?? '?'} (sha256 ${m.configHash?.slice(0, 12) ?? '?'})`,
     '',
     statusReport(store, registry, false, stages),
+    ...notStartedLines(stateDir ? join(stateDir, 'runs', run.runId, 'events.jsonl') : undefined),
   ].join('\n');
+}
+
+function notStartedLines(eventsFile: string | undefined): string[] {
+  const why = eventsFile ? notStarted(eventsFile) : {};
+  const rows = Object.entries(why).map(([stage, text]) => `- ${stage}: ${text}`);
+  return rows.length > 0 ? ['**Stages that did not run**', '', ...rows, ''] : [];
 }

@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { notStarted } from '../../pipeline/cli/reports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runPipeline, selectStages, type StageRegistry } from '../../pipeline/runner.js';
@@ -287,6 +288,14 @@ describe('runner', () => {
     );
     expect(state.store.counts('a.items').byState.done).toBe(2);
     expect(state.store.counts('b.after').total).toBe(0);
+    // what `telebench report run` reads back from the run's event log
+    const file = join(dir, 'events.jsonl');
+    writeFileSync(file, `${events.map((e) => JSON.stringify(e)).join('\n')}\n{"kind":"stage-blo`);
+    expect(notStarted(file)).toEqual({
+      'b.remote':
+        'stopped at preflight: cannot reach the model server -> start it with `ollama serve`',
+      'b.after': 'not started: needs b.remote, which stopped at preflight',
+    });
   });
 
   it('a stage whose service is gone but whose items are all finished does not block the next stage', async () => {
