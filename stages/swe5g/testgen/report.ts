@@ -5,6 +5,7 @@
  */
 import type { StageContext } from '../../../pipeline/stage.js';
 import type { TestGen } from '../types.js';
+import { countInto, formatCounts, repoOfInstance } from '../report-counts.js';
 
 /** Counts of one repository (or `total`). */
 export interface TestgenRow {
@@ -16,10 +17,6 @@ export interface TestgenRow {
   failed: number;
   categories: Record<string, number>;
 }
-
-const inc = (m: Record<string, number>, k: string): void => {
-  m[k] = (m[k] ?? 0) + 1;
-};
 
 /**
  * Per-repository strategy counts from the `swe5g.testgen` records in the store (any state);
@@ -37,7 +34,7 @@ export function testgenRows(ctx: Pick<StageContext, 'store'>): TestgenRow[] {
     categories: {},
   };
   for (const rec of ctx.store.items('swe5g.testgen')) {
-    const repo = rec.key.replace(/-\d+$/, '').replace('__', '/');
+    const repo = repoOfInstance(rec.key);
     let r = rows.get(repo);
     if (!r) {
       r = { repo, A: 0, B: 0, shipped: 0, skipped: {}, failed: 0, categories: {} };
@@ -47,19 +44,13 @@ export function testgenRows(ctx: Pick<StageContext, 'store'>): TestgenRow[] {
       if (rec.state === 'done') {
         const tg = rec.output as TestGen;
         row[tg.strategy]++;
-        inc(row.categories, tg.bug_category);
-      } else if (rec.state === 'skipped') inc(row.skipped, rec.skipReason ?? 'unknown');
+        countInto(row.categories, tg.bug_category);
+      } else if (rec.state === 'skipped') countInto(row.skipped, rec.skipReason ?? 'unknown');
       else if (rec.state === 'failed') row.failed++;
     }
   }
   return [...[...rows.values()].sort((a, b) => a.repo.localeCompare(b.repo)), total];
 }
-
-const fmt = (m: Record<string, number>): string =>
-  Object.entries(m)
-    .sort((a, b) => b[1] - a[1])
-    .map(([k, v]) => `${k} ${v}`)
-    .join(', ');
 
 /** Markdown table of {@link testgenRows} ('' when the stage has no records). */
 export function testgenMarkdown(ctx: Pick<StageContext, 'store'>): string {
@@ -72,7 +63,7 @@ export function testgenMarkdown(ctx: Pick<StageContext, 'store'>): string {
     '|---|---:|---:|---:|---|---:|---|',
     ...rows.map(
       (r) =>
-        `| ${r.repo} | ${r.A} | ${r.B} | ${r.shipped} | ${fmt(r.skipped)} | ${r.failed} | ${fmt(r.categories)} |`,
+        `| ${r.repo} | ${r.A} | ${r.B} | ${r.shipped} | ${formatCounts(r.skipped)} | ${r.failed} | ${formatCounts(r.categories)} |`,
     ),
     '',
   ].join('\n');

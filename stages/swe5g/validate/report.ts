@@ -6,6 +6,7 @@
  */
 import type { StageContext } from '../../../pipeline/stage.js';
 import type { Validated } from './validate.js';
+import { countInto, formatCounts, repoOfInstance } from '../report-counts.js';
 
 /** Counts of one repository (or `total`). */
 export interface ValidationRow {
@@ -19,10 +20,6 @@ export interface ValidationRow {
   medianStepSeconds: number | null;
 }
 
-const inc = (m: Record<string, number>, k: string): void => {
-  m[k] = (m[k] ?? 0) + 1;
-};
-const repoOf = (key: string): string => key.replace(/-\d+$/, '').replace('__', '/');
 const median = (xs: number[]): number | null =>
   xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -53,14 +50,14 @@ export function validationRows(ctx: Pick<StageContext, 'store'>): ValidationRow[
   const total = row('total');
   rows.delete('total');
   for (const rec of ctx.store.items('swe5g.build')) {
-    for (const r of [row(repoOf(rec.key)), total]) {
+    for (const r of [row(repoOfInstance(rec.key)), total]) {
       if (rec.state === 'done') r.built++;
-      else if (rec.state === 'skipped') inc(r.buildRejected, rec.skipReason ?? 'unknown');
+      else if (rec.state === 'skipped') countInto(r.buildRejected, rec.skipReason ?? 'unknown');
       else if (rec.state === 'failed') r.failed++;
     }
   }
   for (const rec of ctx.store.items('swe5g.validate')) {
-    const repo = repoOf(rec.key);
+    const repo = repoOfInstance(rec.key);
     for (const [name, r] of [
       [repo, row(repo)],
       ['total', total],
@@ -72,7 +69,7 @@ export function validationRows(ctx: Pick<StageContext, 'store'>): ValidationRow[
           0,
         );
         times.get(name)!.push(secs);
-      } else if (rec.state === 'skipped') inc(r.rejected, rec.skipReason ?? 'unknown');
+      } else if (rec.state === 'skipped') countInto(r.rejected, rec.skipReason ?? 'unknown');
       else if (rec.state === 'failed') r.failed++;
     }
   }
@@ -81,12 +78,6 @@ export function validationRows(ctx: Pick<StageContext, 'store'>): ValidationRow[
   for (const r of out) r.medianStepSeconds = median(times.get(r.repo) ?? []);
   return out;
 }
-
-const fmt = (m: Record<string, number>): string =>
-  Object.entries(m)
-    .sort((a, b) => b[1] - a[1])
-    .map(([k, v]) => `${k} ${v}`)
-    .join(', ');
 
 /** Markdown table of {@link validationRows}; '' when nothing was built yet. */
 export function validationMarkdown(ctx: Pick<StageContext, 'store'>): string {
@@ -102,7 +93,7 @@ export function validationMarkdown(ctx: Pick<StageContext, 'store'>): string {
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.repo} | ${r.built} | ${fmt(r.buildRejected)} | ${r.validated} | ${fmt(r.rejected)} | ${r.failed} | ${r.medianStepSeconds === null ? '' : r.medianStepSeconds.toFixed(1)} |`,
+      `| ${r.repo} | ${r.built} | ${formatCounts(r.buildRejected)} | ${r.validated} | ${formatCounts(r.rejected)} | ${r.failed} | ${r.medianStepSeconds === null ? '' : r.medianStepSeconds.toFixed(1)} |`,
     );
   }
   return `${lines.join('\n')}\n`;

@@ -1,0 +1,22 @@
+/**
+ * Small helpers shared by the `swe5g` report tables (fail-to-pass, validation): per-repository
+ * grouping of instance ids and reason counts.
+ */
+
+/** The repository of an instance id: `free5gc__amf-161` -> `free5gc/amf` (SWE-bench id form). */
+export function repoOfInstance(instanceId: string): string {
+  return instanceId.replace(/-\d+$/, '').replace('__', '/');
+}
+
+/** Adds one to `counts[key]` (starting from 0). */
+export function countInto(counts: Record<string, number>, key: string): void {
+  counts[key] = (counts[key] ?? 0) + 1;
+}
+
+/** `reason n, reason n, ...`, most frequent first; '' for no counts. */
+export function formatCounts(counts: Record<string, number>): string {
+  return Object.entries(counts)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+}
