@@ -53,7 +53,14 @@ export interface RunOptions<Cfg> {
 
 export type StageOutcome =
   | { status: 'completed'; counts: Record<string, number>; ran: number; wouldRun?: number }
-  | { status: 'blocked'; reason: string; service?: string; hint?: string }
+  | {
+      status: 'blocked';
+      reason: string;
+      service?: string;
+      hint?: string;
+      /** The stage upstream whose preflight stopped (set on stages blocked behind it). */
+      root?: string;
+    }
   | { status: 'interrupted'; counts: Record<string, number>; ran: number };
 
 export interface RunResult {
@@ -180,14 +187,19 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     const blockedBy = needs.find((_, i) => needOutcomes[i]!.status !== 'completed');
     if (blockedBy) {
       const o = needOutcomes[needs.indexOf(blockedBy)]!;
+      // Name the stage that actually stopped, not the whole chain in between.
+      const root =
+        o.status === 'blocked' ? (o.service !== undefined ? blockedBy : o.root) : undefined;
       const because =
         o.status === 'interrupted'
           ? `needs ${blockedBy}, which was interrupted`
-          : o.status === 'blocked' && o.service !== undefined
+          : root === blockedBy
             ? `needs ${blockedBy}, which stopped at preflight`
-            : `needs ${blockedBy}, which did not run (${o.status === 'blocked' ? o.reason : o.status})`;
+            : root !== undefined
+              ? `needs ${blockedBy}, which waits on ${root} (stopped at preflight)`
+              : `needs ${blockedBy}, which did not run`;
       bus.emit({ kind: 'stage-blocked', stage: name, because });
-      return { status: 'blocked', reason: because };
+      return { status: 'blocked', reason: because, ...(root !== undefined ? { root } : {}) };
     }
     if (opts.signal.aborted) return { status: 'interrupted', counts: {}, ran: 0 };
     const ctx = baseContext(name);

@@ -269,11 +269,19 @@ describe('runner', () => {
       plan: () => [{ key: 'x', input: null }],
       run: async () => null,
     });
-    const reg = registryOf(stage(), needsService, after);
+    const later = defineStage<null, null, Cfg>({
+      name: 'b.later',
+      version: 1,
+      needs: ['b.after'],
+      description: '',
+      plan: () => [{ key: 'x', input: null }],
+      run: async () => null,
+    });
+    const reg = registryOf(stage(), needsService, after, later);
     const p: Pipeline<Cfg> = {
       name: 'p',
       description: '',
-      stages: ['a.items', 'b.remote', 'b.after'],
+      stages: ['a.items', 'b.remote', 'b.after', 'b.later'],
     };
     const { result, events } = await run(p, reg, { n: 3 });
     expect(result.exitCode).toBe(3);
@@ -295,6 +303,8 @@ describe('runner', () => {
       'b.remote':
         'stopped at preflight: cannot reach the model server -> start it with `ollama serve`',
       'b.after': 'not started: needs b.remote, which stopped at preflight',
+      // further down the chain the message names the stage that stopped, not every link
+      'b.later': 'not started: needs b.after, which waits on b.remote (stopped at preflight)',
     });
   });
 
