@@ -27,6 +27,7 @@ import { buildManifest, PROJECT_ROOT } from '../manifest.js';
 import { eventLogWriter, jsonLinesRenderer, ttyRenderer } from './progress.js';
 import { statusReport, runReport } from './reports.js';
 import { redact } from '../secrets.js';
+import { addServeModelCommand } from './serve-model.js';
 
 /** Resolves `--config` (default `config/default.yaml` in the current folder, else in the checkout). */
 export function resolveConfigPath(flag: string | undefined): string {
@@ -362,6 +363,7 @@ export function buildProgram(): Command {
       process.stdout.write(`wrote ${flags.out}\n`);
     });
 
+  addServeModelCommand(program);
   for (const add of commands) add(program);
   return program;
 }
