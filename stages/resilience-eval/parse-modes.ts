@@ -125,7 +125,7 @@ const OPTION_REF = String.raw`(?:option|choice|answer)?\s*[([]?\s*(\d+)\s*[)\]]?
  */
 function optionFromPayload(raw: string, n: number): number | 'ambiguous' | null {
   const payload = unwrapPayload(raw);
-  const m = new RegExp(String.raw`^${OPTION_REF}(?=[.:)\s,;]|$)`, 'i').exec(payload);
+  const m = new RegExp(String.raw`^${OPTION_REF}(?=[.:)\s,;/]|$)`, 'i').exec(payload);
   if (!m) return null;
   const k = Number(m[1]);
   if (k < 1 || k > n) return null;
