@@ -28,6 +28,8 @@
  *   way cannot be reproduced without the option texts, which the published experiment files lack.
  */
 
+import { isCutOffReply } from '../resilience/parse-answer.js';
+
 export const PARSE_MODES = ['strict', 'lenient', 'published'] as const;
 export type ParseMode = (typeof PARSE_MODES)[number];
 
@@ -125,7 +127,7 @@ const OPTION_REF = String.raw`(?:option|choice|answer)?\s*[([]?\s*(\d+)\s*[)\]]?
  */
 function optionFromPayload(raw: string, n: number): number | 'ambiguous' | null {
   const payload = unwrapPayload(raw);
-  const m = new RegExp(String.raw`^${OPTION_REF}(?=[.:)\s,;]|$)`, 'i').exec(payload);
+  const m = new RegExp(String.raw`^${OPTION_REF}(?=[.:)\s,;/]|$)`, 'i').exec(payload);
   if (!m) return null;
   const k = Number(m[1]);
   if (k < 1 || k > n) return null;
@@ -161,16 +163,9 @@ function lastFinalAnswer(text: string): { payload: string; line: string; isLast:
   return null;
 }
 
-/**
- * True when a reply is cut off: empty visible reply and either the provider said `length` or the
- * reasoning's last character is not a sentence end (a letter, digit or comma). Pure.
- */
+/** True when a reply is cut off (see {@link isCutOffReply}). Pure. */
 export function isCutOff(r: ReplyParts): boolean {
-  if (r.content.trim() !== '') return false;
-  if (r.doneReason === 'length') return true;
-  const t = r.thinking.trimEnd();
-  if (t === '') return false;
-  return /[\p{L}\p{N},;(]$/u.test(t) && !FA.test(nonEmptyLines(t).at(-1) ?? '');
+  return isCutOffReply(r);
 }
 
 const answer = (rule: string, index: number, matched: string): ModeParse => ({
