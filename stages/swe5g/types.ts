@@ -201,7 +201,7 @@ export interface ValidatedInstance {
   images: { base: string; env: string; instance: string };
   image_recipe: string;
   toolchain: string;
-  executor: 'docker' | 'local';
+  executor: 'docker' | 'local' | 'swarm';
   step_logs: {
     parent_p2p?: string;
     parent_f2p?: string;
