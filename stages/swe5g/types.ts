@@ -87,8 +87,17 @@ export interface PRIdentity {
  * Fields the source cannot know are empty (`''`, `[]`, `null`), never invented.
  */
 export interface MinedPR extends PRIdentity {
-  /** How the PR landed: merge commit, squash/rebase commit (single parent). */
-  merge_style: 'merge' | 'squash';
+  /**
+   * How the PR landed: merge commit, squash commit (single parent), or `rebase` (git source: the
+   * PR's own head commit is on the branch, rebase or fast-forward merge).
+   */
+  merge_style: 'merge' | 'squash' | 'rebase';
+  /**
+   * Git source: why this commit is read as the PR's landing (`the commit is refs/pull/22/head
+   * (rebase or fast-forward merge)`, `squash subject "(#21)" read as the PR: issues are filed in
+   * another repository ...`). Absent for the API source (GitHub says which PR merged).
+   */
+  landing?: string;
   pr_title: string;
   pr_body: string;
   /** Head branch name (`fix/1079-nil-amf`), '' when unknown. */
