@@ -46,6 +46,13 @@ export interface LinkEvidence {
   /** `owner/name#number` of the issue this evidence points to. */
   issue: string;
   confidence: number;
+  /**
+   * How the reference was read when that is not obvious: a bare `#N` read in `issues_repo`, a
+   * branch-name number's position (issue 16: `issues_repo` changes how `#N` is read).
+   */
+  note?: string;
+  /** Every repository the reference could point to when it is ambiguous (`issue` first). */
+  candidates?: string[];
 }
 
 /** A changed file of the PR, with line counts. */
@@ -131,6 +138,11 @@ export interface MinedPR extends PRIdentity {
 export interface LinkedPR extends MinedPR {
   issues: LinkedIssue[];
   links: LinkEvidence[];
+  /**
+   * Branch-name evidence that was not kept (issue 16, "False links"): its issue was neither found in
+   * the issues repository (API / `--issues-from`) nor named by other evidence; `note` says why.
+   */
+  unconfirmed_links?: LinkEvidence[];
   /** Other PRs that reference the same issue(s) (kept: this merged one; noted: the rest). */
   other_prs: number[];
   /** Issue comments made before `merged_at`. */

@@ -98,6 +98,8 @@ export interface MirrorMining {
   skipped: SkippedCommit[];
   /** Number of `refs/pull/N/head` refs in the mirror (0: not a `git clone --mirror`). */
   pull_refs: number;
+  /** Highest N of `refs/pull/N/head` (0 when none): no PR or issue of this repository is above. */
+  max_pull_number: number;
 }
 
 const MERGE_RE = /^Merge pull request #(\d+) from (\S+)/;
@@ -312,7 +314,12 @@ export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promi
     if (opts.maxPrs && found.filter((f) => !f.foreign_forge).length >= opts.maxPrs) break;
   }
   const prs = await dedupe(g, found, skipped);
-  return { prs, skipped, pull_refs: pullHeads.size };
+  return {
+    prs,
+    skipped,
+    pull_refs: pullHeads.size,
+    max_pull_number: Math.max(0, ...pullHeads.keys()),
+  };
 }
 
 /**

@@ -69,6 +69,8 @@ export interface MineOutput {
   skipped_commits?: SkippedCommit[];
   /** Git source: number of `refs/pull/N/head` in the mirror (0: not made by `git clone --mirror`). */
   pull_refs?: number;
+  /** Git source: highest `refs/pull/N/head` number (the link stage reads a larger bare `#N` elsewhere). */
+  max_pr_number?: number;
   /** What a user should know about this item's input (e.g. a mirror without `refs/pull/*`). */
   warnings?: string[];
 }
@@ -253,6 +255,7 @@ async function mineGit(input: MineInput, gitDir: string): Promise<MineOutput> {
     closing_references_error: null,
     skipped_commits: mined.skipped,
     pull_refs: mined.pull_refs,
+    max_pr_number: mined.max_pull_number,
     warnings,
   };
 }

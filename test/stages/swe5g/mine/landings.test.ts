@@ -175,7 +175,11 @@ describe('git mirror source: rebase-merged and manually merged PRs', () => {
     expect(pr22.landing).toMatch(/refs\/pull\/22\/head/);
     // the (#21) of PR 22's subject reaches the link stage as a reference to issue 21
     const l22 = state.store.item('swe5g.link', 'free5gc__amf-22')!.output as LinkedPR;
-    expect(l22.links.map((l) => l.issue.replace(/^.*#/, '#'))).toContain('#21');
+    expect(l22.links.find((l) => l.issue.endsWith('#21'))).toMatchObject({
+      issue: 'free5gc/free5gc#21',
+      candidates: ['free5gc/free5gc#21', 'free5gc/amf#21'],
+      note: expect.stringMatching(/read in free5gc\/free5gc \(issues_repo\)/),
+    });
     const ctx = {
       config,
       store: {
