@@ -20,6 +20,11 @@ export const evalModelSchema = z.strictObject({
   /** Context window in tokens (Ollama num_ctx). */
   num_ctx: z.number().int().min(512).default(16384),
   seed: z.number().int().optional(),
+  /** Agent paradigms for this model (default: `evaluation.modes`). */
+  modes: z
+    .array(z.enum(['single', 'multi']))
+    .min(1)
+    .optional(),
 });
 export type EvalModel = z.output<typeof evalModelSchema>;
 

@@ -295,12 +295,12 @@ export const solveStage = defineStage<SolveInput, SolveOutput, HasSwe5g>({
     let n = 0;
     for (const model of s.models) {
       for (const inst of evalInstances(ctx).values()) {
-        const runs: { mode: 'single' | 'multi'; condition: 'none' | 'skill' }[] = s.modes.map(
-          (mode) => ({
-            mode,
-            condition: 'none' as const,
-          }),
-        );
+        const runs: { mode: 'single' | 'multi'; condition: 'none' | 'skill' }[] = (
+          model.modes ?? s.modes
+        ).map((mode) => ({
+          mode,
+          condition: 'none' as const,
+        }));
         if (ab.has(inst.instance_id)) runs.push({ mode: s.skills.ab_mode, condition: 'skill' });
         for (const r of runs) {
           if (ctx.limit !== undefined && n >= ctx.limit) return;

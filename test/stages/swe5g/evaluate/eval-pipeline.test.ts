@@ -223,6 +223,7 @@ function config(
       evaluation: {
         models: models.map((name) => ({
           name,
+          ...(name === 'm-twosite' ? { modes: ['single', 'multi'] } : {}),
           llm: { endpoints: [{ kind: 'ollama', base_url: server.url }], cache: false },
           num_ctx: 16384,
         })),
@@ -323,10 +324,9 @@ describe('swe5g-eval on a test-built repository with scripted models', () => {
     expect(v.exitCode).toBe(0);
     expect(state.store.item('swe5g.validate', ID)?.state).toBe('done');
 
-    const single = config(
-      ['m-correct', 'm-indent', 'm-ambiguous', 'm-malformed', 'm-testedit'],
-      ['single'],
-    );
+    // one configuration for every model (items a run does not plan are orphaned by the runner);
+    // m-twosite runs single- and multi-turn
+    const single = config(MODELS, ['single']);
     const r1 = await run(
       ['swe5g.eval.skills', 'swe5g.eval.solve', 'swe5g.eval.grade', 'swe5g.eval.predictions'],
       single,
@@ -361,10 +361,6 @@ describe('swe5g-eval on a test-built repository with scripted models', () => {
   }, 1_500_000);
 
   it('multi-turn: a fix missing the second site is completed in turn 2 from the fed-back test output', async () => {
-    const cfg = config(['m-twosite'], ['single', 'multi']);
-    expect(
-      (await run(['swe5g.eval.solve', 'swe5g.eval.grade', 'swe5g.eval.predictions'], cfg)).exitCode,
-    ).toBe(0);
     const single = gradeOf(`m-twosite::single::none::${ID}`);
     expect(single.resolved).toBe(false);
     expect(single.FAIL_TO_PASS[F2P[0]!]).toBe('fail');
