@@ -49,15 +49,18 @@ export interface InstanceVerdict {
 
 /**
  * Whether a run resolves an instance: every FAIL_TO_PASS and PASS_TO_PASS test passed (a test that
- * did not run counts as not passed).
+ * did not run counts as not passed, and so does a test the log reported twice: `conflicts` from
+ * the parser).
  * @returns the verdict and the first tests that did not pass
  */
 export function gradeRun(
   tests: Record<string, TestStatus>,
   row: Pick<Swe5gRow, 'FAIL_TO_PASS' | 'PASS_TO_PASS'>,
+  conflicts: readonly string[] = [],
 ): { resolved: boolean; notPassing: string[] } {
+  const twice = new Set(conflicts);
   const notPassing = [...row.FAIL_TO_PASS, ...row.PASS_TO_PASS].filter(
-    (id) => tests[id] !== 'pass',
+    (id) => tests[id] !== 'pass' || twice.has(id),
   );
   return { resolved: notPassing.length === 0, notPassing };
 }
@@ -239,7 +242,8 @@ export async function verifyRow(
     );
     if (result.timedOut)
       return { resolved: false, why: `${label} run timed out after ${s.limits.timeout_s} s` };
-    const g = gradeRun(parseStep(recipe, result, collect).tests, row);
+    const parsed = parseStep(recipe, result, collect);
+    const g = gradeRun(parsed.tests, row, parsed.conflicts);
     deps.log?.(
       `${row.instance_id} ${label}: ${g.resolved ? 'resolved' : 'not resolved'} (exit ${result.exitCode})`,
     );

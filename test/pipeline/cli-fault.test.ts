@@ -114,7 +114,7 @@ describe('telebench run under faults', () => {
     const before = attempts.length;
     expect(cli(args).status).toBe(0);
     expect(lines(attemptsLog).length).toBe(before);
-  }, 180_000);
+  });
 
   it('SIGINT finishes or abandons in-flight items, persists state and exits 130; SIGTERM exits 143', async () => {
     const attemptsLog = join(dir, 'attempts-int.log');
@@ -147,7 +147,7 @@ describe('telebench run under faults', () => {
       stages: { stage: string; byState: Record<string, number> }[];
     };
     expect(parsed.stages.find((s) => s.stage === 'selftest.items')?.byState).toEqual({ done: 200 });
-  }, 120_000);
+  });
 });
 
 describe('interrupting CPU-bound stages', () => {
@@ -165,7 +165,7 @@ describe('interrupting CPU-bound stages', () => {
     expect(cli(args).status).toBe(0);
     // nothing done before the interrupt ran again
     expect(lines(attemptsLog).length).toBe(400);
-  }, 120_000);
+  });
 });
 
 describe('configuration errors exit 2 and name the path', () => {

@@ -22,9 +22,8 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { pipeline as streamPipeline } from 'node:stream/promises';
 import { PassThrough } from 'node:stream';
-import tarFs from 'tar-fs';
 import { TelebenchError } from '../../errors.js';
-import type { DockerClient } from './client.js';
+import { tarFs, type DockerClient } from './client.js';
 import { PINNED_ENV } from './recipes.js';
 
 /** Which executor produced a result (recorded on every validated instance). */
@@ -162,7 +161,7 @@ export class DockerExecutor implements Executor {
       });
       const c = container;
       if (Object.keys(spec.files).length > deleted.length) {
-        const tar = tarFs.pack(overlay);
+        const tar = tarFs().pack(overlay);
         await c.putArchive(tar as unknown as NodeJS.ReadableStream, {
           path: spec.instance.workdir,
         });
@@ -320,7 +319,7 @@ async function readFromContainer(
   }
   const dir = mkdtempSync(join(tmpdir(), 'telebench-collect-'));
   try {
-    await streamPipeline(stream as unknown as PassThrough, tarFs.extract(dir));
+    await streamPipeline(stream as unknown as PassThrough, tarFs().extract(dir));
     const base = rel.split('/').pop() ?? rel;
     const p = join(dir, base);
     return existsSync(p) ? readFileSync(p, 'utf8') : undefined;

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { $ } from 'zx';
+import type * as Zx from 'zx';
 import { defineStage } from '../../../pipeline/stage.js';
 import { PreflightError, SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import { DockerClient } from '../../../pipeline/providers/docker/client.js';
@@ -26,12 +26,15 @@ import { executorPreflight, pushLayers } from '../executors.js';
 import { hostGo } from '../../../pipeline/providers/docker/offline-base.js';
 import { exportCleanRepo, fileAt, hostEnv } from '../../../pipeline/providers/git/repo.js';
 import { hashJson } from '../../../pipeline/hash.js';
+import { lazy } from '../../../pipeline/lazy.js';
 import type { KeyValue } from '../../../pipeline/store/store.js';
 import type { Resolved } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import { mirrorPath } from '../resolve/resolve.js';
 import { planPerResolved } from '../resolve/plan.js';
+
+const zx = lazy<typeof Zx>('zx');
 
 /** Output of `swe5g.build` (key = instance_id). Sizes in bytes; env/instance are layer deltas. */
 export interface Built {
@@ -346,7 +349,7 @@ async function buildLocal(
         : ['python3', '--version'];
   let toolchain: string;
   try {
-    toolchain = (await $({ quiet: true })`${cmd}`).stdout.trim().toLowerCase();
+    toolchain = (await zx().$({ quiet: true })`${cmd}`).stdout.trim().toLowerCase();
   } catch (err) {
     throw new PreflightError(
       'host toolchain',
@@ -403,7 +406,7 @@ export async function hostModCache(
   writeFileSync(join(work, 'go.mod'), depFiles['go.mod'] ?? '');
   writeFileSync(join(work, 'go.sum'), depFiles['go.sum'] ?? '');
   try {
-    await $({
+    await zx().$({
       cwd: work,
       quiet: true,
       // The minimal host environment (no tokens), plus the Go variables that pick proxy and caches.
@@ -423,7 +426,7 @@ export async function hostModCache(
       },
     );
   }
-  await $({ quiet: true })`chmod -R u+w ${join(cache, 'mod')}`;
+  await zx().$({ quiet: true })`chmod -R u+w ${join(cache, 'mod')}`;
   writeFileSync(join(cache, '.complete'), '');
   return join(cache, 'mod');
 }
