@@ -1,7 +1,8 @@
 /**
- * Executor `swarm` (issue 13): each step runs as a Docker Swarm job (a `replicated-job` service,
- * one task, restart none) created through dockerode's services API, on whatever node the
- * scheduler picks from the step's resource reservations. Same contract as
+ * Executor `swarm` (issue 13): each step runs as a one-task Docker Swarm service (restart
+ * condition none; see {@link SERVICE_MODE} for why not `replicated-job`) created through
+ * dockerode's services API, on whatever node the scheduler picks from the step's resource
+ * reservations. Same contract as
  * {@link DockerExecutor}: same {@link StepSpec} in, same {@link StepResult} out.
  *
  * Isolation: the task is attached only to an `internal` overlay network made for this one step
@@ -67,6 +68,17 @@ export interface SwarmExecutorOptions {
 const CONFIG_CHUNK = 400 * 1024;
 /** Where the overlay configs are mounted in the task. */
 const OVERLAY_DIR = '/run/telebench-overlay';
+/**
+ * One task, never restarted. Not `ReplicatedJob`: on Engine 20.10 a job's task stays in the swarm
+ * (desired state `complete`) after its service is removed, with its exited container on its node
+ * (measured here: 1 task and 1 container left per step; none with a one-replica service), and
+ * Swarm's constraint enforcer keeps counting those tasks' reservations, so after a few steps the
+ * node rejects every new task ("assigned node no longer meets constraints"). A one-replica
+ * service with restart condition `none` runs the command once just the same and is reaped with
+ * its service.
+ */
+export const SERVICE_MODE = { Replicated: { Replicas: 1 } };
+
 /** Label on every service, config and network the executor creates. */
 export const SWARM_LABEL = 'telebench.swarm';
 
@@ -200,6 +212,7 @@ interface TaskInfo {
   ID: string;
   NodeID?: string;
   Version?: { Index?: number };
+  DesiredState?: string;
   Status?: { State?: string; Err?: string; Message?: string };
 }
 
@@ -212,7 +225,8 @@ interface NodeInfo {
 }
 
 /** What one attempt came to. */
-type Attempt = { kind: 'done'; result: StepResult } | { kind: 'lost'; node: string; why: string };
+type Attempt =
+  { kind: 'done'; result: StepResult } | { kind: 'lost'; node: string; why: string; gone: boolean };
 
 const TERMINAL_LOST = new Set(['orphaned', 'shutdown', 'remove']);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -249,7 +263,7 @@ export class SwarmExecutor implements Executor {
     for (let attempt = 1; attempt <= this.opts.maxAttempts; attempt++) {
       const a = await this.attempt(spec, image, excluded, attempt, started, signal);
       if (a.kind === 'done') return { ...a.result, attempts: attempt };
-      excluded.push(a.node);
+      if (a.gone) excluded.push(a.node);
       lost.push(`${a.node} (${a.why})`);
       this.opts.log?.(
         `step ${spec.step}: node ${a.node} left during attempt ${attempt} (${a.why}); ${attempt < this.opts.maxAttempts ? 'running it again elsewhere' : 'no attempt left'}`,
@@ -258,7 +272,7 @@ export class SwarmExecutor implements Executor {
     throw new TelebenchError(
       'swarm_node_lost',
       `step ${spec.step}: the node of each of ${this.opts.maxAttempts} attempts left: ${lost.join(', ')}`,
-      { tier: 'infra', context: { step: spec.step, image, nodes: excluded } },
+      { tier: 'infra', context: { step: spec.step, image, lost } },
     );
   }
 
@@ -333,6 +347,7 @@ export class SwarmExecutor implements Executor {
             Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
             Labels: labels,
             Init: false,
+            StopGracePeriod: 1e9, // a drained node stops the task at once (ns)
             Configs: configRefs,
           },
           Networks: [{ Target: net.id }],
@@ -348,7 +363,7 @@ export class SwarmExecutor implements Executor {
             ],
           },
         },
-        Mode: { ReplicatedJob: { MaxConcurrent: 1, TotalCompletions: 1 } },
+        Mode: SERVICE_MODE,
       } as unknown as Docker.CreateServiceOptions);
       created.service = svc.id;
       outcome = { value: await this.await(spec, svc.id, nonce, started, infra, signal) };
@@ -399,9 +414,16 @@ export class SwarmExecutor implements Executor {
       lastReason = task?.Status?.Err || task?.Status?.Message || lastReason;
       if (node && !['complete', 'failed', 'rejected'].includes(state)) {
         const why = await nodeGone(docker, node);
-        if (why) return { kind: 'lost', node, why };
+        if (why) return { kind: 'lost', node, why, gone: true };
       }
-      if (node && TERMINAL_LOST.has(state)) return { kind: 'lost', node, why: `task ${state}` };
+      // shut down under the task (node drained, or its engine left): run it again; the scheduler
+      // itself avoids a drained node, a node that is down or removed is excluded
+      const stopping =
+        TERMINAL_LOST.has(task?.DesiredState ?? '') && !['complete', 'failed'].includes(state);
+      if (node && (TERMINAL_LOST.has(state) || stopping)) {
+        const gone = await nodeGone(docker, node);
+        return { kind: 'lost', node, why: gone || `task ${state}`, gone: gone !== '' };
+      }
       if (state === 'rejected') {
         throw infra(
           'swarm_task_rejected',

@@ -5,7 +5,17 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
-import { type StepSpec } from '../../../../pipeline/providers/docker/executor.js';
+import {
+  DockerExecutor,
+  type Executor,
+  type StepSpec,
+} from '../../../../pipeline/providers/docker/executor.js';
+import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
+import { validateInstance, type Validated } from '../../../../stages/swe5g/validate/validate.js';
+import { goFixture, GO_F2P, GO_P2P } from '../../../fixtures/repos/go-nil.js';
+import { cFixture, C_F2P, C_P2P } from '../../../fixtures/repos/c-null.js';
+import { pyFixture, PY_F2P, PY_P2P } from '../../../fixtures/repos/py-none.js';
+import type { Fixture } from '../../../fixtures/repos/builder.js';
 import {
   SwarmExecutor,
   SWARM_LABEL,
@@ -13,7 +23,7 @@ import {
   swarmTasksPerNode,
 } from '../../../../pipeline/providers/docker/swarm.js';
 import { pushImage, registryName } from '../../../../pipeline/providers/docker/registry.js';
-import { ensureTestBase, testSettings } from '../../../fixtures/repos/harness.js';
+import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
 import {
   ensureSwarm,
   freePort,
@@ -40,7 +50,7 @@ beforeAll(async () => {
   await docker.ping();
   await ensureTestBase(docker);
   await ensureSwarm(docker);
-  registry = await startRegistry();
+  registry = await startRegistry(docker);
   image = testSettings().offline.rootfs_image;
   await pushImage(docker, image, registry.address); // once: each test's step then only runs
 }, 900_000);
@@ -49,15 +59,25 @@ afterAll(async () => {
   await registry?.stop();
 });
 
-/** Services, configs and networks the executor left behind (must be none). */
+/**
+ * Services, configs, networks and task containers the executor left behind (must be none; the
+ * node removes a removed service's container shortly after, so this waits up to 60 s for 0).
+ */
 async function leftovers(): Promise<number> {
   const f = { filters: { label: [SWARM_LABEL] } };
-  const [s, c, n] = await Promise.all([
-    docker.docker.listServices(f),
-    docker.docker.listConfigs(f),
-    docker.docker.listNetworks(f),
-  ]);
-  return s.length + c.length + n.length;
+  let n = 0;
+  for (let i = 0; i < 60; i++) {
+    const all = await Promise.all([
+      docker.docker.listServices(f),
+      docker.docker.listConfigs(f),
+      docker.docker.listNetworks(f),
+      docker.docker.listContainers({ all: true, ...f }),
+    ]);
+    n = all.reduce((a, l) => a + l.length, 0);
+    if (n === 0) return 0;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return n;
 }
 
 describe('readFrame', () => {
@@ -198,11 +218,80 @@ describe('SwarmExecutor (single-node swarm, local registry)', { timeout: 600_000
       .catch(() => undefined);
   });
 
+  it('a node that leaves mid-step (drained): the step runs again and comes back once', async () => {
+    const self = await ensureSwarm(docker);
+    const setAvailability = async (availability: 'active' | 'drain'): Promise<void> => {
+      const node = docker.docker.getNode(self);
+      const info = (await node.inspect()) as { Version: { Index: number }; Spec: object };
+      await node.update({ version: info.Version.Index, ...info.Spec, Availability: availability });
+    };
+    const logs: string[] = [];
+    const ex = new SwarmExecutor(docker, { registry: registry.address, log: (m) => logs.push(m) });
+    const p = ex.run(spec('echo start; sleep 15; echo done'));
+    const runningTasks = async (): Promise<number> => {
+      const services = await docker.docker.listServices({ filters: { label: [SWARM_LABEL] } });
+      if (!services.length) return 0;
+      const tasks = (await docker.docker.listTasks({
+        filters: { service: services.map((x) => x.ID) },
+      })) as { Status: { State: string } }[];
+      return tasks.filter((t) => t.Status.State === 'running').length;
+    };
+    for (let i = 0; i < 600 && (await runningTasks()) === 0; i++)
+      await new Promise((r) => setTimeout(r, 500));
+    await setAvailability('drain');
+    try {
+      for (let i = 0; i < 600 && logs.length === 0; i++)
+        await new Promise((r) => setTimeout(r, 500));
+    } finally {
+      await setAvailability('active');
+    }
+    const r = await p;
+    expect(logs[0]).toMatch(/left during attempt 1 .*running it again elsewhere/);
+    expect(r.attempts).toBe(2);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe('start\ndone\n');
+    expect(await leftovers()).toBe(0);
+  });
+
   it('status: tasks per node and the cluster task budget', async () => {
     const { nodes, budget } = await swarmTasksPerNode(docker, { cpus: 0.5, memory: 256 * 2 ** 20 });
     expect(nodes.length).toBeGreaterThanOrEqual(1);
     const self = nodes.find((n) => n.state === 'ready');
     expect(self!.cpus).toBeGreaterThan(0);
     expect(budget).toBeGreaterThanOrEqual(Math.floor(self!.cpus / 0.5));
+  });
+});
+
+/** candidate -> resolved -> built -> validated with `executor` (SkipItem message on failure). */
+async function validateWith(fx: Fixture, executor: Executor, state: string): Promise<Validated> {
+  const settings = testSettings();
+  const res = await resolveFixture(fx, state);
+  const built = await buildInstanceImages(res, { docker, settings, stateDir: state });
+  return validateInstance(
+    { resolved: res, testgen: fx.testgen, built },
+    { executor, settings, saveLog: (step) => `digest-${step}` },
+  );
+}
+
+describe('swe5g.validate through executor swarm = through docker', { timeout: 1_800_000 }, () => {
+  const root = mkdtempSync(join(tmpdir(), 'telebench-swarm-validate-'));
+  const state = join(root, 'state');
+  it.each([
+    ['C (meson)', () => cFixture(join(root, 'src')), [C_F2P], [C_P2P]],
+    ['Python (pytest)', () => pyFixture(join(root, 'src')), [PY_F2P], [PY_P2P]],
+    ['Go (go test -json)', () => goFixture(join(root, 'src'), 'good'), [GO_F2P], GO_P2P],
+  ] as const)('%s: same FAIL_TO_PASS / PASS_TO_PASS', async (_name, fx, f2p, p2p) => {
+    const viaDocker = await validateWith(fx(), new DockerExecutor(docker), state);
+    const viaSwarm = await validateWith(
+      fx(),
+      new SwarmExecutor(docker, { registry: registry.address }),
+      state,
+    );
+    expect(viaSwarm.executor).toBe('swarm');
+    expect(viaDocker.FAIL_TO_PASS).toEqual([...f2p]);
+    expect(viaDocker.PASS_TO_PASS).toEqual([...p2p]);
+    expect(viaSwarm.FAIL_TO_PASS).toEqual(viaDocker.FAIL_TO_PASS);
+    expect(viaSwarm.PASS_TO_PASS).toEqual(viaDocker.PASS_TO_PASS);
+    expect(Object.keys(viaSwarm.step_logs)).toEqual(Object.keys(viaDocker.step_logs));
   });
 });
