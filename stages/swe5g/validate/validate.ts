@@ -17,6 +17,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, posix, resolve as resolvePath } from 'node:path';
 import { loadRegistry } from '../registry.js';
 import { defineStage } from '../../../pipeline/stage.js';
+import { sameKeyIn } from '../resolve/plan.js';
+import { filesOfPatch, packageDirs } from '../resolve/packages.js';
 import { SkipItem } from '../../../pipeline/errors.js';
 import { DockerClient } from '../../../pipeline/providers/docker/client.js';
 import {
@@ -245,7 +247,9 @@ export async function validateInstance(
     recipe,
     scope,
     moduleDir: built.module_dir,
-    sourceDirs: res.test_dirs,
+    // from the patch, not res.test_dirs: a store resolved before packageDirs may hold `.` for a
+    // root go.mod (which Go answers with "no Go files")
+    sourceDirs: packageDirs(filesOfPatch(res.patch), res.language),
     testPatches: [res.test_patch, tg.f2p_test_patch],
   });
   const { command, collect } = testCommand(recipe, dirs, s.limits.timeout_s, built.module_dir);
@@ -521,7 +525,7 @@ function registryScopes(cfg: HasSwe5g, configFile: string): Map<string, 'touched
  */
 export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   name: 'swe5g.validate',
-  version: 1,
+  version: 2, // 2: test dirs are Go packages / source folders (packages.ts), not every touched dir
   needs: ['swe5g.build', 'swe5g.testgen'],
   description:
     'Three-step validation: existing tests pass at the parent, F2P tests fail there and pass after the fix (3 runs).',
@@ -530,12 +534,14 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
     if (swe5gSettings(ctx.config).environments.executor === 'docker')
       await new DockerClient().ping();
   },
+  itemNeeds: sameKeyIn('swe5g.build', 'swe5g.testgen'),
   *plan(ctx) {
     let n = 0;
+    const tests = new Map(
+      [...ctx.store.outputs<TestGen>('swe5g.testgen')].map((t) => [t.key, t.output]),
+    );
     for (const b of ctx.store.outputs<Built>('swe5g.build')) {
-      const tg = ctx.store.outputs<TestGen>('swe5g.testgen');
-      let testgen: TestGen | undefined;
-      for (const t of tg) if (t.key === b.key) testgen = t.output;
+      const testgen = tests.get(b.key);
       const resolved = ctx.store.item('swe5g.resolve', b.key);
       if (!testgen || resolved?.state !== 'done' || !resolved.output) continue;
       if (ctx.limit !== undefined && n >= ctx.limit) return;
