@@ -331,9 +331,30 @@ export async function validateInstance(
       },
     );
   }
-  const failingAtParent = Object.entries(s1.parsed.tests)
-    .filter(([, st]) => st === 'fail')
-    .map(([id]) => id);
+  // Re-run step 1 while tests fail: a test that passes in one run and fails in another is flaky
+  // (listed, dropped), not a failure at the parent (`parent_reruns`; see environments-config.ts
+  // for the escape probability).
+  const parentRuns: ParsedRun[] = [s1.parsed];
+  const failedEveryRun = (): string[] =>
+    Object.keys(s1.parsed.tests).filter((id) =>
+      parentRuns.every((r) => (r.tests[id] ?? 'absent') !== 'pass'),
+    );
+  for (
+    let i = 0;
+    i < s.parent_reruns &&
+    failedEveryRun().some((id) => parentRuns.some((r) => r.tests[id] === 'fail'));
+    i++
+  ) {
+    parentRuns.push((await runStep(`parent_p2p_${i + 2}`, {})).parsed);
+  }
+  const flakyAtParent = Object.keys(s1.parsed.tests)
+    .filter(
+      (id) =>
+        parentRuns.some((r) => r.tests[id] === 'fail') &&
+        parentRuns.some((r) => r.tests[id] === 'pass'),
+    )
+    .sort();
+  const failingAtParent = failedEveryRun().filter((id) => s1.parsed.tests[id] === 'fail');
   const dropped_failing_at_parent = failingAtParent.map((test) => ({
     test,
     reason:
@@ -356,7 +377,7 @@ export async function validateInstance(
     );
   }
   const passingAtParent = Object.entries(s1.parsed.tests)
-    .filter(([, st]) => st === 'pass')
+    .filter(([id, st]) => st === 'pass' && !flakyAtParent.includes(id))
     .map(([id]) => id);
 
   // Step 2: fail-to-pass tests fail at the parent.
@@ -455,7 +476,9 @@ export async function validateInstance(
   }
   const f2pSet = new Set(FAIL_TO_PASS);
   const p2pCandidates = passingAtParent.filter((id) => !f2pSet.has(id));
-  const dropped_flaky = p2pCandidates.filter((id) => !consistent(id)).sort();
+  const dropped_flaky = [
+    ...new Set([...p2pCandidates.filter((id) => !consistent(id)), ...flakyAtParent]),
+  ].sort();
   const p2pBroken = p2pCandidates.filter(
     (id) => consistent(id) && !allPass(id) && statusesOf(id)[0] !== 'skip',
   );
