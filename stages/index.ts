@@ -4,7 +4,12 @@
  */
 import type { Pipeline, Stage } from '../pipeline/stage.js';
 import type { AppConfig } from './config.js';
-import { selftestItems, selftestSummary, selftestPipeline } from './selftest/selftest.js';
+import {
+  selftestItems,
+  selftestEcho,
+  selftestSummary,
+  selftestPipeline,
+} from './selftest/selftest.js';
 import type { Command } from 'commander';
 import { swe5gMiningStages, miningFunnelMarkdown } from './swe5g/mining.js';
 import { addMineCommand } from './swe5g/commands.js';
@@ -31,6 +36,7 @@ const stages: Stage<any, any, any>[] = [
   ...swe5gMiningStages,
   ...resilienceStages,
   selftestItems,
+  selftestEcho,
   selftestSummary,
   testgenStage,
   resolveStage,

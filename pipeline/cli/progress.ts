@@ -49,7 +49,14 @@ export function ttyRenderer(bus: EventBus): () => void {
   );
   const bars = new Map<
     string,
-    { bar: CliProgress.SingleBar; start: number; done: number; failed: number; skipped: number }
+    {
+      bar: CliProgress.SingleBar;
+      start: number;
+      done: number;
+      already: number;
+      failed: number;
+      skipped: number;
+    }
   >();
   const pad = (s: string): string => s.padEnd(22);
   const off = bus.on((e) => {
@@ -60,7 +67,24 @@ export function ttyRenderer(bus: EventBus): () => void {
           rate: '0',
           note: '',
         });
-        bars.set(e.stage, { bar, start: Date.now(), done: e.alreadyDone, failed: 0, skipped: 0 });
+        bars.set(e.stage, {
+          bar,
+          start: Date.now(),
+          done: e.alreadyDone,
+          already: e.alreadyDone,
+          failed: 0,
+          skipped: 0,
+        });
+        break;
+      }
+      case 'stage-total': {
+        const b = bars.get(e.stage);
+        if (!b) break;
+        // items found already finished by a later pass count as done
+        b.done += e.alreadyDone - b.already;
+        b.already = e.alreadyDone;
+        b.bar.setTotal(Math.max(e.total, 1));
+        b.bar.update(b.done);
         break;
       }
       case 'item-end': {
