@@ -21,7 +21,17 @@ import { fileURLToPath } from 'node:url';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Packages left to Node at run time: native addons and packages that read files beside them. */
-const EXTERNAL = ['better-sqlite3', 'web-tree-sitter', 'tree-sitter-wasms'];
+const EXTERNAL = [
+  'better-sqlite3',
+  'web-tree-sitter',
+  'tree-sitter-wasms',
+  // node-llama-cpp picks its prebuilt binary package at run time (optional per-platform imports)
+  'node-llama-cpp',
+  // loaded on first use by the report and its browser check
+  'vega',
+  'vega-lite',
+  'puppeteer-core',
+];
 
 /** Builds `dist/telebench.js`; resolves to the number of input files. */
 export async function buildCli() {
