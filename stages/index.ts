@@ -8,6 +8,7 @@ import { selftestItems, selftestSummary, selftestPipeline } from './selftest/sel
 import type { Command } from 'commander';
 import { swe5gMiningStages, miningFunnelMarkdown } from './swe5g/mining.js';
 import { addMineCommand } from './swe5g/commands.js';
+import { addScoreCommand } from './resilience-eval/commands.js';
 import { resilienceStages, resiliencePipeline } from './resilience/pipeline.js';
 import { testgenStage } from './swe5g/testgen/testgen.js';
 import { testgenMarkdown } from './swe5g/testgen/report.js';
@@ -118,4 +119,5 @@ export const commands: ((program: Command) => void)[] = [
   ...releaseCommands(releaseWiring),
   addMineCommand,
   addImagesCommand,
+  addScoreCommand,
 ];

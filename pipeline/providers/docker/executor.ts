@@ -27,7 +27,7 @@ import { tarFs, type DockerClient } from './client.js';
 import { PINNED_ENV } from './recipes.js';
 
 /** Which executor produced a result (recorded on every validated instance). */
-export type ExecutorKind = 'docker' | 'local';
+export type ExecutorKind = 'docker' | 'local' | 'swarm';
 
 /** Resource limits of one step. */
 export interface StepLimits {
@@ -69,6 +69,10 @@ export interface StepResult {
   /** Contents of `collect` files; undefined for a file that was not there. */
   collected: Record<string, string | undefined>;
   durationMs: number;
+  /** Swarm node id that ran the step (executor `swarm` only). */
+  node?: string;
+  /** Attempts the step took (executor `swarm`: more than 1 when a node left mid-step). */
+  attempts?: number;
 }
 
 /** Runs steps. Implementations must not share state between steps. */

@@ -22,6 +22,7 @@ import {
   type RecipeName,
 } from '../../../pipeline/providers/docker/recipes.js';
 import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
+import { executorPreflight, pushLayers } from '../executors.js';
 import { hostGo } from '../../../pipeline/providers/docker/offline-base.js';
 import { exportCleanRepo, fileAt, hostEnv } from '../../../pipeline/providers/git/repo.js';
 import { hashJson } from '../../../pipeline/hash.js';
@@ -442,8 +443,7 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   description: 'Builds the base, env and instance images of each resolved instance.',
   concurrency: (cfg) => swe5gSettings(cfg).environments.build_concurrency,
   async preflight(ctx) {
-    if (swe5gSettings(ctx.config).environments.executor === 'docker')
-      await new DockerClient().ping();
+    await executorPreflight(swe5gSettings(ctx.config).environments);
   },
   plan: (ctx) => planPerResolved(ctx),
   async run(item, ctx) {
@@ -452,7 +452,7 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
     const limit = ctx.memo('swe5g.build.limit', () => pLimit(settings.build_concurrency));
     // Checked once per run (docker system df walks every layer): a run does not start new builds
     // over the budget; the items of that run fail with disk_budget_exceeded.
-    if (settings.executor === 'docker') {
+    if (settings.executor !== 'local') {
       await ctx.memo('swe5g.build.disk-budget', () =>
         docker.assertDiskBudget(settings.disk_budget_gib),
       );
@@ -466,6 +466,11 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
       log: (m) => ctx.log(m),
       signal: ctx.signal,
     });
+    if (settings.executor === 'swarm') {
+      // the nodes pull from the registry: an instance is built when its images are there
+      const refs = await pushLayers(settings, docker, built.images);
+      ctx.log(`${item.key}: pushed to ${settings.swarm.registry} as ${refs.instance}`);
+    }
     ctx.log(
       `${item.key}: images ${built.images.instance} (instance layer ${built.sizes.instance_layer} B, env layer ${built.sizes.env_layer} B)`,
     );
