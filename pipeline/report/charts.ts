@@ -7,9 +7,11 @@
  * self-contained; every data mark is an SVG element inside a `g.role-mark` group, which lets
  * tests count marks.
  */
-import { parse, View } from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type * as Vega from 'vega';
+import type * as VegaLite from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
 import { TelebenchError } from '../errors.js';
+import { lazy } from '../lazy.js';
 
 /** A Vega-Lite specification (inline `data.values`; no URLs: the page must be self-contained). */
 export type ChartSpec = TopLevelSpec;
@@ -22,8 +24,9 @@ export type ChartSpec = TopLevelSpec;
  */
 export async function renderChartSvg(spec: ChartSpec): Promise<string> {
   try {
-    const vg = compile(spec).spec;
-    const view = new View(parse(vg), { renderer: 'none' });
+    const vega = lazy<typeof Vega>('vega')();
+    const vg = lazy<typeof VegaLite>('vega-lite')().compile(spec).spec;
+    const view = new vega.View(vega.parse(vg), { renderer: 'none' });
     const svg = await view.toSVG();
     view.finalize();
     return svg;
