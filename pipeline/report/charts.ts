@@ -11,7 +11,6 @@ import type * as Vega from 'vega';
 import type * as VegaLite from 'vega-lite';
 import type { TopLevelSpec } from 'vega-lite';
 import { TelebenchError } from '../errors.js';
-import { lazy } from '../lazy.js';
 
 /** A Vega-Lite specification (inline `data.values`; no URLs: the page must be self-contained). */
 export type ChartSpec = TopLevelSpec;
@@ -24,8 +23,10 @@ export type ChartSpec = TopLevelSpec;
  */
 export async function renderChartSvg(spec: ChartSpec): Promise<string> {
   try {
-    const vega = lazy<typeof Vega>('vega')();
-    const vg = lazy<typeof VegaLite>('vega-lite')().compile(spec).spec;
+    // imported here, not at start (vega has top-level await, so not through pipeline/lazy.ts)
+    const vega: typeof Vega = await import('vega');
+    const vegaLite: typeof VegaLite = await import('vega-lite');
+    const vg = vegaLite.compile(spec).spec;
     const view = new vega.View(vega.parse(vg), { renderer: 'none' });
     const svg = await view.toSVG();
     view.finalize();
