@@ -329,8 +329,10 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
           settledSome = true;
         }
       };
-      if (dry) b.forEach(decide);
-      else store.transaction(() => b.forEach(decide));
+      // One transaction per batch in a dry run too (reads only, so nothing is written): each
+      // statement in its own implicit transaction cost ~20 ms of system time in WAL mode
+      // (15,321 resilience items planned in 5 min 47 s, issue 15).
+      store.transaction(() => b.forEach(decide));
       if (settledSome) notify(name);
     };
     /** Whether every item `item` names (in selected, still running needs) has finished. */
@@ -612,7 +614,8 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     const o = outcomes[n]!;
     return o.status !== 'blocked' && (o.counts.failed ?? 0) > 0;
   });
-  if (anyFailed) exitCode = 1;
+  // A dry run changes nothing and fails nothing: items that failed before are not its failure.
+  if (anyFailed && !opts.dryRun) exitCode = 1;
   if (order.some((n) => outcomes[n]!.status === 'blocked')) exitCode = 3;
   if (opts.signal.aborted) exitCode = opts.signal.reason === 'SIGTERM' ? 143 : 130;
   return { runId, exitCode, stages: outcomes };

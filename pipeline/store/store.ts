@@ -64,7 +64,12 @@ export interface KeyValue {
   count(namespace: string): number;
 }
 
-const SCHEMA_VERSION = 1;
+/**
+ * 2: `items` and `kv` are rowid tables (1 had them WITHOUT ROWID, where every key lookup read the
+ * whole overflow chain of each large row on its search path: 21 ms per item in a store holding the
+ * resilience subsets' outputs, issue 15). Version-1 stores are migrated on open.
+ */
+const SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -87,7 +92,7 @@ CREATE TABLE IF NOT EXISTS items (
   updated_at TEXT NOT NULL,
   orphaned_from TEXT,
   PRIMARY KEY (stage, key)
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS items_stage_state ON items (stage, state);
 CREATE TABLE IF NOT EXISTS artifacts (
   stage TEXT NOT NULL,
@@ -106,7 +111,7 @@ CREATE TABLE IF NOT EXISTS kv (
   value TEXT NOT NULL,
   updated_at TEXT NOT NULL,
   PRIMARY KEY (ns, key)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS runs (
   run_id TEXT PRIMARY KEY,
   pipeline TEXT NOT NULL,
@@ -199,6 +204,7 @@ export class Store implements KeyValue {
       this.db.pragma('busy_timeout = 10000');
       this.db.pragma('foreign_keys = ON');
       this.db.exec(SCHEMA);
+      this.migrateWithoutRowid();
       // Stores written before `orphaned_from` existed get the column (NULL: state not known).
       const cols = this.db.prepare('PRAGMA table_info(items)').all() as { name: string }[];
       if (!cols.some((c) => c.name === 'orphaned_from'))
@@ -216,9 +222,9 @@ export class Store implements KeyValue {
     }
     const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get('schema_version') as
       { value: string } | undefined;
-    if (!row) {
+    if (!row || Number(row.value) < SCHEMA_VERSION) {
       this.db
-        .prepare('INSERT INTO meta (key, value) VALUES (?, ?)')
+        .prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)')
         .run('schema_version', String(SCHEMA_VERSION));
     } else if (Number(row.value) > SCHEMA_VERSION) {
       throw new TelebenchError(
@@ -227,6 +233,31 @@ export class Store implements KeyValue {
         { tier: 'config', context: { file } },
       );
     }
+  }
+
+  /**
+   * Schema 1 -> 2: rebuilds `items` and `kv` as rowid tables when they are WITHOUT ROWID (same
+   * columns, same rows, one transaction: a kill leaves the old table intact).
+   */
+  private migrateWithoutRowid(): void {
+    const tables = this.db
+      .prepare(
+        `SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name IN ('items', 'kv') AND sql LIKE '%WITHOUT ROWID%'`,
+      )
+      .all() as { name: string; sql: string }[];
+    if (tables.length === 0) return;
+    this.db.transaction(() => {
+      for (const t of tables) {
+        const create = t.sql
+          .replace(/\)\s*WITHOUT ROWID\s*$/i, ')')
+          .replace(/^CREATE TABLE\s+(IF NOT EXISTS\s+)?"?\w+"?/i, `CREATE TABLE ${t.name}_v2`);
+        this.db.exec(create);
+        this.db.exec(`INSERT INTO ${t.name}_v2 SELECT * FROM ${t.name}`);
+        this.db.exec(`DROP TABLE ${t.name}`);
+        this.db.exec(`ALTER TABLE ${t.name}_v2 RENAME TO ${t.name}`);
+      }
+      this.db.exec(SCHEMA); // indexes dropped with the old tables
+    })();
   }
 
   /** Closes the database (checkpointing the WAL). The store is unusable afterwards. */

@@ -4,12 +4,12 @@
  * `<key> <attempt>` to `attempts_log`, which is how the fault test proves that a resume after
  * SIGKILL repeats at most the in-flight items.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resolve, dirname } from 'node:path';
 import { z } from 'zod';
 import { defineStage, type Pipeline } from '../../pipeline/stage.js';
-import { SkipItem } from '../../pipeline/errors.js';
+import { SkipItem, TelebenchError } from '../../pipeline/errors.js';
 
 export const selftestConfigSchema = z.strictObject({
   /** Number of items the `selftest.items` stage plans. */
@@ -30,6 +30,13 @@ export const selftestConfigSchema = z.strictObject({
    * <attempt of the item it read>`).
    */
   echo: z.boolean().default(false),
+  /**
+   * While this file exists (relative to the config file), every n-th item (`fail_every`) fails
+   * with `selftest_fail` (tier transient): a retryable failure for tests of exits and resume.
+   */
+  fail_while_file: z.string().optional(),
+  /** With `fail_while_file`: every n-th item fails (default 1: all). */
+  fail_every: z.number().int().min(1).default(1),
 });
 export type SelftestConfig = z.output<typeof selftestConfigSchema>;
 
@@ -70,6 +77,19 @@ export const selftestItems = defineStage<
       while (Date.now() < until) {
         // busy: no await, like a tokeniser or a parser
       }
+    }
+    if (
+      s.fail_while_file &&
+      item.input.n % s.fail_every === 0 &&
+      existsSync(resolve(dirname(ctx.configFile), s.fail_while_file))
+    ) {
+      throw new TelebenchError(
+        'selftest_fail',
+        `item ${item.key} fails while ${s.fail_while_file} exists`,
+        {
+          tier: 'transient',
+        },
+      );
     }
     if (s.skip_every > 0 && item.input.n % s.skip_every === 0) {
       throw new SkipItem('selftest_skip', `item ${item.key} is a multiple of ${s.skip_every}`);
