@@ -24,6 +24,16 @@ if (!node.startsWith('v20.') && !node.startsWith('v22.') && !node.startsWith('v2
 const which = async (cmd) => (await $`command -v ${cmd}`.nothrow()).exitCode === 0;
 const dockerUp = async () => (await $`docker info`.nothrow()).exitCode === 0;
 
+// --- Headless Chromium (report tests) ------------------------------------------------------
+// The HTML report tests (pipeline/report/, resilience-eval report) open the page in Debian's
+// headless Chromium to check it renders. TELEBENCH_SKIP_CHROMIUM=1 skips this step.
+if (process.env.TELEBENCH_SKIP_CHROMIUM !== '1' && !(await which('chromium'))) {
+  echo('setup: installing chromium (apt-get)');
+  const sudo = process.getuid && process.getuid() !== 0 ? ['sudo'] : [];
+  await $`${sudo} apt-get update -qq`;
+  await $`${sudo} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium`;
+}
+
 if (process.env.TELEBENCH_SKIP_DOCKER !== '1') {
   const missing = [];
   // The engine, not the client: some machines ship a `docker` client without `dockerd`.
@@ -31,6 +41,8 @@ if (process.env.TELEBENCH_SKIP_DOCKER !== '1') {
   if (!(await which('debootstrap'))) missing.push('debootstrap');
   // meson builds the C fixtures and runs the C fail-to-pass tests on the host (swe5g.testgen).
   if (!(await which('meson'))) missing.push('meson');
+  // Executor swarm: its tests start Debian's image registry (2.8) on a loopback port.
+  if (!(await which('docker-registry'))) missing.push('docker-registry');
   if (missing.length > 0) {
     echo(`setup: installing ${missing.join(' ')} (apt-get)`);
     const sudo = process.getuid && process.getuid() !== 0 ? ['sudo'] : [];

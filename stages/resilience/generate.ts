@@ -24,7 +24,12 @@ import type {
 import { createProvider, stageLlmDeps } from '../../pipeline/providers/llm/config.js';
 import { estimatePromptTokens, requiredContext } from '../../pipeline/providers/llm/truncation.js';
 import { resilienceSettings, type GeneratorConfig, type HasResilience } from './config.js';
-import { parseChoiceAnswer, parseNumericAnswer, type AnswerRule } from './parse-answer.js';
+import {
+  isCutOffReply,
+  parseChoiceAnswer,
+  parseNumericAnswer,
+  type AnswerRule,
+} from './parse-answer.js';
 import { numbersMatch, pythonFloatRepr } from './numbers.js';
 import type { PromptedItem, SubsetLoadOutput } from './types.js';
 
@@ -242,6 +247,15 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
     const thinkingDigest = ctx.artifact('thinking', chat.thinking, 'text/plain');
     const traceDigest =
       wi.input.trace === 'reply' ? ctx.artifact('trace', chat.content, 'text/plain') : undefined;
+    if (
+      isCutOffReply({ content: chat.content, thinking: chat.thinking, doneReason: chat.doneReason })
+    ) {
+      throw new SkipItem(
+        'reply_cut_off',
+        `${item.sample_id}: empty visible reply and the reasoning stops mid-sentence (done_reason ${chat.doneReason || 'none'}): a budget or server problem, not an answer`,
+        { ...facts, thinking_digest: thinkingDigest },
+      );
+    }
     const verdict = judge(item, chat, wi.input.rules, wi.input.tolerance);
     if (!verdict) {
       throw new SkipItem(
