@@ -22,7 +22,7 @@ export interface TruncateInput {
 
 export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance, HasResilience>({
   name: 'resilience.truncate',
-  version: 1,
+  version: 2,
   needs: ['resilience.generate'],
   description:
     'HalfTrace: keeps the wrong answers and cuts their reasoning at the cl100k midpoint, snapped back to a sentence end.',
