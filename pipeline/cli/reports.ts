@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { StageRegistry } from '../runner.js';
+import type { NodeTasks } from '../providers/docker/swarm.js';
 
 export interface StageStatus {
   stage: string;
@@ -39,9 +40,26 @@ export function statusReport(
   registry: StageRegistry,
   json: boolean,
   only?: Set<string>,
+  run?: { pid?: number },
 ): string {
   const rows = collectStatus(store, registry, only);
-  if (json) return `${JSON.stringify({ stages: rows }, null, 2)}\n`;
+  const running = rows.reduce((n, r) => n + (r.byState.running ?? 0), 0);
+  const orphaned = rows.reduce((n, r) => n + (r.byState.orphaned ?? 0), 0);
+  const notes: string[] = [];
+  if (running > 0 && run) {
+    notes.push(
+      run.pid !== undefined
+        ? `running: ${running} items are being worked on now by the run with pid ${run.pid}.`
+        : `running: ${running} items were in flight when their run ended without finishing (killed, e.g. kill -9 or a lost machine); no telebench process holds this state folder now. Nothing is lost: the next \`run\` starts them again.`,
+    );
+  }
+  if (orphaned > 0) {
+    notes.push(
+      `orphaned: ${orphaned} items that an earlier run planned but the latest full plan no longer lists (the input or the configuration changed, e.g. a subset removed); kept with their results for reference, never deleted, not run again unless planned again.`,
+    );
+  }
+  if (json)
+    return `${JSON.stringify({ stages: rows, run_in_progress: run?.pid !== undefined, ...(run?.pid !== undefined ? { pid: run.pid } : {}), notes }, null, 2)}\n`;
   if (rows.length === 0) return 'No items yet: run `telebench run <pipeline>` first.\n';
   const out = [
     '| stage | total | ' + STATES.join(' | ') + ' |',
@@ -71,6 +89,31 @@ export function statusReport(
       );
     }
   }
+  if (notes.length > 0) out.push('', ...notes.map((n) => `- ${n}`));
+  return `${out.join('\n')}\n`;
+}
+
+/**
+ * `telebench status` with executor swarm: telebench's running step tasks per Swarm node and the
+ * cluster task budget (steps of the configured limits that fit the ready, active nodes at once).
+ * @returns a Markdown table, or one JSON line `{"swarm": ...}` when `json`
+ */
+export function swarmStatusReport(
+  s: { nodes: NodeTasks[]; budget: number },
+  json: boolean,
+): string {
+  if (json) return `${JSON.stringify({ swarm: s })}\n`;
+  const out = [
+    '',
+    `**Swarm tasks per node** (cluster task budget ${s.budget}; set swe5g.environments.swarm.task_budget to it)`,
+    '',
+    '| node | state | availability | CPUs | memory GiB | telebench tasks | budget |',
+    '|---|---|---|---:|---:|---:|---:|',
+    ...s.nodes.map(
+      (n) =>
+        `| ${n.hostname} (${n.node.slice(0, 12)}) | ${n.state} | ${n.availability} | ${n.cpus} | ${(n.memoryBytes / 2 ** 30).toFixed(1)} | ${n.tasks} | ${n.budget} |`,
+    ),
+  ];
   return `${out.join('\n')}\n`;
 }
 

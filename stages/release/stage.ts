@@ -116,6 +116,9 @@ export function makeLocalReleaseStage(args: {
       } catch (err) {
         if (err instanceof TelebenchError && err.code === 'release_no_rows')
           throw new SkipItem('no_rows', err.message);
+        // a rerun on the same rows cannot change this: skipped with the reason, the run goes on
+        if (err instanceof TelebenchError && err.code === 'release_scripted_output')
+          throw new SkipItem('scripted_output', err.message);
         throw err;
       }
     },
@@ -162,7 +165,7 @@ export function localReleaseStages(args: {
 async function verifyPreflight(config: unknown): Promise<void> {
   if (!releaseSettings(config).verify_before_release) return;
   const swe5g = swe5gConfigSchema.parse((config as HasSwe5g | null)?.swe5g ?? {});
-  if (swe5g.environments.executor !== 'docker') return;
+  if (swe5g.environments.executor === 'local') return;
   try {
     await new DockerClient().ping();
   } catch (err) {

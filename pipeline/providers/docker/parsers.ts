@@ -8,8 +8,9 @@
  * `--- PASS` line stays inside an `Output` string). Python: pytest's JUnit XML file, written by
  * pytest itself. C: meson's `meson-logs/testlog.json`, written by meson itself.
  */
-import { XMLParser } from 'fast-xml-parser';
+import type * as Fxp from 'fast-xml-parser';
 import { SkipItem } from '../../errors.js';
+import { lazy } from '../../lazy.js';
 
 /** Status of one test id (`<package-or-file>::<name>`). */
 export type TestStatus = 'pass' | 'fail' | 'skip';
@@ -124,11 +125,14 @@ export function parseGoTestJson(text: string): ParsedRun {
   };
 }
 
-const xml = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  isArray: (name) => name === 'testsuite' || name === 'testcase',
-});
+let xmlParser: Fxp.XMLParser | undefined;
+/** The JUnit XML parser, created on first use (fast-xml-parser is loaded lazily: pipeline/lazy.ts). */
+const xml = (): Fxp.XMLParser =>
+  (xmlParser ??= new (lazy<typeof Fxp>('fast-xml-parser')().XMLParser)({
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    isArray: (name) => name === 'testsuite' || name === 'testcase',
+  }));
 
 interface JUnitCase {
   classname?: string;
@@ -192,7 +196,7 @@ export function parsePytestJUnit(text: string): ParsedRun {
     testsuite?: { testcase?: JUnitCase[] }[];
   };
   try {
-    doc = xml.parse(text) as typeof doc;
+    doc = xml().parse(text) as typeof doc;
   } catch (err) {
     throw new SkipItem(
       'ambiguous_log',

@@ -6,8 +6,10 @@
  * TeleResilienceBench counts and halves reasoning traces with `cl100k_base` (paper, section on
  * HalfTrace construction); the LLM providers use it to estimate prompt sizes before sending.
  */
-import { Tiktoken } from 'js-tiktoken/lite';
-import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
+import type { Tiktoken } from 'js-tiktoken/lite';
+import type * as TiktokenLite from 'js-tiktoken/lite';
+import type Cl100kBase from 'js-tiktoken/ranks/cl100k_base';
+import { lazy } from '../../lazy.js';
 
 let encoder: Tiktoken | undefined;
 let byteLengths: Uint8Array | undefined;
@@ -17,14 +19,24 @@ let byteLengths: Uint8Array | undefined;
 // it split such text differently from tiktoken (other token counts and midpoints). The pattern is
 // given tiktoken's whitespace explicitly.
 const WHITE_SPACE = '\\t-\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-const PATTERN = cl100kBase.pat_str
-  .replaceAll('[^\\s', `[^${WHITE_SPACE}`)
-  .replaceAll('\\S', `[^${WHITE_SPACE}]`)
-  .replaceAll('\\s', `[${WHITE_SPACE}]`);
+const tiktokenPattern = (patStr: string): string =>
+  patStr
+    .replaceAll('[^\\s', `[^${WHITE_SPACE}`)
+    .replaceAll('\\S', `[^${WHITE_SPACE}]`)
+    .replaceAll('\\s', `[${WHITE_SPACE}]`);
+
+/** The rank table, loaded on first use (the CLI starts without it: pipeline/lazy.ts). */
+const cl100kRanks = (): typeof Cl100kBase =>
+  lazy<{ default: typeof Cl100kBase }>('js-tiktoken/ranks/cl100k_base')().default;
 
 /** The shared `cl100k_base` encoder (built on first call, about 100 ms; then cached). */
 export function cl100k(): Tiktoken {
-  encoder ??= new Tiktoken({ ...cl100kBase, pat_str: PATTERN });
+  if (!encoder) {
+    // loaded here, not at import: the CLI starts without the rank table (pipeline/lazy.ts)
+    const { Tiktoken } = lazy<typeof TiktokenLite>('js-tiktoken/lite')();
+    const ranks = cl100kRanks();
+    encoder = new Tiktoken({ ...ranks, pat_str: tiktokenPattern(ranks.pat_str) });
+  }
   return encoder;
 }
 
@@ -60,7 +72,7 @@ export function countCl100k(text: string): number {
 export function cl100kTokenByteLengths(): Uint8Array {
   if (byteLengths) return byteLengths;
   const table = new Uint8Array(100_352);
-  for (const line of cl100kBase.bpe_ranks.split('\n')) {
+  for (const line of cl100kRanks().bpe_ranks.split('\n')) {
     if (line === '') continue;
     const fields = line.split(' ');
     const offset = Number.parseInt(fields[1] ?? '', 10);

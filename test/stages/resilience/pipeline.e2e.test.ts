@@ -159,7 +159,7 @@ resilience:
   subsets_file: subsets.yaml
   prompts_dir: ${join(ROOT, 'config/prompts/resilience')}
   data_root: data
-  hub: { url: ${hubUrl}, dataset: ${opts.dataset ?? 'GSMA/ot-lite'}, revision: ${opts.revision ?? pinned}, timeout_ms: 3000 }
+  hub: { url: ${hubUrl}, dataset: ${opts.dataset ?? 'GSMA/ot-lite'}, revision: ${opts.revision ?? pinned}, timeout_ms: 60000 }
   only_subsets: [${opts.only ?? ''}]
   generator:
     profile: ${opts.profile ?? 'default'}
@@ -167,7 +167,7 @@ resilience:
     num_predict: 512
     llm:
       endpoints:
-        - { kind: ollama, base_url: ${llmUrl}, concurrency: 2, retries: 0, idle_timeout_ms: 5000 }
+        - { kind: ollama, base_url: ${llmUrl}, concurrency: 2, retries: 0, idle_timeout_ms: 60000 }
 `,
   );
   return file;
@@ -367,6 +367,11 @@ describe('telebench run resilience (real CLI, local Hub, scripted model server)'
     expect(r.stderr).toContain('start Ollama');
     const status = await runCli(['status', '--json', '--state', state]);
     expect(status.stdout).toContain('hub_unreachable');
+    // the report names the subsets that did not load, with the reason
+    const rep = await runCli(['report', 'resilience', '--config', config, '--state', state]);
+    expect(rep.code).toBe(0);
+    expect(rep.stdout).toContain('Subsets not loaded: 8 (their rows are not counted above):');
+    expect(rep.stdout).toMatch(/^- ot-lite:teleqna: failed: hub_unreachable: .*--retry-failed\)$/m);
     // a second run reuses the loaded local subset (done stays done) and stops at the same place
     const again = await runCli(['run', 'resilience', '--config', config, '--state', state]);
     expect(again.code).toBe(3);
