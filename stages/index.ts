@@ -9,6 +9,8 @@ import type { Command } from 'commander';
 import { swe5gMiningStages, miningFunnelMarkdown } from './swe5g/mining.js';
 import { addMineCommand } from './swe5g/commands.js';
 import { addScoreCommand } from './resilience-eval/commands.js';
+import { evalStages } from './resilience-eval/stages.js';
+import { resilienceEvalPipeline } from './resilience-eval/pipeline.js';
 import { resilienceStages, resiliencePipeline } from './resilience/pipeline.js';
 import { testgenStage } from './swe5g/testgen/testgen.js';
 import { testgenMarkdown } from './swe5g/testgen/report.js';
@@ -27,6 +29,7 @@ export { appConfigSchema, type AppConfig } from './config.js';
 const stages: Stage<any, any, any>[] = [
   ...swe5gMiningStages,
   ...resilienceStages,
+  ...evalStages,
   selftestItems,
   selftestSummary,
   testgenStage,
@@ -94,6 +97,7 @@ const branchPipelines: Pipeline<AppConfig>[] = [
   swe5gPipeline,
   swe5gMinePipeline,
   resiliencePipeline as Pipeline<AppConfig>,
+  resilienceEvalPipeline as Pipeline<AppConfig>,
   selftestPipeline as Pipeline<AppConfig>,
 ];
 
@@ -104,6 +108,7 @@ const allPipeline: Pipeline<AppConfig> = {
   stages: [
     ...swe5gPipeline.stages,
     ...resiliencePipeline.stages,
+    ...resilienceEvalPipeline.stages,
     'release.swe5g',
     'release.resilience',
   ],
