@@ -17,7 +17,7 @@
 import { join, resolve, dirname } from 'node:path';
 import { defineStage, type StageContext } from '../../pipeline/stage.js';
 import { TelebenchError } from '../../pipeline/errors.js';
-import { createProvider } from '../../pipeline/providers/llm/config.js';
+import { createProvider, stageLlmDeps } from '../../pipeline/providers/llm/config.js';
 import type { ChatRequest, LlmProvider } from '../../pipeline/providers/llm/types.js';
 import { estimatePromptTokens, requiredContext } from '../../pipeline/providers/llm/truncation.js';
 import { countCl100k } from '../../pipeline/providers/tokenizer/cl100k.js';
@@ -144,7 +144,7 @@ export const evalInstances = defineStage<
 /** The provider of one target, built once per run. */
 function targetProvider(ctx: StageContext<HasResilienceEval>, t: TargetConfig): LlmProvider {
   return ctx.memo(`resilience-eval.provider.${targetName(t)}`, () =>
-    createProvider(t.llm, { kv: ctx.kv, blobs: ctx.blobs, onEvent: (e) => ctx.emit(e) }),
+    createProvider(t.llm, stageLlmDeps(ctx)),
   );
 }
 
@@ -254,6 +254,7 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
         },
       );
     const provider = targetProvider(ctx, t);
+    const inProcess = t.llm.endpoints.every((e) => e.kind === 'embedded');
     const target = { kind: i.kind, numOptions: i.choices.length, choices: i.choices };
     const ot = {
       kind: i.kind,
@@ -295,7 +296,7 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
           cached: false,
           parses: { strict: none, lenient: none, published: none },
           outcomes: { strict: 'excluded', lenient: 'excluded', published: 'excluded' },
-          vram: await measureVram(provider, request.model, ctx.signal),
+          vram: await measureVram(provider, request.model, inProcess, ctx.signal),
         };
       }
       throw err;
@@ -333,7 +334,7 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
       cached: chat.cached,
       parses,
       outcomes,
-      vram: await measureVram(provider, request.model, ctx.signal),
+      vram: await measureVram(provider, request.model, inProcess, ctx.signal),
     };
   },
 });

@@ -44,14 +44,15 @@ export async function nvidiaSmiUsedBytes(): Promise<number | null> {
 
 /**
  * One VRAM sample for `model` served by `provider` (see the module comment for the order).
+ * @param inProcess every endpoint of the target is `embedded` (llama.cpp in this process)
  * Never throws: a method that fails falls through to the next, and `detail` says why.
  */
 export async function measureVram(
   provider: LlmProvider,
   model: string,
+  inProcess: boolean,
   signal?: AbortSignal,
 ): Promise<VramSample> {
-  const endpoints = (provider as { endpoints?: string[] }).endpoints;
   let ps: Awaited<ReturnType<typeof loadedModels>> = [];
   let psError = '';
   try {
@@ -59,8 +60,7 @@ export async function measureVram(
   } catch (err) {
     psError = String(err);
   }
-  const local =
-    ps.some((p) => LOCAL.test(p.endpoint)) || (endpoints ?? []).some((e) => LOCAL.test(e));
+  const local = ps.some((p) => LOCAL.test(p.endpoint)) || inProcess;
   if (local) {
     const used = await nvidiaSmiUsedBytes();
     if (used !== null)
@@ -75,7 +75,7 @@ export async function measureVram(
         detail: `${p.endpoint}/api/ps size_vram`,
       };
   }
-  if (provider.provider === 'embedded')
+  if (inProcess)
     return {
       bytes: process.memoryUsage().rss,
       method: 'process-rss',
