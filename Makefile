@@ -19,8 +19,9 @@ build: $(NODE_STAMP)
 setup: $(NODE_STAMP)
 	node scripts/setup.mjs
 
+# make run PIPELINE=resilience LIMIT=50: one branch, and at most LIMIT items per stage (a sample).
 run: setup
-	$(TELEBENCH) run $(PIPELINE) --config $(CONFIG)
+	$(TELEBENCH) run $(PIPELINE) --config $(CONFIG) $(if $(LIMIT),--limit $(LIMIT),)
 
 test: setup
 	npx vitest run

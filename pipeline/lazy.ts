@@ -10,7 +10,8 @@
  * second copy of its classes: `instanceof HubApiError` holds across both). An ES module comes back
  * as its namespace (`.default` for a default export); a CommonJS one as its `module.exports`.
  *
- * Use it only for packages a command may not need; keep `import type` for their types.
+ * Use it only for packages a command may not need; keep `import type` for their types. A package
+ * whose module graph has top-level await (vega) cannot be required: use `await import()` there.
  * @throws whatever `require` throws (MODULE_NOT_FOUND when the package is not installed)
  */
 import { createRequire } from 'node:module';

@@ -20,8 +20,40 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Packages left to Node at run time: native addons and packages that read files beside them. */
-const EXTERNAL = ['better-sqlite3', 'web-tree-sitter', 'tree-sitter-wasms'];
+/**
+ * Pure-JavaScript packages every start needs, bundled into dist/telebench.js. Every other package
+ * stays external (Node loads it from node_modules at run time), so a dependency a branch adds
+ * (a native addon, a package that reads files beside it) works without being listed here.
+ */
+const BUNDLED = new Set([
+  'commander',
+  'zod',
+  'yaml',
+  'p-limit',
+  'yocto-queue',
+  'p-retry',
+  'retry',
+  'is-network-error',
+  'canonicalize',
+  'eventsource-parser',
+]);
+
+/** The package name of a bare import specifier (`@scope/name/sub` -> `@scope/name`). */
+function packageOf(spec) {
+  const parts = spec.split('/');
+  return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+/** esbuild plugin: bare imports of packages outside {@link BUNDLED} are left external. */
+const externalUnlessBundled = {
+  name: 'external-unless-bundled',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('node:')) return { path: args.path, external: true };
+      return BUNDLED.has(packageOf(args.path)) ? undefined : { path: args.path, external: true };
+    });
+  },
+};
 
 /** Builds `dist/telebench.js`; resolves to the number of input files. */
 export async function buildCli() {
@@ -37,9 +69,8 @@ export async function buildCli() {
     target: 'node20',
     // Pure-JavaScript packages imported at start (commander, zod, yaml, p-limit, ...) are bundled:
     // one file loads far faster than Node resolving and reading their hundreds of small files.
-    // Native or file-relative packages stay external, as do the heavy ones loaded on first use
-    // (pipeline/lazy.ts: `require` calls, which esbuild leaves alone).
-    external: EXTERNAL,
+    // All others stay external, as do the heavy ones loaded on first use (pipeline/lazy.ts).
+    plugins: [externalUnlessBundled],
     banner: {
       // bundled CommonJS packages call require() for Node's built-in modules
       js: "import { createRequire as __telebenchRequire } from 'node:module'; const require = __telebenchRequire(import.meta.url);",

@@ -8,7 +8,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import {
@@ -22,9 +22,9 @@ import { loadConfigFile } from '../config/load.js';
 import { ConfigError, TelebenchError } from '../errors.js';
 import { EventBus } from '../events.js';
 import { runPipeline, selectStages, type RunResult } from '../runner.js';
-import { openState, resolveStateDir, lockState } from '../state.js';
+import { openState, resolveStateDir, lockState, runLockHolder } from '../state.js';
 import { buildManifest, PROJECT_ROOT } from '../manifest.js';
-import { eventLogWriter, jsonLinesRenderer, ttyRenderer } from './progress.js';
+import { eventLogWriter, jsonLinesRenderer, ttyRenderer, waitingReporter } from './progress.js';
 import { statusReport, runReport, swarmStatusReport } from './reports.js';
 import { DockerClient } from '../providers/docker/client.js';
 import { swarmTasksPerNode } from '../providers/docker/swarm.js';
@@ -51,6 +51,25 @@ const intArg =
       throw new ConfigError(`${name} expects a whole number of at least 1, got "${v}"`);
     return n;
   };
+
+/**
+ * The words that start this CLI the way it was started, for hints a person copies: `npx telebench`
+ * when started through a package's `node_modules/.bin/telebench` link (npx, npm exec), `telebench`
+ * through a `telebench` link elsewhere (a global install on PATH), else `node <script>` with the
+ * script path relative to the current folder when inside it (`node bin/telebench.js` in a
+ * checkout, as `make run` starts it). The environment is not used: npm's variables are inherited
+ * by every process a script starts.
+ */
+export function selfCommand(
+  argv1: string | undefined = process.argv[1],
+  cwd: string = process.cwd(),
+): string[] {
+  if (!argv1) return ['telebench'];
+  if (basename(argv1) === 'telebench')
+    return /node_modules[\\/]\.bin$/.test(dirname(argv1)) ? ['npx', 'telebench'] : ['telebench'];
+  const rel = relative(cwd, argv1);
+  return ['node', rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : argv1];
+}
 
 function shellQuote(a: string): string {
   return /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
@@ -100,6 +119,10 @@ async function runCommand(pipelineName: string, flags: RunFlags): Promise<number
   const closeRender = tty
     ? ttyRenderer(bus)
     : jsonLinesRenderer(bus, process.stdout, flags.verbose);
+  const stopWaiting = waitingReporter(
+    bus,
+    Number(process.env.TELEBENCH_WAITING_EVERY_MS ?? 30_000),
+  );
 
   const controller = new AbortController();
   let signals = 0;
@@ -145,6 +168,7 @@ async function runCommand(pipelineName: string, flags: RunFlags): Promise<number
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    stopWaiting();
     closeRender();
   }
   bus.emit({ kind: 'run-end', runId, exitCode: result.exitCode, ms: Date.now() - started });
@@ -172,7 +196,7 @@ async function runCommand(pipelineName: string, flags: RunFlags): Promise<number
     `telebench run ${pipelineName} (${runId}) exit ${result.exitCode}\n${lines.join('\n')}\n`,
   );
   if (result.exitCode !== 0) {
-    const argv = ['telebench', 'run', pipelineName];
+    const argv = [...selfCommand(), 'run', pipelineName];
     if (flags.config) argv.push('--config', flags.config);
     if (flags.state) argv.push('--state', flags.state);
     if (flags.only) argv.push('--only', flags.only);
@@ -231,9 +255,14 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON')
     .option('--config <file>', 'configuration file (default config/default.yaml)')
     .action(async (flags: { json?: boolean; config?: string }, cmd: Command) => {
-      const state = openState(resolveStateDir(cmd.optsWithGlobals().state));
+      const dir = resolveStateDir(cmd.optsWithGlobals().state);
+      const state = openState(dir, { mode: 'read' });
       try {
-        process.stdout.write(statusReport(state.store, registry, flags.json === true));
+        process.stdout.write(
+          statusReport(state.store, registry, flags.json === true, undefined, {
+            pid: runLockHolder(dir),
+          }),
+        );
       } finally {
         state.close();
       }
@@ -257,7 +286,7 @@ export function buildProgram(): Command {
     .argument('<stage>')
     .argument('<item-key>')
     .action((stage: string, key: string, _flags: unknown, cmd: Command) => {
-      const state = openState(resolveStateDir(cmd.optsWithGlobals().state));
+      const state = openState(resolveStateDir(cmd.optsWithGlobals().state), { mode: 'read' });
       try {
         const item = state.store.item(stage, key);
         if (!item && !state.store.stages().includes(stage)) {
@@ -289,7 +318,7 @@ export function buildProgram(): Command {
     )
     .option('--limit <n>', 'at most N items', intArg('--limit'))
     .action((stage: string, flags: { stateFilter?: string; limit?: number }, cmd: Command) => {
-      const state = openState(resolveStateDir(cmd.optsWithGlobals().state));
+      const state = openState(resolveStateDir(cmd.optsWithGlobals().state), { mode: 'read' });
       try {
         if (!state.store.stages().includes(stage)) {
           throw new ConfigError(
@@ -316,7 +345,7 @@ export function buildProgram(): Command {
     .option('--config <file>', 'configuration file (default config/default.yaml)')
     .action(async (target: string, flags: { config?: string }, cmd: Command) => {
       const stateDir = resolveStateDir(cmd.optsWithGlobals().state);
-      const state = openState(stateDir);
+      const state = openState(stateDir, { mode: 'read' });
       try {
         if (target === 'run') {
           process.stdout.write(runReport(state.store, registry, stateDir));
@@ -411,6 +440,15 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof TelebenchError && (err.tier === 'config' || err.tier === 'preflight')) {
       process.stderr.write(`telebench: ${redact(err.message)}\n`);
       return err.tier === 'config' ? 2 : 3;
+    }
+    // One rule for every command: an outside service that cannot be reached or is unavailable
+    // right now (tiers transient and rate-limit, after the provider's own retries) is a missing
+    // outside service, exit 3, as when a stage stops at preflight.
+    if (err instanceof TelebenchError && (err.tier === 'transient' || err.tier === 'rate-limit')) {
+      process.stderr.write(
+        `telebench: ${redact(err.message)} [${err.code}]\n  -> an outside service is not reachable or not available; run the command again when it is\n`,
+      );
+      return 3;
     }
     const e = err as Error;
     process.stderr.write(`telebench: internal error: ${redact(e.stack ?? String(e))}\n`);

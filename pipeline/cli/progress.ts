@@ -34,6 +34,46 @@ export function jsonLinesRenderer(
   });
 }
 
+/**
+ * Says, while it lasts, that a stage is waiting: every `everyMs` (default 30 s), for each stage
+ * whose oldest in-flight item started at least `everyMs` ago, emits a `log` event on `bus`
+ * (`waiting: 4 items in flight, the longest for 95 s`), so a hung model server or a slow Docker
+ * build is visible on the TTY, in the JSON lines and in events.jsonl instead of silent minutes.
+ * Retries and their reasons arrive as `retry` / `rate-limit` events from the providers.
+ * @returns a function that stops the timer
+ */
+export function waitingReporter(bus: EventBus, everyMs = 30_000): () => void {
+  const inFlight = new Map<string, Map<string, number>>();
+  const off = bus.on((e) => {
+    if (e.kind === 'item-start') {
+      const m = inFlight.get(e.stage) ?? new Map<string, number>();
+      m.set(e.key, Date.now());
+      inFlight.set(e.stage, m);
+    } else if (e.kind === 'item-end') {
+      inFlight.get(e.stage)?.delete(e.key);
+    }
+  });
+  const timer = setInterval(() => {
+    const now = Date.now();
+    for (const [stage, items] of inFlight) {
+      if (items.size === 0) continue;
+      const longest = now - Math.min(...items.values());
+      if (longest < everyMs) continue;
+      bus.emit({
+        kind: 'log',
+        stage,
+        message: `waiting: ${items.size} item${items.size === 1 ? '' : 's'} in flight, the longest for ${Math.round(longest / 1000)} s`,
+        data: { waiting: true, in_flight: items.size, longest_s: Math.round(longest / 1000) },
+      });
+    }
+  }, everyMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    off();
+  };
+}
+
 /** Progress bars on a TTY: one bar per stage with done/total, rate and ETA; logs print above. */
 export function ttyRenderer(bus: EventBus): () => void {
   const cliProgress = lazy<typeof CliProgress>('cli-progress')();
@@ -49,7 +89,14 @@ export function ttyRenderer(bus: EventBus): () => void {
   );
   const bars = new Map<
     string,
-    { bar: CliProgress.SingleBar; start: number; done: number; failed: number; skipped: number }
+    {
+      bar: CliProgress.SingleBar;
+      start: number;
+      done: number;
+      already: number;
+      failed: number;
+      skipped: number;
+    }
   >();
   const pad = (s: string): string => s.padEnd(22);
   const off = bus.on((e) => {
@@ -60,7 +107,24 @@ export function ttyRenderer(bus: EventBus): () => void {
           rate: '0',
           note: '',
         });
-        bars.set(e.stage, { bar, start: Date.now(), done: e.alreadyDone, failed: 0, skipped: 0 });
+        bars.set(e.stage, {
+          bar,
+          start: Date.now(),
+          done: e.alreadyDone,
+          already: e.alreadyDone,
+          failed: 0,
+          skipped: 0,
+        });
+        break;
+      }
+      case 'stage-total': {
+        const b = bars.get(e.stage);
+        if (!b) break;
+        // items found already finished by a later pass count as done
+        b.done += e.alreadyDone - b.already;
+        b.already = e.alreadyDone;
+        b.bar.setTotal(Math.max(e.total, 1));
+        b.bar.update(b.done);
         break;
       }
       case 'item-end': {
@@ -81,6 +145,11 @@ export function ttyRenderer(bus: EventBus): () => void {
         break;
       case 'rate-limit':
         multi.log(`${e.service}: rate limited, waiting ${e.waitSeconds}s (${e.reason})\n`);
+        break;
+      case 'retry':
+        multi.log(
+          `${e.service}: attempt ${e.attempt} failed (${e.reason}); retrying in ${e.waitSeconds}s\n`,
+        );
         break;
       case 'log':
         multi.log(`${e.stage ? `[${e.stage}] ` : ''}${e.message}\n`);

@@ -40,9 +40,26 @@ export function statusReport(
   registry: StageRegistry,
   json: boolean,
   only?: Set<string>,
+  run?: { pid?: number },
 ): string {
   const rows = collectStatus(store, registry, only);
-  if (json) return `${JSON.stringify({ stages: rows }, null, 2)}\n`;
+  const running = rows.reduce((n, r) => n + (r.byState.running ?? 0), 0);
+  const orphaned = rows.reduce((n, r) => n + (r.byState.orphaned ?? 0), 0);
+  const notes: string[] = [];
+  if (running > 0 && run) {
+    notes.push(
+      run.pid !== undefined
+        ? `running: ${running} items are being worked on now by the run with pid ${run.pid}.`
+        : `running: ${running} items were in flight when their run ended without finishing (killed, e.g. kill -9 or a lost machine); no telebench process holds this state folder now. Nothing is lost: the next \`run\` starts them again.`,
+    );
+  }
+  if (orphaned > 0) {
+    notes.push(
+      `orphaned: ${orphaned} items that an earlier run planned but the latest full plan no longer lists (the input or the configuration changed, e.g. a subset removed); kept with their results for reference, never deleted, not run again unless planned again.`,
+    );
+  }
+  if (json)
+    return `${JSON.stringify({ stages: rows, run_in_progress: run?.pid !== undefined, ...(run?.pid !== undefined ? { pid: run.pid } : {}), notes }, null, 2)}\n`;
   if (rows.length === 0) return 'No items yet: run `telebench run <pipeline>` first.\n';
   const out = [
     '| stage | total | ' + STATES.join(' | ') + ' |',
@@ -72,6 +89,7 @@ export function statusReport(
       );
     }
   }
+  if (notes.length > 0) out.push('', ...notes.map((n) => `- ${n}`));
   return `${out.join('\n')}\n`;
 }
 

@@ -7,8 +7,9 @@
  * self-contained; every data mark is an SVG element inside a `g.role-mark` group, which lets
  * tests count marks.
  */
-import { parse, View } from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type * as Vega from 'vega';
+import type * as VegaLite from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
 import { TelebenchError } from '../errors.js';
 
 /** A Vega-Lite specification (inline `data.values`; no URLs: the page must be self-contained). */
@@ -22,8 +23,11 @@ export type ChartSpec = TopLevelSpec;
  */
 export async function renderChartSvg(spec: ChartSpec): Promise<string> {
   try {
-    const vg = compile(spec).spec;
-    const view = new View(parse(vg), { renderer: 'none' });
+    // imported here, not at start (vega has top-level await, so not through pipeline/lazy.ts)
+    const vega: typeof Vega = await import('vega');
+    const vegaLite: typeof VegaLite = await import('vega-lite');
+    const vg = vegaLite.compile(spec).spec;
+    const view = new vega.View(vega.parse(vg), { renderer: 'none' });
     const svg = await view.toSVG();
     view.finalize();
     return svg;

@@ -64,7 +64,12 @@ export interface KeyValue {
   count(namespace: string): number;
 }
 
-const SCHEMA_VERSION = 1;
+/**
+ * 2: `items` and `kv` are rowid tables (1 had them WITHOUT ROWID, where every key lookup read the
+ * whole overflow chain of each large row on its search path: 21 ms per item in a store holding the
+ * resilience subsets' outputs, issue 15). Version-1 stores are migrated on open.
+ */
+const SCHEMA_VERSION = 2;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -85,8 +90,9 @@ CREATE TABLE IF NOT EXISTS items (
   started_at TEXT,
   finished_at TEXT,
   updated_at TEXT NOT NULL,
+  orphaned_from TEXT,
   PRIMARY KEY (stage, key)
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS items_stage_state ON items (stage, state);
 CREATE TABLE IF NOT EXISTS artifacts (
   stage TEXT NOT NULL,
@@ -105,7 +111,7 @@ CREATE TABLE IF NOT EXISTS kv (
   value TEXT NOT NULL,
   updated_at TEXT NOT NULL,
   PRIMARY KEY (ns, key)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS runs (
   run_id TEXT PRIMARY KEY,
   pipeline TEXT NOT NULL,
@@ -158,6 +164,29 @@ function toRecord(row: ItemRow): ItemRecord {
 
 const now = (): string => new Date().toISOString();
 
+type PlanRow = Pick<ItemRow, 'state' | 'stage_version' | 'input_hash'> & {
+  orphaned_from: ItemState | null;
+};
+
+/**
+ * The state a stored row stands for when planned at `version` with `inputHash`: undefined when it
+ * must run from scratch (stale version or input, or an orphaned row whose earlier state is not a
+ * finished one or was not recorded).
+ */
+function effectiveState(row: PlanRow, version: number, inputHash: string): ItemState | undefined {
+  if (row.stage_version !== version || row.input_hash !== inputHash) return undefined;
+  if (row.state !== 'orphaned') return row.state;
+  const was = row.orphaned_from;
+  return was === 'done' || was === 'skipped' || was === 'failed' ? was : undefined;
+}
+
+function decisionOf(state: ItemState, retryFailed: boolean): PlanDecision {
+  if (state === 'done') return 'done';
+  if (state === 'skipped') return 'skipped';
+  if (state === 'failed') return retryFailed ? 'run' : 'failed';
+  return 'run';
+}
+
 export class Store implements KeyValue {
   readonly db: Database.Database;
 
@@ -175,6 +204,11 @@ export class Store implements KeyValue {
       this.db.pragma('busy_timeout = 10000');
       this.db.pragma('foreign_keys = ON');
       this.db.exec(SCHEMA);
+      this.migrateWithoutRowid();
+      // Stores written before `orphaned_from` existed get the column (NULL: state not known).
+      const cols = this.db.prepare('PRAGMA table_info(items)').all() as { name: string }[];
+      if (!cols.some((c) => c.name === 'orphaned_from'))
+        this.db.exec('ALTER TABLE items ADD COLUMN orphaned_from TEXT');
     } catch (err) {
       throw new TelebenchError(
         'store_unreadable',
@@ -188,9 +222,9 @@ export class Store implements KeyValue {
     }
     const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get('schema_version') as
       { value: string } | undefined;
-    if (!row) {
+    if (!row || Number(row.value) < SCHEMA_VERSION) {
       this.db
-        .prepare('INSERT INTO meta (key, value) VALUES (?, ?)')
+        .prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)')
         .run('schema_version', String(SCHEMA_VERSION));
     } else if (Number(row.value) > SCHEMA_VERSION) {
       throw new TelebenchError(
@@ -199,6 +233,31 @@ export class Store implements KeyValue {
         { tier: 'config', context: { file } },
       );
     }
+  }
+
+  /**
+   * Schema 1 -> 2: rebuilds `items` and `kv` as rowid tables when they are WITHOUT ROWID (same
+   * columns, same rows, one transaction: a kill leaves the old table intact).
+   */
+  private migrateWithoutRowid(): void {
+    const tables = this.db
+      .prepare(
+        `SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name IN ('items', 'kv') AND sql LIKE '%WITHOUT ROWID%'`,
+      )
+      .all() as { name: string; sql: string }[];
+    if (tables.length === 0) return;
+    this.db.transaction(() => {
+      for (const t of tables) {
+        const create = t.sql
+          .replace(/\)\s*WITHOUT ROWID\s*$/i, ')')
+          .replace(/^CREATE TABLE\s+(IF NOT EXISTS\s+)?"?\w+"?/i, `CREATE TABLE ${t.name}_v2`);
+        this.db.exec(create);
+        this.db.exec(`INSERT INTO ${t.name}_v2 SELECT * FROM ${t.name}`);
+        this.db.exec(`DROP TABLE ${t.name}`);
+        this.db.exec(`ALTER TABLE ${t.name}_v2 RENAME TO ${t.name}`);
+      }
+      this.db.exec(SCHEMA); // indexes dropped with the old tables
+    })();
   }
 
   /** Closes the database (checkpointing the WAL). The store is unusable afterwards. */
@@ -212,7 +271,9 @@ export class Store implements KeyValue {
    * Records that `plan` listed an item and decides what to do with it.
    * A row whose version or input hash differs from the planned one is reset to `pending` (its output
    * is stale); a row left `running` by a killed process is re-run; `failed` rows are re-run only
-   * when `retryFailed`.
+   * when `retryFailed`. An `orphaned` row listed again with the same version and input hash gets
+   * back the finished state it had (done, skipped or failed, with its output): finished work whose
+   * input did not change is never redone.
    */
   planItem(
     stage: string,
@@ -222,9 +283,7 @@ export class Store implements KeyValue {
     inputJson: string,
     retryFailed: boolean,
   ): PlanDecision {
-    const row = this.stmt(
-      'SELECT state, stage_version, input_hash FROM items WHERE stage = ? AND key = ?',
-    ).get(stage, key) as Pick<ItemRow, 'state' | 'stage_version' | 'input_hash'> | undefined;
+    const row = this.planRow(stage, key);
     if (!row) {
       this.stmt(
         `INSERT INTO items (stage, key, state, stage_version, input_hash, input, updated_at)
@@ -232,18 +291,21 @@ export class Store implements KeyValue {
       ).run(stage, key, version, inputHash, inputJson, now());
       return 'run';
     }
-    if (row.stage_version !== version || row.input_hash !== inputHash || row.state === 'orphaned') {
+    const state = effectiveState(row, version, inputHash);
+    if (state === undefined) {
       this.stmt(
         `UPDATE items SET state = 'pending', stage_version = ?, input_hash = ?, input = ?, output = NULL,
-           error = NULL, skip_reason = NULL, skip_detail = NULL, updated_at = ?
+           error = NULL, skip_reason = NULL, skip_detail = NULL, orphaned_from = NULL, updated_at = ?
          WHERE stage = ? AND key = ?`,
       ).run(version, inputHash, inputJson, now(), stage, key);
       return 'run';
     }
-    if (row.state === 'done') return 'done';
-    if (row.state === 'skipped') return 'skipped';
-    if (row.state === 'failed') return retryFailed ? 'run' : 'failed';
-    return 'run';
+    if (row.state === 'orphaned') {
+      this.stmt(
+        `UPDATE items SET state = ?, orphaned_from = NULL, updated_at = ? WHERE stage = ? AND key = ?`,
+      ).run(state, now(), stage, key);
+    }
+    return decisionOf(state, retryFailed);
   }
 
   /** What {@link planItem} would decide, without writing (for `--dry-run`). */
@@ -254,20 +316,15 @@ export class Store implements KeyValue {
     inputHash: string,
     retryFailed: boolean,
   ): PlanDecision {
-    const row = this.stmt(
-      'SELECT state, stage_version, input_hash FROM items WHERE stage = ? AND key = ?',
-    ).get(stage, key) as Pick<ItemRow, 'state' | 'stage_version' | 'input_hash'> | undefined;
-    if (
-      !row ||
-      row.stage_version !== version ||
-      row.input_hash !== inputHash ||
-      row.state === 'orphaned'
-    )
-      return 'run';
-    if (row.state === 'done') return 'done';
-    if (row.state === 'skipped') return 'skipped';
-    if (row.state === 'failed') return retryFailed ? 'run' : 'failed';
-    return 'run';
+    const row = this.planRow(stage, key);
+    const state = row ? effectiveState(row, version, inputHash) : undefined;
+    return state === undefined ? 'run' : decisionOf(state, retryFailed);
+  }
+
+  private planRow(stage: string, key: string): PlanRow | undefined {
+    return this.stmt(
+      'SELECT state, stage_version, input_hash, orphaned_from FROM items WHERE stage = ? AND key = ?',
+    ).get(stage, key) as PlanRow | undefined;
   }
 
   /** Runs `fn` in one transaction (used to batch `planItem` calls). */
@@ -275,7 +332,10 @@ export class Store implements KeyValue {
     return this.db.transaction(fn)();
   }
 
-  /** Marks items of `stage` not in `plannedKeys` as `orphaned` (kept, never deleted). @returns count */
+  /**
+   * Marks items of `stage` not in `plannedKeys` as `orphaned` (kept, never deleted; the state they
+   * had is kept in `orphaned_from` so that {@link planItem} can restore it). @returns count
+   */
   orphanUnplanned(stage: string, plannedKeys: ReadonlySet<string>): number {
     const keys = this.stmt(`SELECT key FROM items WHERE stage = ? AND state != 'orphaned'`)
       .pluck()
@@ -283,7 +343,7 @@ export class Store implements KeyValue {
     const gone = keys.filter((k) => !plannedKeys.has(k));
     if (gone.length === 0) return 0;
     const upd = this.stmt(
-      `UPDATE items SET state = 'orphaned', updated_at = ? WHERE stage = ? AND key = ?`,
+      `UPDATE items SET orphaned_from = state, state = 'orphaned', updated_at = ? WHERE stage = ? AND key = ?`,
     );
     this.transaction(() => {
       for (const k of gone) upd.run(now(), stage, k);

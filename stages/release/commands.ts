@@ -55,9 +55,10 @@ function withState<T>(
 }
 
 /**
- * Runs a command body: configuration and preflight errors go to the CLI (exit 2 or 3); any other
- * TelebenchError (a moved branch, a Hub outage) is printed as one clear line with exit code 1,
- * never as an internal error with a stack.
+ * Runs a command body: configuration and preflight errors, and an outside service that cannot be
+ * reached or is unavailable (tiers transient and rate-limit: a Hub outage) go to the CLI's one rule
+ * (exit 2, 3, 3); any other TelebenchError (a moved branch, a refused tag) is printed as one clear
+ * line with exit code 1, never as an internal error with a stack.
  */
 async function cliAction(body: () => Promise<void>): Promise<void> {
   try {
@@ -67,6 +68,8 @@ async function cliAction(body: () => Promise<void>): Promise<void> {
       err instanceof TelebenchError &&
       err.tier !== 'config' &&
       err.tier !== 'preflight' &&
+      err.tier !== 'transient' &&
+      err.tier !== 'rate-limit' &&
       err.tier !== 'bug'
     ) {
       process.stderr.write(`telebench: ${redact(err.message)} [${err.code}]\n`);

@@ -116,6 +116,9 @@ export function makeLocalReleaseStage(args: {
       } catch (err) {
         if (err instanceof TelebenchError && err.code === 'release_no_rows')
           throw new SkipItem('no_rows', err.message);
+        // a rerun on the same rows cannot change this: skipped with the reason, the run goes on
+        if (err instanceof TelebenchError && err.code === 'release_scripted_output')
+          throw new SkipItem('scripted_output', err.message);
         throw err;
       }
     },

@@ -26,9 +26,10 @@ import { loadRegistry, githubRepoOf, type RegistryEntry } from '../swe5g/registr
 import { buildInstanceImages } from '../swe5g/build/build.js';
 import { executorFor, executorPreflight } from '../swe5g/executors.js';
 import { mirrorPath } from '../swe5g/resolve/resolve.js';
+import { filesOfPatch, packageDirs } from '../swe5g/resolve/packages.js';
 import { overlayFor, parseStep, selectTestDirs, testCommand } from '../swe5g/validate/validate.js';
 import type { Verifier } from './release.js';
-import { dirname, posix, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 
 /** Where the verifier runs: the state directory, the configuration file, a log sink. */
 export interface VerifierEnv {
@@ -82,18 +83,6 @@ export function registryEntryOf(
   return fits[0];
 }
 
-/**
- * Directories of every file a unified diff names (`diff --git a/<path> b/<path>`, deleted files
- * included), sorted: what `swe5g.resolve` stores as `Resolved.test_dirs` for the gold patch.
- */
-function sourceDirsOf(patch: string): string[] {
-  return [
-    ...new Set(
-      [...patch.matchAll(/^diff --git a\/(.+) b\/.+$/gm)].map((m) => posix.dirname(m[1]!)),
-    ),
-  ].sort();
-}
-
 const LANGUAGE: Record<RecipeName, Resolved['language']> = {
   go: 'go',
   'c-meson': 'c',
@@ -134,7 +123,7 @@ export function resolvedOfRow(row: Swe5gRow, entry: RegistryEntry | undefined): 
     test_patch: row.test_patch,
     environment_setup_commit: row.environment_setup_commit,
     version: row.version,
-    test_dirs: sourceDirsOf(row.patch),
+    test_dirs: packageDirs(filesOfPatch(row.patch), LANGUAGE[row.image_recipe as RecipeName]),
   };
 }
 

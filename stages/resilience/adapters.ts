@@ -16,10 +16,13 @@
  *   the 1-based gold option as a string.
  * - `fields`: any JSON object or CSV record, mapped by the entry's `fields`.
  */
-import { parse as parseCsv } from 'csv-parse/sync';
+import type * as csvParseTypes from 'csv-parse/sync';
 import type { ResolvedSubset } from './subsets.js';
 import type { RejectedRow, ResilienceItem } from './types.js';
 import { parseNumber, pythonFloatRepr } from './numbers.js';
+import { lazy } from '../../pipeline/lazy.js';
+
+const csvParse = lazy<typeof csvParseTypes>('csv-parse/sync');
 
 /** One raw row of a file. */
 export interface RawRow {
@@ -40,8 +43,8 @@ export interface RawRow {
  * @param text file content (a UTF-8 BOM is ignored)
  * @param fileName used for `auto` and messages
  * @returns rows plus the lines that could not be parsed (as rejections with reason `unparseable_row`)
- * @throws Error when a `json` file is not a JSON array or a CSV file is malformed (the whole file
- *   is unusable; the caller reports it with the file name)
+ * @throws Error when a `json` file is not a JSON array (the whole file is unusable; the caller
+ *   reports it with the file name). CSV and JSON Lines problems are per row (`rejected`).
  */
 export function readRows(
   text: string,
@@ -72,16 +75,49 @@ export function readRows(
     return { rows: v.map((value, row) => ({ row, line: null, value })), rejected: [] };
   }
   if (fmt === 'csv') {
-    const records = parseCsv(body, {
-      columns: true,
+    // Row-level rejection, as for JSON Lines: a record with more or fewer fields than the header,
+    // or one the parser gives up on (e.g. a quote never closed), is rejected with its line; the
+    // other rows load.
+    const rejected: RejectedRow[] = [];
+    const records = csvParse().parse(body, {
+      columns: false,
       skip_empty_lines: true,
-      relax_column_count: false,
+      relax_column_count: true,
       info: true,
-    }) as { record: Record<string, string>; info: { lines: number } }[];
-    return {
-      rows: records.map((r, row) => ({ row, line: r.info.lines, value: r.record })),
-      rejected: [],
-    };
+      skip_records_with_error: true,
+      on_skip: (err) => {
+        if (!err) return;
+        const line = (err as { lines?: number }).lines ?? null;
+        rejected.push({
+          file: fileName,
+          row: null,
+          line,
+          reason: 'unparseable_row',
+          detail: `${fileName}${line !== null ? `:${line}` : ''}: not a CSV record: ${err.message}`,
+        });
+      },
+    }) as unknown as { record: string[]; info: { lines: number } }[];
+    const [header, ...data] = records;
+    if (!header) return { rows: [], rejected };
+    const rows: RawRow[] = [];
+    data.forEach((r, row) => {
+      if (r.record.length !== header.record.length) {
+        rejected.push({
+          file: fileName,
+          row,
+          line: r.info.lines,
+          reason: 'unparseable_row',
+          detail: `${fileName}:${r.info.lines} row ${row}: ${r.record.length} fields, the header has ${header.record.length}`,
+        });
+        return;
+      }
+      rows.push({
+        row,
+        line: r.info.lines,
+        value: Object.fromEntries(header.record.map((h, i) => [h, r.record[i]!])),
+      });
+    });
+    return { rows, rejected };
   }
   const rows: RawRow[] = [];
   const rejected: RejectedRow[] = [];
@@ -97,7 +133,7 @@ export function readRows(
         row,
         line: i + 1,
         reason: 'unparseable_row',
-        detail: `line ${i + 1} is not JSON: ${(err as Error).message}`,
+        detail: `${fileName}:${i + 1} row ${row}: not JSON: ${(err as Error).message}`,
       });
     }
     row++;

@@ -46,6 +46,30 @@ export function resilienceReport(ctx: StageContext<HasResilience>): string {
     '',
     `Not scored (no silent truncation): prompt_too_long ${s.truncation.prompt_too_long}, prompt_truncated ${s.truncation.prompt_truncated}, budget_exhausted ${s.truncation.budget_exhausted}.`,
   );
+  // Subsets that did not load are part of the funnel too: named, with the reason (issue 15).
+  const notLoaded = [...ctx.store.items('resilience.load')].filter(
+    (r) =>
+      r.state === 'failed' ||
+      r.state === 'skipped' ||
+      r.state === 'pending' ||
+      r.state === 'running',
+  );
+  if (notLoaded.length) {
+    lines.push(
+      '',
+      `Subsets not loaded: ${notLoaded.length} (their rows are not counted above):`,
+      '',
+    );
+    for (const r of notLoaded) {
+      const why =
+        r.state === 'failed'
+          ? `failed: ${String(r.error?.code ?? 'error')}: ${String(r.error?.message ?? '').split('\n')[0]} (rerun with --retry-failed)`
+          : r.state === 'skipped'
+            ? `skipped: ${r.skipReason ?? ''}${r.skipDetail ? `: ${r.skipDetail}` : ''}`
+            : `${r.state}: not loaded yet (run again to load it)`;
+      lines.push(`- ${r.key}: ${why}`);
+    }
+  }
   const rejected = [...ctx.store.outputs<SubsetLoadOutput>('resilience.load')].flatMap(
     (o) => o.output.rejected,
   );

@@ -4,12 +4,12 @@
  * `<key> <attempt>` to `attempts_log`, which is how the fault test proves that a resume after
  * SIGKILL repeats at most the in-flight items.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resolve, dirname } from 'node:path';
 import { z } from 'zod';
 import { defineStage, type Pipeline } from '../../pipeline/stage.js';
-import { SkipItem } from '../../pipeline/errors.js';
+import { SkipItem, TelebenchError } from '../../pipeline/errors.js';
 
 export const selftestConfigSchema = z.strictObject({
   /** Number of items the `selftest.items` stage plans. */
@@ -24,6 +24,19 @@ export const selftestConfigSchema = z.strictObject({
   attempts_log: z.string().optional(),
   /** Every n-th item is skipped with reason `selftest_skip` (0: none). */
   skip_every: z.number().int().min(0).default(0),
+  /**
+   * When true, `selftest.echo` plans one item per done `selftest.items` item and streams: each
+   * starts as soon as its own `selftest.items` item is done (logged as `echo:<key> <attempt>
+   * <attempt of the item it read>`).
+   */
+  echo: z.boolean().default(false),
+  /**
+   * While this file exists (relative to the config file), every n-th item (`fail_every`) fails
+   * with `selftest_fail` (tier transient): a retryable failure for tests of exits and resume.
+   */
+  fail_while_file: z.string().optional(),
+  /** With `fail_while_file`: every n-th item fails (default 1: all). */
+  fail_every: z.number().int().min(1).default(1),
 });
 export type SelftestConfig = z.output<typeof selftestConfigSchema>;
 
@@ -65,10 +78,53 @@ export const selftestItems = defineStage<
         // busy: no await, like a tokeniser or a parser
       }
     }
+    if (
+      s.fail_while_file &&
+      item.input.n % s.fail_every === 0 &&
+      existsSync(resolve(dirname(ctx.configFile), s.fail_while_file))
+    ) {
+      throw new TelebenchError(
+        'selftest_fail',
+        `item ${item.key} fails while ${s.fail_while_file} exists`,
+        {
+          tier: 'transient',
+        },
+      );
+    }
     if (s.skip_every > 0 && item.input.n % s.skip_every === 0) {
       throw new SkipItem('selftest_skip', `item ${item.key} is a multiple of ${s.skip_every}`);
     }
     return { n: item.input.n, attempt: ctx.attempt };
+  },
+});
+
+/** Streams from `selftest.items` (1:1 by key): the engine's item-level readiness on this machine. */
+export const selftestEcho = defineStage<
+  { n: number; attempt: string },
+  { n: number; read: string },
+  HasSelftest
+>({
+  name: 'selftest.echo',
+  version: 1,
+  needs: ['selftest.items'],
+  description: 'Echoes each selftest.items output as soon as it exists (streaming between stages).',
+  concurrency: (cfg) => settings(cfg).concurrency,
+  itemNeeds: (item) => ({ 'selftest.items': [item.key] }),
+  *plan(ctx) {
+    if (!settings(ctx.config).echo) return;
+    for (const o of ctx.store.outputs<{ n: number; attempt: string }>('selftest.items'))
+      yield { key: o.key, input: o.output };
+  },
+  async run(item, ctx) {
+    const s = settings(ctx.config);
+    if (s.attempts_log) {
+      appendFileSync(
+        resolve(dirname(ctx.configFile), s.attempts_log),
+        `echo:${item.key} ${ctx.attempt} ${item.input.attempt}\n`,
+      );
+    }
+    if (s.delay_ms > 0) await sleep(s.delay_ms);
+    return { n: item.input.n, read: item.input.attempt };
   },
 });
 
@@ -98,5 +154,5 @@ export const selftestSummary = defineStage<
 export const selftestPipeline: Pipeline = {
   name: 'selftest',
   description: 'No-op items that check the engine on this machine.',
-  stages: ['selftest.items', 'selftest.summary'],
+  stages: ['selftest.items', 'selftest.echo', 'selftest.summary'],
 };

@@ -103,6 +103,13 @@ export const environmentsSchema = z.strictObject({
   /** Runs of the fixed state (paper: validation step 3; flaky tests differ between runs). */
   fix_runs: z.number().int().min(1).max(10).default(3),
   /**
+   * Extra runs of the existing tests at the parent while some of them fail (validation step 1).
+   * A test that fails in one run and passes in another is flaky: dropped from PASS_TO_PASS and
+   * listed, never a reason to reject. With 4 (5 runs in all) a test that fails one run in three
+   * fails every run, and so is taken for a real failure, with probability (1/3)^5 = 0.41% < 1%.
+   */
+  parent_reruns: z.number().int().min(0).max(20).default(4),
+  /**
    * `reject` (paper rule): any existing test failing at the parent rejects the instance;
    * `drop-failing` (SWE-bench): such tests are dropped from PASS_TO_PASS and listed.
    */

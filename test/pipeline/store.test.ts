@@ -23,6 +23,53 @@ afterEach(() => {
 });
 
 describe('Store', () => {
+  it('migrates a schema-1 store (WITHOUT ROWID items and kv) to rowid tables, keeping every row', () => {
+    const file = join(tmp(), 'state.db');
+    const old = new Database(file);
+    old.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta VALUES ('schema_version', '1');
+CREATE TABLE items (stage TEXT NOT NULL, key TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending','running','done','failed','skipped','orphaned')),
+  stage_version INTEGER NOT NULL, input_hash TEXT NOT NULL, input TEXT NOT NULL, output TEXT,
+  error TEXT, skip_reason TEXT, skip_detail TEXT, attempt TEXT,
+  attempts INTEGER NOT NULL DEFAULT 0, run_id TEXT, started_at TEXT, finished_at TEXT,
+  updated_at TEXT NOT NULL, PRIMARY KEY (stage, key)) WITHOUT ROWID;
+CREATE TABLE kv (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+  updated_at TEXT NOT NULL, PRIMARY KEY (ns, key)) WITHOUT ROWID;`);
+    const big = JSON.stringify({ rows: 'x'.repeat(300_000) });
+    const ins = old.prepare(
+      `INSERT INTO items (stage, key, state, stage_version, input_hash, input, output, attempts, updated_at) VALUES (?, ?, 'done', 1, 'h', '{}', ?, 1, 'now')`,
+    );
+    for (let i = 0; i < 5; i++) ins.run('load', `subset-${i}`, big);
+    old.prepare(`INSERT INTO kv VALUES ('ns', 'k', '"v"', 'now')`).run();
+    old.close();
+
+    const s = new Store(file);
+    const sql = s.db
+      .prepare(`SELECT group_concat(sql, ';') FROM sqlite_master WHERE name IN ('items', 'kv')`)
+      .pluck()
+      .get() as string;
+    expect(sql).not.toMatch(/WITHOUT ROWID/i);
+    expect(sql).toMatch(/PRIMARY KEY \(stage, key\)/);
+    expect(s.db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).pluck().get()).toBe(
+      '2',
+    );
+    expect(s.counts('load').byState).toEqual({ done: 5 });
+    expect(s.item('load', 'subset-3')?.output).toEqual(JSON.parse(big));
+    expect(s.get('ns', 'k')).toBe('v');
+    expect(s.planItem('load', 'subset-0', 1, 'h', '{}', false)).toBe('done');
+    expect(s.planItem('gen', 'item-0', 1, 'h', '{}', false)).toBe('run');
+    // the index on (stage, state) is back after the rebuild
+    expect(
+      s.db.prepare(`SELECT name FROM sqlite_master WHERE name = 'items_stage_state'`).pluck().get(),
+    ).toBe('items_stage_state');
+    s.close();
+    // opening again changes nothing
+    const again = new Store(file);
+    expect(again.counts('load').byState).toEqual({ done: 5 });
+    again.close();
+  });
+
   it('plans, starts and finishes items; a late finisher of an old attempt cannot overwrite', () => {
     const s = new Store(join(tmp(), 'state.db'));
     expect(s.planItem('st', 'a', 1, 'h1', '{}', false)).toBe('run');

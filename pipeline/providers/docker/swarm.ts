@@ -37,9 +37,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { pipeline as streamPipeline } from 'node:stream/promises';
 import type Docker from 'dockerode';
-import tarFs from 'tar-fs';
 import { TelebenchError } from '../../errors.js';
-import type { DockerClient } from './client.js';
+import { tarFs, type DockerClient } from './client.js';
 import { demux, type Executor, type StepResult, type StepSpec } from './executor.js';
 import { PINNED_ENV } from './recipes.js';
 import { pushImage } from './registry.js';
@@ -184,7 +183,7 @@ export interface FrameContents {
 export async function unpackFrame(tgz: Buffer, collectCount: number): Promise<FrameContents> {
   const dir = mkdtempSync(join(tmpdir(), 'telebench-frame-'));
   try {
-    await streamPipeline(Readable.from([gunzipSync(tgz)]), tarFs.extract(dir));
+    await streamPipeline(Readable.from([gunzipSync(tgz)]), tarFs().extract(dir));
     const read = (p: string): string | undefined =>
       existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : undefined;
     const exit = read('exit');
@@ -581,7 +580,7 @@ async function tarOf(files: [string, string][]): Promise<Buffer> {
       writeFileSync(join(dir, rel), content);
     }
     const chunks: Buffer[] = [];
-    const pack = tarFs.pack(dir);
+    const pack = tarFs().pack(dir);
     for await (const c of pack as unknown as AsyncIterable<Buffer>) chunks.push(c);
     return Buffer.concat(chunks);
   } finally {

@@ -46,12 +46,19 @@ export const httpEndpointSchema = z.strictObject({
   concurrency: z.number().int().min(1).max(256).default(1),
   /** Stream the answer (NDJSON / SSE) so slow servers are judged by the idle timeout. */
   stream: z.boolean().default(true),
-  /** Abort when no byte arrives for this long (with `stream: false`, a limit on the whole answer). */
-  idle_timeout_ms: ms.min(1).default(300_000),
+  /**
+   * Abort when no byte arrives for this long (with `stream: false`, a limit on the whole answer).
+   * 120 s: a streaming server sends a token every few seconds even on CPU; a silent minute or two
+   * means it is stuck. Raise it for `stream: false` with long answers on slow hardware.
+   */
+  idle_timeout_ms: ms.min(1).default(120_000),
   /** Abort after this total time (0: none). */
   timeout_ms: ms.default(0),
-  /** Retries of 408/409/429/5xx, timeouts and connection errors. */
-  retries: z.number().int().min(0).max(20).default(4),
+  /**
+   * Retries of 408/409/429/5xx, timeouts and connection errors (each shown as a `retry` event with
+   * its reason). 2: a hung server costs at most ~3 idle timeouts per item before it fails.
+   */
+  retries: z.number().int().min(0).max(20).default(2),
   min_backoff_ms: ms.default(500),
   max_backoff_ms: ms.default(30_000),
   /** A longer `retry-after` is not waited for (the item fails with tier rate-limit). */

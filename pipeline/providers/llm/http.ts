@@ -38,9 +38,9 @@ export interface HttpPolicy {
 }
 
 export const DEFAULT_HTTP_POLICY: HttpPolicy = {
-  idleTimeoutMs: 300_000,
+  idleTimeoutMs: 120_000,
   totalTimeoutMs: 0,
-  retries: 4,
+  retries: 2,
   minBackoffMs: 500,
   maxBackoffMs: 30_000,
   maxRetryAfterMs: 300_000,

@@ -32,9 +32,12 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { z } from 'zod';
-import { downloadFile, fileDownloadInfo, HubApiError } from '@huggingface/hub';
+import type * as hubTypes from '@huggingface/hub';
 import { PreflightError, TelebenchError } from '../../errors.js';
 import { redact, secret } from '../../secrets.js';
+import { lazy } from '../../lazy.js';
+
+const hub = lazy<typeof hubTypes>('@huggingface/hub');
 
 const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 hex digest (64 lowercase hex)');
 
@@ -292,7 +295,7 @@ interface HubMeta {
 function hubFailure(err: unknown, s: HubSource): Error {
   const where = `${s.url}/${s.repo}/resolve/${s.revision}/${s.file}`;
   if (err instanceof TelebenchError) return err;
-  if (err instanceof HubApiError) {
+  if (err instanceof hub().HubApiError) {
     if (err.statusCode === 401 || err.statusCode === 403) {
       return new Miss(`the Hub refused ${where} (HTTP ${err.statusCode}): set HF_TOKEN`);
     }
@@ -346,7 +349,7 @@ async function fromHub(s: HubSource, o: ResolveModelOptions): Promise<ResolvedMo
   const partMeta = `${file}.part.json`;
   let info;
   try {
-    info = await fileDownloadInfo(common);
+    info = await hub().fileDownloadInfo(common);
   } catch (err) {
     throw hubFailure(err, s);
   }
@@ -369,7 +372,7 @@ async function fromHub(s: HubSource, o: ResolveModelOptions): Promise<ResolvedMo
   }
   try {
     if (offset < info.size) {
-      const blob = await downloadFile({ ...common, downloadInfo: info, xet: false });
+      const blob = await hub().downloadFile({ ...common, downloadInfo: info, xet: false });
       if (!blob) throw new Miss(`${s.url}/${s.repo}@${s.revision} has no file ${s.file}`);
       let done = offset;
       const counter = new Transform({

@@ -32,7 +32,7 @@ import type { Resolved } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import { mirrorPath } from '../resolve/resolve.js';
-import { planPerResolved } from '../resolve/plan.js';
+import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
 
 const zx = lazy<typeof Zx>('zx');
 
@@ -439,13 +439,16 @@ export async function hostModCache(
 export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   name: 'swe5g.build',
   version: 1,
-  needs: ['swe5g.resolve'],
-  description: 'Builds the base, env and instance images of each resolved instance.',
+  // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
+  needs: ['swe5g.resolve', 'swe5g.testgen'],
+  itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),
+  description:
+    'Builds the base, env and instance images of each resolved instance whose fail-to-pass test exists.',
   concurrency: (cfg) => swe5gSettings(cfg).environments.build_concurrency,
   async preflight(ctx) {
     await executorPreflight(swe5gSettings(ctx.config).environments);
   },
-  plan: (ctx) => planPerResolved(ctx),
+  plan: (ctx) => planPerResolved(ctx, 'swe5g.testgen'),
   async run(item, ctx) {
     const settings = swe5gSettings(ctx.config).environments;
     const docker = ctx.memo('docker', () => new DockerClient());

@@ -29,7 +29,10 @@
  * `malformed` (a block without its divider or end marker, without a path, or with a path outside
  * the repository).
  */
-import { diffChars } from 'diff';
+import type * as jsdiffTypes from 'diff';
+import { lazy } from '../../../pipeline/lazy.js';
+
+const jsdiff = lazy<typeof jsdiffTypes>('diff');
 
 /** One well-formed block. `index` is its 1-based position among all blocks of the answer. */
 export interface EditBlock {
@@ -264,7 +267,7 @@ export function similarity(a: string, b: string, atLeast = 0): number {
   const total = a.length + b.length;
   if (total === 0) return 1;
   const maxEdit = Math.floor((1 - atLeast) * total) + 1;
-  const parts = diffChars(a, b, { maxEditLength: maxEdit });
+  const parts = jsdiff().diffChars(a, b, { maxEditLength: maxEdit });
   if (!parts) return 0;
   let edits = 0;
   for (const p of parts) if (p.added || p.removed) edits += p.value.length;

@@ -25,7 +25,7 @@ import {
   type SkippedCommit,
 } from '../../../pipeline/providers/git/mirror-source.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
-import { githubRepoOf, type RegistryEntry } from '../registry.js';
+import { githubRepoOf, registryWarnings, type RegistryEntry } from '../registry.js';
 import { aliasOf, instanceIdOf, type CandidateSource, type MinedPR } from '../types.js';
 import { githubClient, mirrorOf, probeApi, selectedEntries, mirrorsDir } from './source.js';
 import { PreflightError, TelebenchError } from '../../../pipeline/errors.js';
@@ -108,6 +108,7 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
   async preflight(ctx) {
     const s = swe5gSettings(ctx.config);
     const entries = selectedEntries(ctx);
+    for (const w of registryWarnings(entries)) ctx.log(`registry warning: ${w}`);
     if (s.source === 'git' || s.source === 'auto') {
       const withMirror = entries.filter((e) => mirrorOf(ctx, e) !== undefined);
       if (s.source === 'git') {

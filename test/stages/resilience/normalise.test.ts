@@ -316,6 +316,34 @@ describe('unreadable files', () => {
     const r = readRows('["q", ["1. a", "2. b"], "1"]\n{oops\n', 'auto', 'mixed.json');
     expect(r.rows).toHaveLength(1);
     expect(r.rejected).toMatchObject([{ row: 1, line: 2, reason: 'unparseable_row' }]);
+    // the rejection names the file and the line, as every other rejection does
+    expect(r.rejected[0]!.file).toBe('mixed.json');
+    expect(r.rejected[0]!.detail).toMatch(/^mixed\.json:2 row 1: not JSON: /);
+  });
+
+  it('a CSV file with one short row and one long row loads the other rows and rejects those two with file and line', () => {
+    const csv = 'question,a,b,answer\nq1,x,y,1\nq2,x\nq3,"x,y",z,2\nq4,x,y,2,extra\n';
+    const r = readRows(csv, 'auto', '/data/sub/s.csv');
+    expect(
+      r.rows.map((x) => [x.row, x.line, (x.value as Record<string, string>).question]),
+    ).toEqual([
+      [0, 2, 'q1'],
+      [2, 4, 'q3'],
+    ]);
+    expect((r.rows[1]!.value as Record<string, string>).a).toBe('x,y');
+    expect(r.rejected.map((x) => [x.file, x.row, x.line, x.reason])).toEqual([
+      ['/data/sub/s.csv', 1, 3, 'unparseable_row'],
+      ['/data/sub/s.csv', 3, 5, 'unparseable_row'],
+    ]);
+    expect(r.rejected[0]!.detail).toBe('/data/sub/s.csv:3 row 1: 2 fields, the header has 4');
+  });
+
+  it('a CSV record the parser gives up on (a quote never closed) is rejected with its line, not the whole file', () => {
+    const r = readRows('question,answer\nq1,1\nq2,"2\n', 'csv', 'q.csv');
+    expect(r.rows).toHaveLength(1);
+    expect(r.rejected).toHaveLength(1);
+    expect(r.rejected[0]).toMatchObject({ file: 'q.csv', reason: 'unparseable_row', line: 3 });
+    expect(r.rejected[0]!.detail).toMatch(/^q\.csv:3: not a CSV record: Quote Not Closed/);
   });
 });
 

@@ -367,6 +367,11 @@ describe('telebench run resilience (real CLI, local Hub, scripted model server)'
     expect(r.stderr).toContain('start Ollama');
     const status = await runCli(['status', '--json', '--state', state]);
     expect(status.stdout).toContain('hub_unreachable');
+    // the report names the subsets that did not load, with the reason
+    const rep = await runCli(['report', 'resilience', '--config', config, '--state', state]);
+    expect(rep.code).toBe(0);
+    expect(rep.stdout).toContain('Subsets not loaded: 8 (their rows are not counted above):');
+    expect(rep.stdout).toMatch(/^- ot-lite:teleqna: failed: hub_unreachable: .*--retry-failed\)$/m);
     // a second run reuses the loaded local subset (done stays done) and stops at the same place
     const again = await runCli(['run', 'resilience', '--config', config, '--state', state]);
     expect(again.code).toBe(3);

@@ -1,0 +1,236 @@
+// What a person meets around a run, through the real CLI (child processes): a state folder that
+// cannot be created or is read-only, the printed resume command run exactly as printed, a dry run
+// that exits 0 over earlier failures, and `status` explaining `running` items after kill -9 and
+// `orphaned` items.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../pipeline/manifest.js';
+import { selfCommand } from '../../pipeline/cli/main.js';
+
+const BIN = join(PROJECT_ROOT, 'bin', 'telebench.js');
+let dir: string;
+const mounts: string[] = [];
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'telebench-exits-'));
+});
+afterAll(() => {
+  for (const m of mounts) spawnSync('umount', [m]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function cli(args: string[], cwd = dir) {
+  return spawnSync(process.execPath, [BIN, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, CI: 'true' },
+  });
+}
+
+/** Makes `folder` read-only for this process: a read-only bind mount as root, else chmod 555. */
+function makeReadOnly(folder: string): void {
+  if (process.getuid?.() === 0) {
+    const ro = spawnSync('mount', ['--bind', '-o', 'ro', folder, folder], { encoding: 'utf8' });
+    expect(ro.status, ro.stderr).toBe(0);
+    mounts.push(folder);
+    const remount = spawnSync('mount', ['-o', 'remount,ro,bind', folder], { encoding: 'utf8' });
+    expect(remount.status, remount.stderr).toBe(0);
+  } else {
+    chmodSync(folder, 0o555);
+  }
+}
+
+describe('state folder problems: exit 2 naming the folder and the cause', () => {
+  it('a --state that cannot be created', () => {
+    writeFileSync(join(dir, 'a-file'), 'x');
+    const under = join(dir, 'a-file', 'state');
+    const r = cli(['--state', under, 'status']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`cannot create the state folder ${under}`);
+    expect(r.stderr).toMatch(/not a folder \(ENOTDIR\)/);
+    expect(r.stderr).not.toContain('internal error');
+    const file = cli(['--state', join(dir, 'a-file'), 'run', 'selftest']);
+    expect(file.status).toBe(2);
+    expect(file.stderr).toMatch(/it exists and is not a folder/);
+  });
+
+  it('a read-only state folder: run says so; status, items and report still read it', () => {
+    const state = join(dir, 'ro-state');
+    writeFileSync(join(dir, 'ro.yaml'), 'version: 1\nselftest: { items: 5 }\n');
+    expect(cli(['--state', state, 'run', 'selftest', '--config', 'ro.yaml']).status).toBe(0);
+    makeReadOnly(state);
+    const run = cli(['--state', state, 'run', 'selftest', '--config', 'ro.yaml']);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain(`the state folder ${state} is read-only`);
+    expect(run.stderr).toMatch(/read-only file system \(EROFS\)|permission denied \(EACCES\)/);
+    expect(run.stderr).not.toContain('unable to open database file');
+    const status = cli(['--state', state, 'status', '--json']);
+    expect(status.status, status.stderr).toBe(0);
+    const parsed = JSON.parse(status.stdout) as {
+      stages: { stage: string; byState: Record<string, number> }[];
+    };
+    expect(parsed.stages.find((s) => s.stage === 'selftest.items')?.byState).toEqual({ done: 5 });
+    const items = cli(['--state', state, 'items', 'selftest.items']);
+    expect(items.status, items.stderr).toBe(0);
+    expect(items.stdout).toContain('item-4');
+    expect(cli(['--state', state, 'report']).status).toBe(0);
+  });
+});
+
+describe('the resume hint runs as printed', () => {
+  it('prints the command that started it (node bin/telebench.js from the checkout) and that command resumes', () => {
+    const marker = join(dir, 'failing');
+    writeFileSync(marker, 'x');
+    const config = join(dir, 'resume.yaml');
+    writeFileSync(
+      config,
+      'version: 1\nselftest: { items: 6, fail_while_file: failing, fail_every: 2 }\n',
+    );
+    const state = join(dir, 'resume-state');
+    const first = spawnSync(
+      process.execPath,
+      ['bin/telebench.js', 'run', 'selftest', '--config', config, '--state', state],
+      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
+    );
+    expect(first.status).toBe(1);
+    const hint = /^to resume: (.*)$/m.exec(first.stderr)?.[1];
+    expect(hint).toBe(
+      `node bin/telebench.js run selftest --config ${config} --state ${state} --retry-failed`,
+    );
+
+    // a dry run over the failed items: nothing changes, exit 0, says what would run
+    const dry = spawnSync(
+      process.execPath,
+      [
+        'bin/telebench.js',
+        'run',
+        'selftest',
+        '--config',
+        config,
+        '--state',
+        state,
+        '--dry-run',
+        '--retry-failed',
+      ],
+      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
+    );
+    expect(dry.status, dry.stderr).toBe(0);
+    expect(dry.stderr).toMatch(/selftest\.items: completed \(dry run: 3 would run\)/);
+    const dryNoRetry = spawnSync(
+      process.execPath,
+      ['bin/telebench.js', 'run', 'selftest', '--config', config, '--state', state, '--dry-run'],
+      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
+    );
+    expect(dryNoRetry.status, dryNoRetry.stderr).toBe(0);
+    expect(dryNoRetry.stderr).not.toContain('to resume');
+
+    // the hint, run by a shell exactly as printed, in the folder where it was printed
+    unlinkSync(marker);
+    const resumed = spawnSync('sh', ['-c', hint!], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, CI: 'true' },
+    });
+    expect(resumed.status, resumed.stderr).toBe(0);
+    const status = cli(['--state', state, 'status', '--json']);
+    const parsed = JSON.parse(status.stdout) as {
+      stages: { stage: string; byState: Record<string, number> }[];
+    };
+    expect(parsed.stages.find((s) => s.stage === 'selftest.items')?.byState).toEqual({ done: 6 });
+  });
+
+  it('selfCommand: npx, a PATH link, or node with the script path', () => {
+    expect(selfCommand('/app/node_modules/.bin/telebench', '/app')).toEqual(['npx', 'telebench']);
+    expect(selfCommand('/usr/local/bin/telebench', '/home/u')).toEqual(['telebench']);
+    expect(selfCommand('/x/bin/telebench.js', '/x')).toEqual(['node', 'bin/telebench.js']);
+    expect(selfCommand('/x/bin/telebench.js', '/elsewhere')).toEqual([
+      'node',
+      '/x/bin/telebench.js',
+    ]);
+  });
+});
+
+describe('status explains running and orphaned items', () => {
+  it('after kill -9: running items with no process alive are explained; orphaned items too', async () => {
+    const state = join(dir, 'kill-state');
+    const log = join(dir, 'kill-attempts.log');
+    writeFileSync(
+      join(dir, 'kill.yaml'),
+      'version: 1\nselftest: { items: 40, delay_ms: 60000, concurrency: 3, attempts_log: kill-attempts.log }\n',
+    );
+    const child = spawn(
+      process.execPath,
+      [BIN, '--state', state, 'run', 'selftest', '--config', 'kill.yaml'],
+      { cwd: dir, stdio: 'ignore', env: { ...process.env, CI: 'true' } },
+    );
+    // three items in flight (each waits a minute): then kill -9
+    while (!existsSync(log) || readFileSync(log, 'utf8').trim().split('\n').length < 3) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const live = cli(['--state', state, 'status']);
+    expect(live.stdout).toContain(`being worked on now by the run with pid ${child.pid}`);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const status = cli(['--state', state, 'status']);
+    expect(status.status).toBe(0);
+    expect(status.stdout).toMatch(/running: 3 items were in flight when their run ended/);
+    expect(status.stdout).toContain('no telebench process holds this state folder');
+    const json = JSON.parse(cli(['--state', state, 'status', '--json']).stdout) as {
+      run_in_progress: boolean;
+      notes: string[];
+    };
+    expect(json.run_in_progress).toBe(false);
+    expect(json.notes.length).toBe(1);
+
+    // a smaller plan leaves the items it no longer lists orphaned, and status says what that means
+    mkdirSync(join(dir, 'orph'), { recursive: true });
+    writeFileSync(join(dir, 'orph', 'a.yaml'), 'version: 1\nselftest: { items: 6 }\n');
+    writeFileSync(join(dir, 'orph', 'b.yaml'), 'version: 1\nselftest: { items: 4 }\n');
+    const ostate = join(dir, 'orph', 'state');
+    expect(cli(['--state', ostate, 'run', 'selftest', '--config', 'orph/a.yaml']).status).toBe(0);
+    expect(cli(['--state', ostate, 'run', 'selftest', '--config', 'orph/b.yaml']).status).toBe(0);
+    const o = cli(['--state', ostate, 'status']);
+    expect(o.stdout).toMatch(
+      /orphaned: 2 items that an earlier run planned but the latest full plan no longer lists/,
+    );
+  });
+});
+
+describe('a stage that waits says so as it happens', () => {
+  it('items in flight longer than the interval give `waiting` events on stdout and in events.jsonl', () => {
+    const state = join(dir, 'wait-state');
+    writeFileSync(
+      join(dir, 'wait.yaml'),
+      'version: 1\nselftest: { items: 2, delay_ms: 2500, concurrency: 2 }\n',
+    );
+    const r = spawnSync(
+      process.execPath,
+      [BIN, '--state', state, 'run', 'selftest', '--config', 'wait.yaml'],
+      {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, CI: 'true', TELEBENCH_WAITING_EVERY_MS: '500' },
+      },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /"kind":"log","stage":"selftest\.items","message":"waiting: 2 items in flight, the longest for \d+ s"/,
+    );
+    const runs = readdirSync(join(state, 'runs'));
+    const events = readFileSync(join(state, 'runs', runs[0]!, 'events.jsonl'), 'utf8');
+    expect(events).toContain('"waiting":true');
+  });
+});
