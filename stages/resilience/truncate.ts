@@ -24,6 +24,8 @@ export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance,
   name: 'resilience.truncate',
   version: 1,
   needs: ['resilience.generate'],
+  // item k reads generation k only: it starts as soon as that answer exists (streaming)
+  itemNeeds: (wi) => ({ 'resilience.generate': [wi.key] }),
   description:
     'HalfTrace: keeps the wrong answers and cuts their reasoning at the cl100k midpoint, snapped back to a sentence end.',
   concurrency: () => 2,
@@ -52,7 +54,7 @@ export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance,
         `${item.sample_id}: the generator answered correctly`,
       );
     }
-    const thinking = ctx.blobs.getText(g.thinking_digest);
+    const thinking = ctx.blobs.getText(g.trace_digest ?? g.thinking_digest);
     const h = halfTrace(thinking, {
       boundary: wi.input.boundary,
       noSentenceEnd: wi.input.no_sentence_end,
@@ -92,6 +94,7 @@ export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance,
         server_version: g.model.server_version,
         provider: g.model.provider,
         profile: wi.input.profile,
+        ...(g.trace_digest !== undefined ? { trace: 'reply' as const } : {}),
         options: {
           think: request.think ?? null,
           num_ctx: request.numCtx ?? null,

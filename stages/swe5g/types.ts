@@ -222,9 +222,11 @@ export interface ValidatedInstance {
   images: { base: string; env: string; instance: string };
   image_recipe: string;
   toolchain: string;
-  executor: 'docker' | 'local';
+  executor: 'docker' | 'local' | 'swarm';
   step_logs: {
     parent_p2p?: string;
+    /** Re-runs of step 1 while existing tests fail at the parent (`parent_reruns`). */
+    [rerun: `parent_p2p_${number}`]: string | undefined;
     parent_f2p?: string;
     fix_1?: string;
     fix_2?: string;

@@ -30,8 +30,12 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { simpleGit, type SimpleGit } from 'simple-git';
+import type * as sgTypes from 'simple-git';
+import type { SimpleGit } from 'simple-git';
 import { TelebenchError } from '../../errors.js';
+import { lazy } from '../../lazy.js';
+
+const sg = lazy<typeof sgTypes>('simple-git');
 
 /** One merged PR as seen in the history. Dates are ISO 8601 (git's strict format). */
 export interface GitMergedPR {
@@ -111,7 +115,7 @@ function client(dir: string): SimpleGit {
   // Only what git needs: passing the whole environment would hand EDITOR/PAGER to git.
   const env: Record<string, string> = { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
   for (const k of ['PATH', 'HOME', 'TMPDIR']) if (process.env[k]) env[k] = process.env[k]!;
-  return simpleGit({ baseDir: dir, trimmed: false }).env(env);
+  return sg().simpleGit({ baseDir: dir, trimmed: false }).env(env);
 }
 
 /**

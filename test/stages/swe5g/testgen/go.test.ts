@@ -107,7 +107,7 @@ describe('swe5g.testgen on a Go nil-pointer fix', () => {
     };
     for (const [name, text] of Object.entries(fakes)) {
       const fake = repo.commit({ 'internal/ngap/handler.go': text }, `fake fix: ${name}`);
-      const run = await hostRunner(repo.dir, fake, gen.testgen.f2p_test_patch, 'go', [id], 120_000);
+      const run = await hostRunner(repo.dir, fake, gen.testgen.f2p_test_patch, 'go', [id], 900_000);
       expect({ name, build: run.buildFailed, status: run.statuses[id] }).toEqual({
         name,
         build: false,
@@ -123,7 +123,7 @@ describe('swe5g.testgen on a Go nil-pointer fix', () => {
       },
       'alternative fix',
     );
-    const altRun = await hostRunner(repo.dir, alt, gen.testgen.f2p_test_patch, 'go', [id], 120_000);
+    const altRun = await hostRunner(repo.dir, alt, gen.testgen.f2p_test_patch, 'go', [id], 900_000);
     expect(altRun.statuses[id]).toBe('passed');
   });
 
