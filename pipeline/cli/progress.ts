@@ -4,7 +4,8 @@
  * ETA), otherwise one JSON line per event on stdout. Every event also goes to the run's
  * `events.jsonl` (see {@link eventLogWriter}).
  */
-import cliProgress from 'cli-progress';
+import type CliProgress from 'cli-progress';
+import { lazy } from '../lazy.js';
 import { openSync, writeSync, closeSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { EventBus, StampedEvent } from '../events.js';
@@ -35,6 +36,7 @@ export function jsonLinesRenderer(
 
 /** Progress bars on a TTY: one bar per stage with done/total, rate and ETA; logs print above. */
 export function ttyRenderer(bus: EventBus): () => void {
+  const cliProgress = lazy<typeof CliProgress>('cli-progress')();
   const multi = new cliProgress.MultiBar(
     {
       format: ' {stage} [{bar}] {value}/{total} | {rate}/s | ETA {eta_formatted} | {note}',
@@ -48,7 +50,7 @@ export function ttyRenderer(bus: EventBus): () => void {
   const bars = new Map<
     string,
     {
-      bar: cliProgress.SingleBar;
+      bar: CliProgress.SingleBar;
       start: number;
       done: number;
       already: number;

@@ -28,6 +28,12 @@ export const generatorConfigSchema = z.strictObject({
   /** The weak generator (paper section III: qwen3.5:2b). */
   model: z.string().min(1).default('qwen3.5:2b'),
   think: z.boolean().default(true),
+  /**
+   * Which text is the reasoning trace that truncation halves: `thinking` (the reasoning channel, the
+   * paper's rule) or `reply` (the answer text; for a model without a reasoning channel, such as
+   * SmolLM2, whose step-by-step reasoning is in its reply). Recorded in each instance's provenance.
+   */
+  trace: z.enum(['thinking', 'reply']).default('thinking'),
   temperature: z.number().min(0).max(2).default(0),
   /** Output budget in tokens, thinking included. */
   num_predict: positiveInt.default(4096),

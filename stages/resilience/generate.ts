@@ -21,10 +21,15 @@ import type {
   LlmProvider,
   ModelInfo,
 } from '../../pipeline/providers/llm/types.js';
-import { createProvider } from '../../pipeline/providers/llm/config.js';
+import { createProvider, stageLlmDeps } from '../../pipeline/providers/llm/config.js';
 import { estimatePromptTokens, requiredContext } from '../../pipeline/providers/llm/truncation.js';
 import { resilienceSettings, type GeneratorConfig, type HasResilience } from './config.js';
-import { parseChoiceAnswer, parseNumericAnswer, type AnswerRule } from './parse-answer.js';
+import {
+  isCutOffReply,
+  parseChoiceAnswer,
+  parseNumericAnswer,
+  type AnswerRule,
+} from './parse-answer.js';
 import { numbersMatch, pythonFloatRepr } from './numbers.js';
 import type { PromptedItem, SubsetLoadOutput } from './types.js';
 
@@ -43,6 +48,8 @@ export interface GenerateInput {
   profile: 'default' | 'paper';
   rules: AnswerRule[];
   tolerance: { rel: number; abs: number };
+  /** Present only when the trace is the reply text (`generator.trace: reply`). */
+  trace?: 'reply';
 }
 
 /** What the generator answered, parsed. */
@@ -59,6 +66,8 @@ export interface GenerateOutput {
   answer_text: string;
   /** Blob digest of the thinking text (artifact `thinking`). */
   thinking_digest: string;
+  /** With `generator.trace: reply`: blob digest of the reply text halved instead (artifact `trace`). */
+  trace_digest?: string;
   thinking_chars: number;
   content: string;
   prompt_tokens_server: number | null;
@@ -121,11 +130,7 @@ export function buildRequest(g: GeneratorConfig, item: PromptedItem, numCtx: num
  */
 export function generatorProvider(ctx: StageContext<HasResilience>): LlmProvider {
   return ctx.memo('resilience.generator', () =>
-    createProvider(resilienceSettings(ctx.config).generator.llm, {
-      kv: ctx.kv,
-      blobs: ctx.blobs,
-      onEvent: (e) => ctx.emit(e),
-    }),
+    createProvider(resilienceSettings(ctx.config).generator.llm, stageLlmDeps(ctx)),
   );
 }
 
@@ -202,6 +207,7 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
           profile: g.profile,
           rules: g.answer_rules,
           tolerance: cfg.numeric_tolerance,
+          ...(g.trace === 'reply' ? { trace: 'reply' as const } : {}),
         },
       };
     }
@@ -239,6 +245,17 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
       );
     }
     const thinkingDigest = ctx.artifact('thinking', chat.thinking, 'text/plain');
+    const traceDigest =
+      wi.input.trace === 'reply' ? ctx.artifact('trace', chat.content, 'text/plain') : undefined;
+    if (
+      isCutOffReply({ content: chat.content, thinking: chat.thinking, doneReason: chat.doneReason })
+    ) {
+      throw new SkipItem(
+        'reply_cut_off',
+        `${item.sample_id}: empty visible reply and the reasoning stops mid-sentence (done_reason ${chat.doneReason || 'none'}): a budget or server problem, not an answer`,
+        { ...facts, thinking_digest: thinkingDigest },
+      );
+    }
     const verdict = judge(item, chat, wi.input.rules, wi.input.tolerance);
     if (!verdict) {
       throw new SkipItem(
@@ -257,6 +274,7 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
       answer_value: verdict.value ?? null,
       answer_text: verdict.text,
       thinking_digest: thinkingDigest,
+      ...(traceDigest !== undefined ? { trace_digest: traceDigest } : {}),
       thinking_chars: chat.thinking.length,
       content: chat.content,
       prompt_tokens_server: chat.promptTokens,

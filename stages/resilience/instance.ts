@@ -18,6 +18,8 @@ export const generatorProvenanceSchema = z.strictObject({
   provider: z.string(),
   /** `paper` (published settings) or `default` (context sized to fit every prompt). */
   profile: z.enum(['default', 'paper']),
+  /** Present when the halved trace is the reply text, not a reasoning channel (`generator.trace: reply`). */
+  trace: z.literal('reply').optional(),
   options: z.strictObject({
     think: z.boolean().nullable(),
     num_ctx: z.number().int().nullable(),

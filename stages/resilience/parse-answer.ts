@@ -8,7 +8,8 @@
  * Rules, in the default order (`rules` can reorder or drop them; `last-digit` is off by default):
  * - `strict`: the last non-empty line of the answer text is exactly `Final Answer: <n>` (numeric:
  *   `Final Answer: <number>`), n in 1..N.
- * - `final-answer-line`: the last line, in the answer text and then in the thinking, that starts
+ * - `final-answer-line`: the last line, in the answer text and then in the thinking (there only
+ *   when it is the thinking's last non-empty line: a retracted draft is not the answer), that starts
  *   with `Final Answer:` (markdown emphasis allowed) and whose payload starts with an option number
  *   1..N ("3", "**3**", "Option 3", "3. text") or, for numeric items, holds a number.
  * - `boxed`: the last `\boxed{...}` in the answer text holding an option number, an option label
@@ -91,11 +92,19 @@ function optionFromText(payload: string, choices: readonly string[]): number | n
   return hits.length === 1 ? hits[0]! : null;
 }
 
-function lastFinalAnswerPayload(text: string): { payload: string; line: string } | null {
+/**
+ * The last `Final Answer:` line of `text`. With `finalWordOnly` (the reasoning) only when it is the
+ * text's last non-empty line: a draft answer the model then took back ("Final Answer: 2" / "Wait,
+ * that is wrong ... option 1 is better") is not its answer (issue 14, section 4).
+ */
+function lastFinalAnswerPayload(
+  text: string,
+  finalWordOnly = false,
+): { payload: string; line: string } | null {
   const ls = lines(text);
   for (let i = ls.length - 1; i >= 0; i--) {
     const m = FA.exec(ls[i]!);
-    if (m) return { payload: m[1]!, line: ls[i]! };
+    if (m) return finalWordOnly && i !== ls.length - 1 ? null : { payload: m[1]!, line: ls[i]! };
   }
   return null;
 }
@@ -140,8 +149,11 @@ export function parseChoiceAnswer(
         break;
       }
       case 'final-answer-line': {
-        for (const text of [content, thinking]) {
-          const fa = lastFinalAnswerPayload(text);
+        for (const [text, finalWordOnly] of [
+          [content, false],
+          [thinking, true],
+        ] as const) {
+          const fa = lastFinalAnswerPayload(text, finalWordOnly);
           if (fa) {
             const idx = optionFromPayload(fa.payload, n);
             if (idx !== null) return hit(rule, idx, fa.line);
@@ -158,8 +170,11 @@ export function parseChoiceAnswer(
         break;
       }
       case 'option-text': {
-        for (const text of [content, thinking]) {
-          const fa = lastFinalAnswerPayload(text);
+        for (const [text, finalWordOnly] of [
+          [content, false],
+          [thinking, true],
+        ] as const) {
+          const fa = lastFinalAnswerPayload(text, finalWordOnly);
           if (fa) {
             const idx = optionFromText(fa.payload, choices);
             if (idx !== null) return hit(rule, idx, fa.line);
@@ -221,8 +236,11 @@ export function parseNumericAnswer(
         break;
       }
       case 'final-answer-line': {
-        for (const text of [content, thinking]) {
-          const fa = lastFinalAnswerPayload(text);
+        for (const [text, finalWordOnly] of [
+          [content, false],
+          [thinking, true],
+        ] as const) {
+          const fa = lastFinalAnswerPayload(text, finalWordOnly);
           if (fa) {
             const v = firstNumber(fa.payload);
             if (v !== null) return hit(rule, v, fa.line);
@@ -255,4 +273,23 @@ export function parseNumericAnswer(
     }
   }
   return NOT_PARSED;
+}
+
+/**
+ * True when a reply stopped mid-sentence with an empty visible reply: the provider said `length`,
+ * or the reasoning's last character is a letter, digit, comma or opening bracket and its last line
+ * is no `Final Answer` line. A budget or server problem, counted, never an answer (issue 14,
+ * section 4). Pure.
+ * @param r the visible reply, the reasoning and the provider's finish reason
+ */
+export function isCutOffReply(r: {
+  content: string;
+  thinking: string;
+  doneReason?: string | null;
+}): boolean {
+  if (r.content.trim() !== '') return false;
+  if (r.doneReason === 'length') return true;
+  const t = r.thinking.trimEnd();
+  if (t === '') return false;
+  return /[\p{L}\p{N},;(]$/u.test(t) && !FA.test(lines(t).at(-1) ?? '');
 }

@@ -54,7 +54,7 @@ export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance,
         `${item.sample_id}: the generator answered correctly`,
       );
     }
-    const thinking = ctx.blobs.getText(g.thinking_digest);
+    const thinking = ctx.blobs.getText(g.trace_digest ?? g.thinking_digest);
     const h = halfTrace(thinking, {
       boundary: wi.input.boundary,
       noSentenceEnd: wi.input.no_sentence_end,
@@ -94,6 +94,7 @@ export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance,
         server_version: g.model.server_version,
         provider: g.model.provider,
         profile: wi.input.profile,
+        ...(g.trace_digest !== undefined ? { trace: 'reply' as const } : {}),
         options: {
           think: request.think ?? null,
           num_ctx: request.numCtx ?? null,

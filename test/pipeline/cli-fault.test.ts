@@ -114,7 +114,7 @@ describe('telebench run under faults', () => {
     const before = attempts.length;
     expect(cli(args).status).toBe(0);
     expect(lines(attemptsLog).length).toBe(before);
-  }, 180_000);
+  });
 
   it('streaming stages under repeated SIGKILL: each downstream item reads the final upstream output, nothing repeated beyond the in-flight items', async () => {
     const N = 200;
@@ -216,7 +216,7 @@ describe('telebench run under faults', () => {
       stages: { stage: string; byState: Record<string, number> }[];
     };
     expect(parsed.stages.find((s) => s.stage === 'selftest.items')?.byState).toEqual({ done: 200 });
-  }, 120_000);
+  });
 });
 
 describe('interrupting CPU-bound stages', () => {
@@ -234,7 +234,7 @@ describe('interrupting CPU-bound stages', () => {
     expect(cli(args).status).toBe(0);
     // nothing done before the interrupt ran again
     expect(lines(attemptsLog).length).toBe(400);
-  }, 120_000);
+  });
 });
 
 describe('configuration errors exit 2 and name the path', () => {

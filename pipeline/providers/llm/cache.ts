@@ -36,7 +36,6 @@ export function responseCacheKey(request: ChatRequest, scope: ResponseCacheScope
 /** A provider that serves repeated requests from the store. */
 export class CachedProvider implements LlmProvider {
   readonly specificationVersion = 'v1' as const;
-  readonly provider: string;
   private readonly inFlight = new Map<string, Promise<ChatResult>>();
   /** Model name -> digest from its preflight (a pending preflight while one runs). */
   private readonly digests = new Map<string, Promise<string | null>>();
@@ -49,8 +48,14 @@ export class CachedProvider implements LlmProvider {
     readonly inner: LlmProvider,
     private readonly kv: KeyValue,
     private readonly namespace = RESPONSE_CACHE_NAMESPACE,
-  ) {
-    this.provider = inner.provider;
+  ) {}
+
+  /**
+   * The answering provider's kind, read when needed: behind a FallbackProvider it becomes
+   * `embedded` once the preflight chose the fallback, and the cache keys follow.
+   */
+  get provider(): string {
+    return this.inner.provider;
   }
 
   /**
@@ -81,7 +86,8 @@ export class CachedProvider implements LlmProvider {
         if (this.digests.get(model) === pending) this.digests.delete(model);
       });
     }
-    return { provider: this.provider, modelDigest: await digest };
+    const modelDigest = await digest;
+    return { provider: this.provider, modelDigest };
   }
 
   /**

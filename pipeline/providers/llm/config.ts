@@ -8,10 +8,14 @@
  *     - { kind: openai-compatible, base_url: http://gpu-2:8000/v1, context_length: 32768 }
  *   cache: true
  *   prompt_check: { margin_ratio: 0.15, margin_tokens: 32, limit_slack_tokens: 1 }
+ *   # used only when no endpoint above passes its preflight (the same model, in this process):
+ *   fallback:
+ *     - { kind: embedded, model: qwen3.5:2b, source: [{ ollama: { model: qwen3.5:2b } }] }
  * ```
  * A stage embeds {@link llmConfigSchema} in its own section and calls {@link createProvider} with
  * its context's `kv` and `blobs`.
  */
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { BlobStore } from '../../store/blobs.js';
 import type { KeyValue } from '../../store/store.js';
@@ -23,11 +27,14 @@ import { OllamaProvider, type OllamaLoadedModel } from './ollama.js';
 import { OpenAiCompatibleProvider } from './openai.js';
 import { LlmPool } from './pool.js';
 import { CachedProvider } from './cache.js';
+import { EmbeddedProvider } from './embedded.js';
+import { FallbackProvider } from './fallback.js';
+import { modelSourceSchema } from './model-source.js';
 
 const ms = z.number().int().min(0);
 
 /** One model server. Times in milliseconds. */
-export const llmEndpointSchema = z.strictObject({
+export const httpEndpointSchema = z.strictObject({
   /** `ollama`: native `/api/chat`; `openai-compatible`: `/v1/chat/completions` (vLLM, SGLang, ...). */
   kind: z.enum(['ollama', 'openai-compatible']),
   /** Server root; for openai-compatible a trailing `/v1` is allowed. */
@@ -58,6 +65,38 @@ export const llmEndpointSchema = z.strictObject({
   /** ollama only: `keep_alive` (e.g. `30m`). */
   keep_alive: z.string().optional(),
 });
+export type HttpEndpointConfig = z.output<typeof httpEndpointSchema>;
+
+/**
+ * The embedded runtime (llama.cpp in this process, embedded.ts): no server, a GGUF file from
+ * `source`. `concurrency` is the number of sequences in its llama.cpp context.
+ */
+export const embeddedEndpointSchema = z.strictObject({
+  kind: z.literal('embedded'),
+  /** The model name it serves (requests name it: `qwen3.5:2b`, `smollm2:135m`). */
+  model: z.string().min(1),
+  /** Where the GGUF file comes from, tried in order; every entry must be the same model. */
+  source: z.array(modelSourceSchema).min(1),
+  /** Sequences evaluated together in one llama.cpp context (requests at once). */
+  concurrency: z.number().int().min(1).max(64).default(1),
+  /** CPU threads; 1 holds on a busy shared machine (2 busy-wait: 25 s/token at load 30). */
+  threads: z.number().int().min(1).max(256).default(1),
+  /** Context window per sequence in tokens, or `auto` (the largest num_ctx asked, 4096 at least). */
+  context_size: z.union([z.literal('auto'), z.number().int().min(64)]).default('auto'),
+  /** Sampling seed used when a request has none. */
+  seed: z.number().int().optional(),
+  /** `auto`: a GPU when node-llama-cpp finds one (CUDA, Vulkan, Metal), else the CPU; false: CPU only. */
+  gpu: z.union([z.literal('auto'), z.literal(false)]).default('auto'),
+  /** `gguf`: the model's own Jinja chat template from the file; `auto`: node-llama-cpp's choice. */
+  chat_template: z.enum(['gguf', 'auto']).default('gguf'),
+});
+export type EmbeddedEndpointConfig = z.output<typeof embeddedEndpointSchema>;
+
+/** Any endpoint: a model server (`ollama`, `openai-compatible`) or the `embedded` runtime. */
+export const llmEndpointSchema = z.discriminatedUnion('kind', [
+  httpEndpointSchema,
+  embeddedEndpointSchema,
+]);
 export type LlmEndpointConfig = z.output<typeof llmEndpointSchema>;
 
 /** The no-silent-truncation settings (see truncation.ts for the rule). */
@@ -78,6 +117,12 @@ export const llmConfigSchema = z.strictObject({
     .default(() => [
       llmEndpointSchema.parse({ kind: 'ollama', base_url: 'http://127.0.0.1:11434' }),
     ]),
+  /**
+   * Endpoints used when none of `endpoints` passes its preflight (e.g. Ollama is not running): the
+   * same model through another runtime, typically `kind: embedded` reading Ollama's model store.
+   * The switch is logged and recorded (provider kind, model digest); it never changes the model.
+   */
+  fallback: z.array(llmEndpointSchema).min(1).optional(),
   /** Serve repeated requests from the store (a re-run makes no model call). */
   cache: z.boolean().default(true),
   prompt_check: promptCheckSchema.prefault({}),
@@ -93,9 +138,30 @@ export interface LlmDeps {
   onEvent?: (event: TelebenchEvent) => void;
   /** Environment for API keys (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Folder relative model paths resolve against (the configuration file's folder; default cwd). */
+  baseDir?: string;
+  /** Where embedded endpoints keep downloaded models (`<state>/models`; default `./cache/models`). */
+  modelsDir?: string;
 }
 
-function httpPolicy(e: LlmEndpointConfig): HttpPolicy {
+/** The deps a stage passes: its kv, blobs, events, configuration folder and `<state>/models`. */
+export function stageLlmDeps(ctx: {
+  kv: KeyValue;
+  blobs: BlobStore;
+  configFile: string;
+  stateDir: string;
+  emit(event: TelebenchEvent): void;
+}): LlmDeps {
+  return {
+    kv: ctx.kv,
+    blobs: ctx.blobs,
+    onEvent: (e) => ctx.emit(e),
+    baseDir: dirname(ctx.configFile),
+    modelsDir: join(ctx.stateDir, 'models'),
+  };
+}
+
+function httpPolicy(e: HttpEndpointConfig): HttpPolicy {
   return {
     idleTimeoutMs: e.idle_timeout_ms,
     totalTimeoutMs: e.timeout_ms,
@@ -114,7 +180,24 @@ export function createEndpointProvider(
   endpoint: LlmEndpointConfig,
   prompt: TruncationPolicy,
   deps: LlmDeps = {},
-): OllamaProvider | OpenAiCompatibleProvider {
+): OllamaProvider | OpenAiCompatibleProvider | EmbeddedProvider {
+  if (endpoint.kind === 'embedded') {
+    return new EmbeddedProvider({
+      model: endpoint.model,
+      sources: endpoint.source,
+      baseDir: deps.baseDir ?? process.cwd(),
+      modelsDir: deps.modelsDir ?? join(process.cwd(), 'cache', 'models'),
+      contextSize: endpoint.context_size,
+      sequences: endpoint.concurrency,
+      threads: endpoint.threads,
+      gpu: endpoint.gpu,
+      chatTemplate: endpoint.chat_template,
+      ...(endpoint.seed !== undefined ? { seed: endpoint.seed } : {}),
+      ...(deps.blobs ? { blobs: deps.blobs } : {}),
+      ...(deps.onEvent ? { onEvent: deps.onEvent } : {}),
+      ...(deps.env ? { env: deps.env } : {}),
+    });
+  }
   const common = {
     baseUrl: endpoint.base_url,
     stream: endpoint.stream,
@@ -155,18 +238,30 @@ export function createProvider(
     marginTokens: parsed.prompt_check.margin_tokens,
     slackTokens: parsed.prompt_check.limit_slack_tokens,
   };
-  const pool = new LlmPool(
-    parsed.endpoints.map((e) => ({
-      provider: createEndpointProvider(e, prompt, deps),
-      concurrency: e.concurrency,
-    })),
-  );
-  return parsed.cache && deps.kv ? new CachedProvider(pool, deps.kv) : pool;
+  const poolOf = (endpoints: readonly LlmEndpointConfig[]) =>
+    new LlmPool(
+      endpoints.map((e) => ({
+        provider: createEndpointProvider(e, prompt, deps),
+        concurrency: e.concurrency,
+      })),
+    );
+  const pool = poolOf(parsed.endpoints);
+  const inner = parsed.fallback
+    ? new FallbackProvider(pool, poolOf(parsed.fallback), deps.onEvent)
+    : pool;
+  return parsed.cache && deps.kv ? new CachedProvider(inner, deps.kv) : inner;
+}
+
+/** The pool that answers for a provider built by {@link createProvider} (after a fallback: the fallback's). */
+function activePool(provider: LlmProvider): LlmProvider {
+  let inner = provider instanceof CachedProvider ? provider.inner : provider;
+  if (inner instanceof FallbackProvider) inner = inner.active;
+  return inner;
 }
 
 /** Total concurrency of a provider built by {@link createProvider} (1 for anything else). */
 export function providerCapacity(provider: LlmProvider): number {
-  const inner = provider instanceof CachedProvider ? provider.inner : provider;
+  const inner = activePool(provider);
   return inner instanceof LlmPool ? inner.capacity : 1;
 }
 
@@ -179,7 +274,7 @@ export async function loadedModels(
   provider: LlmProvider,
   signal?: AbortSignal,
 ): Promise<{ endpoint: string; models: OllamaLoadedModel[] }[]> {
-  const inner = provider instanceof CachedProvider ? provider.inner : provider;
+  const inner = activePool(provider);
   const members = inner instanceof LlmPool ? inner.members() : [inner];
   const out: { endpoint: string; models: OllamaLoadedModel[] }[] = [];
   for (const m of members) {

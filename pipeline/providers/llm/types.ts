@@ -3,6 +3,7 @@
  * scripted provider used by tests). Modelled on vercel/ai's LanguageModel specification: a small,
  * versioned contract; errors carry their own retryability.
  */
+import type { EmbeddedRuntimeInfo } from './embedded.js';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -71,6 +72,11 @@ export interface ModelInfo {
   modelDigest: string | null;
   /** The model's trained context length in tokens when the server tells it (Ollama `/api/show`). */
   contextLength?: number | null;
+  /**
+   * The embedded runtime's details (provider `embedded` only): runtime and llama.cpp versions,
+   * device, threads, the resolved model file with its sha256 and origin, the chat template.
+   */
+  embedded?: EmbeddedRuntimeInfo;
 }
 
 export interface LlmProvider {

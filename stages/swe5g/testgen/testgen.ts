@@ -14,7 +14,7 @@ import { mirrorPath } from '../resolve/resolve.js';
 import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
 import { testgenDefaults, type TestgenSettings } from './config.js';
 import { generateTestGen, hostRunner } from './generate.js';
-import { createProvider } from '../../../pipeline/providers/llm/config.js';
+import { createProvider, stageLlmDeps } from '../../../pipeline/providers/llm/config.js';
 
 const settingsOf = (cfg: HasSwe5g): TestgenSettings =>
   swe5gSettings(cfg).testgen ?? testgenDefaults;
@@ -69,10 +69,11 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
           createProvider(
             {
               endpoints: settings.llm!.endpoints,
+              ...(settings.llm!.fallback ? { fallback: settings.llm!.fallback } : {}),
               cache: settings.llm!.cache,
               prompt_check: settings.llm!.prompt_check,
             },
-            { kv: ctx.kv, blobs: ctx.blobs },
+            stageLlmDeps(ctx),
           ),
         )
       : undefined;

@@ -21,12 +21,8 @@ import { sameKeyIn } from '../resolve/plan.js';
 import { filesOfPatch, packageDirs } from '../resolve/packages.js';
 import { SkipItem } from '../../../pipeline/errors.js';
 import { DockerClient } from '../../../pipeline/providers/docker/client.js';
-import {
-  DockerExecutor,
-  LocalExecutor,
-  type Executor,
-  type StepResult,
-} from '../../../pipeline/providers/docker/executor.js';
+import { type Executor, type StepResult } from '../../../pipeline/providers/docker/executor.js';
+import { executorFor, executorPreflight } from '../executors.js';
 import {
   checkAgreement,
   parseGoTestJson,
@@ -553,10 +549,13 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   needs: ['swe5g.build', 'swe5g.testgen'],
   description:
     'Three-step validation: existing tests pass at the parent, F2P tests fail there and pass after the fix (3 runs).',
-  concurrency: () => 1,
+  // executor swarm: the cluster's task budget (`swe5g.environments.swarm.task_budget`)
+  concurrency: (cfg) => {
+    const env = swe5gSettings(cfg).environments;
+    return env.executor === 'swarm' ? env.swarm.task_budget : 1;
+  },
   async preflight(ctx) {
-    if (swe5gSettings(ctx.config).environments.executor === 'docker')
-      await new DockerClient().ping();
+    await executorPreflight(swe5gSettings(ctx.config).environments);
   },
   itemNeeds: sameKeyIn('swe5g.build', 'swe5g.testgen'),
   *plan(ctx) {
@@ -578,16 +577,15 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   },
   async run(item, ctx) {
     const settings = swe5gSettings(ctx.config).environments;
-    const executor: Executor =
-      settings.executor === 'docker'
-        ? new DockerExecutor(
-            ctx.memo('docker', () => new DockerClient()),
-            {
-              // the step's result stands; a container left behind is reported in the event log
-              onCleanupError: (e) => ctx.log(e.message, { code: e.code, ...e.context }),
-            },
-          )
-        : new LocalExecutor();
+    const executor: Executor = executorFor(
+      settings,
+      settings.executor === 'local' ? null : ctx.memo('docker', () => new DockerClient()),
+      {
+        // the step's result stands; a container or service left behind is reported in the event log
+        onCleanupError: (e) => ctx.log(e.message, { code: e.code, ...e.context }),
+        log: (m) => ctx.log(m),
+      },
+    );
     const registryScope = ctx
       .memo('swe5g.validate.scopes', () => registryScopes(ctx.config, ctx.configFile))
       .get(item.input.resolved.registry_id);

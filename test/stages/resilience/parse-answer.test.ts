@@ -2,6 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
+  isCutOffReply,
   parseChoiceAnswer,
   parseNumericAnswer,
   firstNumber,
@@ -165,5 +166,32 @@ describe('numeric answer parser and tolerance', () => {
     const texts = rows.flatMap((r) => [r.correct_answer, r.incorrect_answer]);
     expect(texts).toHaveLength(154);
     for (const t of texts) expect(pythonFloatRepr(Number(t))).toBe(t);
+  });
+});
+
+describe('issue 14 §4: a retracted answer is not the answer', () => {
+  const choices = ['a', 'b', 'c', 'd'];
+  it('does not read a Final Answer draft the reasoning then took back', () => {
+    const thinking =
+      'Option 2 fits.\nFinal Answer: 2\nWait, that is wrong ... so option 1 is better. Let me double-check the';
+    expect(parseChoiceAnswer('', thinking, choices).ok).toBe(false);
+    expect(isCutOffReply({ content: '', thinking, doneReason: 'stop' })).toBe(true);
+    const retracted = 'Final Answer: 2\nWait, that is wrong, so option 1 is better.';
+    expect(parseChoiceAnswer('', retracted, choices).ok).toBe(false);
+    expect(isCutOffReply({ content: '', thinking: retracted, doneReason: 'stop' })).toBe(false);
+  });
+  it('still reads the reasoning’s final word and a visible reply', () => {
+    expect(parseChoiceAnswer('', 'Option 2 fits.\nFinal Answer: 2', choices)).toMatchObject({
+      ok: true,
+      index: 1,
+      rule: 'final-answer-line',
+    });
+    expect(isCutOffReply({ content: '', thinking: 'x\nFinal Answer: 2', doneReason: 'stop' })).toBe(
+      false,
+    );
+    expect(isCutOffReply({ content: 'Final Answer: 1', thinking: 'the', doneReason: 'stop' })).toBe(
+      false,
+    );
+    expect(isCutOffReply({ content: '', thinking: 'done.', doneReason: 'length' })).toBe(true);
   });
 });

@@ -284,18 +284,27 @@ describe('llm configuration', () => {
   });
 
   it('a wrong kind or URL is a ConfigError naming the path and line', () => {
-    const yaml =
-      'endpoints:\n  - kind: ollama\n    base_url: http://127.0.0.1:11434\n  - kind: vllm\n    base_url: nope\n';
-    let err: unknown;
-    try {
-      parseConfigText(yaml, 'llm.yaml', llmConfigSchema);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(TelebenchError);
-    const msg = (err as Error).message;
-    expect(msg).toContain('llm.yaml:4: endpoints[1].kind');
-    expect(msg).toContain('endpoints[1].base_url');
+    // The endpoint list is a union on `kind` (ollama | openai-compatible | embedded): an unknown
+    // kind is reported on `kind`; a bad URL under a known kind on `base_url`.
+    const messageOf = (yaml: string) => {
+      try {
+        parseConfigText(yaml, 'llm.yaml', llmConfigSchema);
+      } catch (e) {
+        expect(e).toBeInstanceOf(TelebenchError);
+        return (e as Error).message;
+      }
+      throw new Error('expected a ConfigError');
+    };
+    expect(
+      messageOf(
+        'endpoints:\n  - kind: ollama\n    base_url: http://127.0.0.1:11434\n  - kind: vllm\n    base_url: nope\n',
+      ),
+    ).toContain('llm.yaml:4: endpoints[1].kind');
+    expect(
+      messageOf(
+        'endpoints:\n  - kind: ollama\n    base_url: http://127.0.0.1:11434\n  - kind: openai-compatible\n    base_url: nope\n',
+      ),
+    ).toContain('endpoints[1].base_url');
   });
 
   it('createProvider without kv has no cache; with kv it has', () => {

@@ -138,7 +138,10 @@ describe('swe5g.validate in Docker', () => {
     ['envfail', 'p2p_fails_at_parent'],
     ['inject', 'ambiguous_log'],
   ] as const)('negative case %s ends as %s', async (variant, reason) => {
-    const { v, skip } = await validate(go(variant));
+    // The hanging fix needs a step timeout short enough to be reached; the others keep the
+    // harness's hang guard.
+    const over = variant === 'hang' ? { limits: { timeout_s: 60, memory_mib: 1024, cpus: 1 } } : {};
+    const { v, skip } = await validate(go(variant), 'docker', over);
     expect(v).toBeUndefined();
     expect(skip?.code).toBe(reason);
   });

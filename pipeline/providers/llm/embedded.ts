@@ -1,0 +1,513 @@
+/**
+ * The embedded runtime (issue 12): llama.cpp in this process through `node-llama-cpp` (why: it ships
+ * prebuilt llama.cpp binaries for Node, CPU and GPU, so no model server and no compiler are needed;
+ * pinned to 3.21.1, whose lock file installs with `npm ci`), behind the same {@link LlmProvider}
+ * contract as the server providers, so the response cache, the pool and the stages work unchanged.
+ *
+ * Rules (numbered; each is tested in test/pipeline/providers/llm/embedded.test.ts):
+ * 1. The GGUF file comes from the endpoint's `source` list (model-source.ts); the model digest in
+ *    provenance is `sha256:<file sha256>`, the server version `node-llama-cpp <v> (llama.cpp <release>,
+ *    <cpu|cuda|vulkan|metal>)`.
+ * 2. The prompt is rendered by the model's own chat template from the GGUF metadata
+ *    (`tokenizer.chat_template`, through node-llama-cpp's JinjaTemplateChatWrapper; `think` maps to
+ *    the template's reasoning switch, `enable_thinking` for Qwen3). With `chat_template: auto`, or
+ *    when the file has no template, node-llama-cpp's own resolution picks a wrapper. Preflight
+ *    reports the wrapper, the template and its sha256.
+ * 3. Thinking: the thought segments node-llama-cpp separates (`<think>...</think>` for Qwen-style
+ *    templates); a `<think>` block left in the answer text is split out as for the servers; a model
+ *    without a reasoning channel (SmolLM2) gives ''.
+ * 4. Counts are exact, from the model's tokenizer: `promptTokens` = tokens of the rendered prompt
+ *    (BOS and template tokens included), `outputTokens` = generated tokens, thinking included (the
+ *    end-of-generation token excluded).
+ * 5. No silent truncation: the window is the request's `numCtx` (or the context size). A prompt with
+ *    `promptTokens + 1 > window` is refused before any evaluation (`prompt_too_long`, tier content,
+ *    with the exact count); it is never cut. The output budget is `min(maxTokens, window -
+ *    promptTokens)`, so llama.cpp never shifts the context; stopping there is done reason `length`,
+ *    `budgetExhausted` (thought budgets are off: `maxTokens` covers thinking as Ollama's
+ *    `num_predict` does).
+ * 6. Concurrency: one llama.cpp context per endpoint with `concurrency` sequences, evaluated together
+ *    in one batch; each request gets a sequence with its history erased, so requests never see each
+ *    other's tokens and the output at temperature 0 does not depend on what runs beside it.
+ * 7. Threads: `threads` (default 1). On a shared 2-core machine llama.cpp's default thread count
+ *    busy-waits: 25 s per token at load average 30 with 2 threads, 20-25 ms with 1 (measured on the
+ *    build machine); raise it on a machine of your own.
+ * 8. A request for another model name than the endpoint serves is refused (`model_not_found`,
+ *    config): the runtime never swaps models.
+ */
+import { createHash } from 'node:crypto';
+import type {
+  ChatHistoryItem,
+  ChatWrapper,
+  Llama,
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaModel,
+  LlamaChatResponse,
+} from 'node-llama-cpp';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { PreflightError, TelebenchError } from '../../errors.js';
+import type { BlobStore } from '../../store/blobs.js';
+import type { TelebenchEvent } from '../../events.js';
+import type { ChatMessage, ChatRequest, ChatResult, LlmProvider, ModelInfo } from './types.js';
+import { estimatePromptTokens, splitThinkTags } from './truncation.js';
+import { resolveModel, type ModelSource, type ResolvedModel } from './model-source.js';
+
+/** Construction options of {@link EmbeddedProvider}. */
+export interface EmbeddedOptions {
+  /** The model name this endpoint serves (what requests and preflight ask for, e.g. `qwen3.5:2b`). */
+  model: string;
+  /** Where the GGUF file comes from, tried in order (all the same model). */
+  sources: readonly ModelSource[];
+  /** Folder relative `path` sources resolve against. */
+  baseDir: string;
+  /** Folder for Hub downloads (`<state>/models`). */
+  modelsDir: string;
+  /** Context window per sequence in tokens, or `auto` (the largest `numCtx` asked so far, 4096 at least). */
+  contextSize?: number | 'auto';
+  /** Sequences in the context: requests evaluated at once (default 1). */
+  sequences?: number;
+  /** CPU threads for evaluation (default 1, see rule 7). */
+  threads?: number;
+  /** Sampling seed used when a request gives none. */
+  seed?: number;
+  /** `auto`: use a GPU when node-llama-cpp finds one; false: CPU only. */
+  gpu?: 'auto' | false;
+  /** `gguf`: the file's own chat template (default); `auto`: node-llama-cpp's resolution. */
+  chatTemplate?: 'gguf' | 'auto';
+  blobs?: BlobStore;
+  onEvent?: (event: TelebenchEvent) => void;
+  env?: NodeJS.ProcessEnv;
+  /** Injected fetch for Hub downloads. */
+  fetch?: typeof fetch;
+}
+
+/** What the preflight of an embedded endpoint learned, beside {@link ModelInfo}. */
+export interface EmbeddedRuntimeInfo {
+  /** `node-llama-cpp 3.21.1`. */
+  runtime: string;
+  /** llama.cpp release of the binary. */
+  llamaCpp: string;
+  /** `cpu`, `cuda`, `vulkan` or `metal`. */
+  device: string;
+  threads: number;
+  sequences: number;
+  model: ResolvedModel;
+  /** node-llama-cpp wrapper name (`JinjaTemplate`, `ChatML`, `Qwen`, ...). */
+  chatWrapper: string;
+  /** The GGUF's `tokenizer.chat_template`, null when the file has none. */
+  chatTemplate: string | null;
+  chatTemplateSha256: string | null;
+  /** The model's trained context length (GGUF metadata). */
+  trainContextSize: number;
+}
+
+type NodeLlamaCpp = typeof import('node-llama-cpp');
+let moduleMemo: Promise<NodeLlamaCpp> | undefined;
+const llamaMemo = new Map<string, Promise<Llama>>();
+const modelMemo = new Map<string, Promise<LlamaModel>>();
+
+/** node-llama-cpp, imported on first use (the server providers never load the native binary). */
+function nodeLlamaCpp(): Promise<NodeLlamaCpp> {
+  moduleMemo ??= import('node-llama-cpp');
+  return moduleMemo;
+}
+
+/** One Llama binding per GPU setting and process (node-llama-cpp keeps one native library). */
+async function llamaFor(gpu: 'auto' | false): Promise<Llama> {
+  const key = String(gpu);
+  let p = llamaMemo.get(key);
+  if (!p) {
+    p = nodeLlamaCpp().then((m) =>
+      m.getLlama({ gpu, build: 'never', logLevel: m.LlamaLogLevel.error, progressLogs: false }),
+    );
+    llamaMemo.set(key, p);
+    p.catch(() => llamaMemo.delete(key));
+  }
+  return p;
+}
+
+/** One loaded model per file and GPU setting in this process, shared by every endpoint using it. */
+function modelFor(llama: Llama, file: string, gpu: 'auto' | false): Promise<LlamaModel> {
+  const key = `${gpu}\0${file}`;
+  let p = modelMemo.get(key);
+  if (!p) {
+    p = llama.loadModel({ modelPath: file, ...(gpu === false ? { gpuLayers: 0 } : {}) });
+    modelMemo.set(key, p);
+    p.catch(() => modelMemo.delete(key));
+  }
+  return p;
+}
+
+/** The model name an embedded endpoint answers to (Ollama's `:latest` rule for bare names). */
+function sameName(a: string, b: string): boolean {
+  const norm = (s: string) => (s.includes(':') ? s : `${s}:latest`);
+  return a === b || norm(a) === norm(b);
+}
+
+/** Converts the contract's messages into node-llama-cpp's chat history plus the open model turn. */
+export function toChatHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {
+  const history: ChatHistoryItem[] = messages.map((m) =>
+    m.role === 'system'
+      ? { type: 'system', text: m.content }
+      : m.role === 'user'
+        ? { type: 'user', text: m.content }
+        : { type: 'model', response: [m.content] },
+  );
+  history.push({ type: 'model', response: [] });
+  return history;
+}
+
+interface Loaded {
+  info: EmbeddedRuntimeInfo;
+  llama: Llama;
+  model: LlamaModel;
+}
+
+/** The in-process llama.cpp provider (see the module comment). */
+export class EmbeddedProvider implements LlmProvider {
+  readonly specificationVersion = 'v1' as const;
+  readonly provider = 'embedded';
+  /** `embedded:<model>`: what `ChatResult.endpoint` and `ModelInfo.endpoint` say. */
+  readonly endpoint: string;
+  private loaded: Promise<Loaded> | undefined;
+  private context: { size: number; ctx: Promise<LlamaContext> } | undefined;
+  private active = 0;
+  private idleWaiters: (() => void)[] = [];
+  private readonly wrappers = new Map<string, ChatWrapper>();
+  private freeSequences: LlamaContextSequence[] = [];
+  private readonly limit: LimitFunction;
+  private readonly sequences: number;
+  private readonly threads: number;
+
+  /** @param options see {@link EmbeddedOptions}; nothing is loaded until preflight or chat */
+  constructor(private readonly options: EmbeddedOptions) {
+    this.endpoint = `embedded:${options.model}`;
+    this.sequences = options.sequences ?? 1;
+    this.threads = options.threads ?? 1;
+    this.limit = pLimit(this.sequences);
+  }
+
+  /** Resolves and loads the model once (concurrent callers share the load). */
+  private load(signal?: AbortSignal): Promise<Loaded> {
+    if (!this.loaded) {
+      this.loaded = this.doLoad(signal);
+      this.loaded.catch(() => {
+        this.loaded = undefined;
+      });
+    }
+    return this.loaded;
+  }
+
+  private async doLoad(signal?: AbortSignal): Promise<Loaded> {
+    const o = this.options;
+    const emit = (message: string, data?: Record<string, unknown>) =>
+      o.onEvent?.({ kind: 'log', message, ...(data ? { data } : {}) });
+    let lastTenth = -1;
+    const resolved = await resolveModel(o.sources, this.endpoint, {
+      baseDir: o.baseDir,
+      modelsDir: o.modelsDir,
+      ...(o.env ? { env: o.env } : {}),
+      ...(o.fetch ? { fetch: o.fetch } : {}),
+      ...(signal ? { signal } : {}),
+      onMiss: (source, reason) => emit(`${this.endpoint}: source ${source} skipped: ${reason}`),
+      onProgress: (done, total) => {
+        const tenth = Math.floor((done / total) * 10);
+        if (tenth !== lastTenth) {
+          lastTenth = tenth;
+          emit(`${this.endpoint}: downloading ${tenth * 10} % of ${total} bytes`, {
+            done,
+            total,
+          });
+        }
+      },
+    });
+    const gpu = o.gpu ?? 'auto';
+    const m = await nodeLlamaCpp();
+    let llama: Llama;
+    let model: LlamaModel;
+    try {
+      llama = await llamaFor(gpu);
+      model = await modelFor(llama, resolved.file, gpu);
+    } catch (err) {
+      throw new PreflightError(
+        this.endpoint,
+        `node-llama-cpp could not load ${resolved.file}: ${(err as Error).message}`,
+        'check that the file is a GGUF model this llama.cpp release supports (`npx node-llama-cpp inspect gguf <file>`), and that `npm ci` installed @node-llama-cpp/<platform>',
+        err,
+      );
+    }
+    const template = model.fileInfo.metadata.tokenizer?.chat_template;
+    const chatTemplate = typeof template === 'string' ? template : null;
+    const info: EmbeddedRuntimeInfo = {
+      runtime: `node-llama-cpp ${await m.getModuleVersion()}`,
+      llamaCpp: llama.llamaCppRelease.release,
+      device: llama.gpu === false ? 'cpu' : llama.gpu,
+      threads: this.threads,
+      sequences: this.sequences,
+      model: resolved,
+      chatWrapper: this.wrapperFor(m, model, chatTemplate, undefined).wrapperName,
+      chatTemplate,
+      chatTemplateSha256:
+        chatTemplate === null ? null : createHash('sha256').update(chatTemplate).digest('hex'),
+      trainContextSize: model.trainContextSize,
+    };
+    return { info, llama, model };
+  }
+
+  /** The chat wrapper for a `think` setting (rule 2), one per setting. */
+  private wrapperFor(
+    m: NodeLlamaCpp,
+    model: LlamaModel,
+    template: string | null,
+    think: boolean | undefined,
+  ): ChatWrapper {
+    const key = String(think);
+    let w = this.wrappers.get(key);
+    if (!w) {
+      if (template !== null && (this.options.chatTemplate ?? 'gguf') === 'gguf') {
+        w = new m.JinjaTemplateChatWrapper({
+          template,
+          reasoning: think ?? null,
+          tokenizer: model.tokenizer,
+        });
+      } else {
+        w = m.resolveChatWrapper(model, {
+          customWrapperSettings: { qwen: { thoughts: think === false ? 'discourage' : 'auto' } },
+        });
+      }
+      this.wrappers.set(key, w);
+    }
+    return w;
+  }
+
+  /**
+   * Resolves the model file (downloading it when the source is the Hub), loads it and reports the
+   * runtime version, the model file's sha256 and the chat template.
+   * @returns `serverVersion` `node-llama-cpp <v> (llama.cpp <release>, <device>)`, `modelDigest`
+   *   `sha256:<hex>`, `contextLength` the trained context, `embedded` the details
+   * @throws PreflightError when `model` is not the one this endpoint serves, when no source has the
+   *   file (naming what to set), or when llama.cpp cannot load it
+   */
+  async preflight(model: string, signal?: AbortSignal): Promise<ModelInfo> {
+    if (!sameName(model, this.options.model)) {
+      throw new PreflightError(
+        this.endpoint,
+        `this embedded endpoint serves ${this.options.model}, not ${model}`,
+        `set \`model\` of the embedded endpoint to ${model} with a source for it, or ask for ${this.options.model}`,
+      );
+    }
+    const { info } = await this.load(signal);
+    return {
+      endpoint: this.endpoint,
+      serverVersion: `${info.runtime} (llama.cpp ${info.llamaCpp}, ${info.device})`,
+      modelDigest: `sha256:${info.model.sha256}`,
+      contextLength: info.trainContextSize,
+      embedded: info,
+    };
+  }
+
+  /** The runtime details after a preflight or chat loaded the model; undefined before. */
+  async runtimeInfo(): Promise<EmbeddedRuntimeInfo | undefined> {
+    return this.loaded ? (await this.loaded).info : undefined;
+  }
+
+  /** The context with at least `size` tokens per sequence (rule 5), recreated when idle if smaller. */
+  private async contextFor(loaded: Loaded, size: number): Promise<LlamaContext> {
+    const fixed = this.options.contextSize ?? 'auto';
+    if (typeof fixed === 'number' && size > fixed) {
+      throw new TelebenchError(
+        'context_too_small',
+        `${this.endpoint}: the request asks for a ${size}-token window but context_size is ${fixed}: raise context_size of the embedded endpoint`,
+        { tier: 'config', context: { endpoint: this.endpoint, numCtx: size, contextSize: fixed } },
+      );
+    }
+    const want = typeof fixed === 'number' ? fixed : Math.max(size, 4096);
+    while (this.context && this.context.size < size) {
+      if (this.active > 0) {
+        await new Promise<void>((r) => this.idleWaiters.push(r));
+        continue;
+      }
+      const old = this.context;
+      this.context = undefined;
+      this.freeSequences = [];
+      await (await old.ctx).dispose();
+    }
+    if (!this.context) {
+      const ctx = loaded.model.createContext({
+        contextSize: want,
+        sequences: this.sequences,
+        threads: this.threads,
+        ...(this.options.seed !== undefined ? { seed: this.options.seed } : {}),
+      });
+      this.context = { size: want, ctx };
+      ctx.catch(() => {
+        if (this.context?.ctx === ctx) this.context = undefined;
+      });
+    }
+    return this.context.ctx;
+  }
+
+  /**
+   * One chat completion in this process (see {@link LlmProvider.chat} and rules 2-6).
+   * @throws TelebenchError `model_not_found` (config) for another model name; `prompt_too_long`
+   *   (content) when the prompt does not fit the window by the model's own count; `context_too_small`
+   *   (config) when `numCtx` exceeds a fixed `context_size`; `llm_runtime_error` (infra) when
+   *   llama.cpp fails; PreflightError when the model cannot be found or loaded
+   */
+  async chat(request: ChatRequest, options: { signal?: AbortSignal } = {}): Promise<ChatResult> {
+    if (!sameName(request.model, this.options.model)) {
+      throw new TelebenchError(
+        'model_not_found',
+        `${this.endpoint} serves ${this.options.model}, not ${request.model}: the embedded runtime never swaps models`,
+        {
+          tier: 'config',
+          context: { endpoint: this.endpoint, model: request.model, serves: this.options.model },
+        },
+      );
+    }
+    const loaded = await this.load(options.signal);
+    return this.limit(() => this.generate(loaded, request, options.signal));
+  }
+
+  private async generate(
+    loaded: Loaded,
+    request: ChatRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<ChatResult> {
+    const m = await nodeLlamaCpp();
+    const wrapper = this.wrapperFor(m, loaded.model, loaded.info.chatTemplate, request.think);
+    const history = toChatHistory(request.messages);
+    const rendered = wrapper.generateContextState({ chatHistory: history }).contextText;
+    const promptTokens = rendered.tokenize(loaded.model.tokenizer).length;
+    const promptTokensLocal = estimatePromptTokens(request.messages);
+    const window =
+      request.numCtx ??
+      (typeof this.options.contextSize === 'number' ? this.options.contextSize : 4096);
+    if (promptTokens + 1 > window) {
+      throw new TelebenchError(
+        'prompt_too_long',
+        `${this.endpoint}: the prompt for ${request.model} is ${promptTokens} tokens by the model's own tokenizer, ` +
+          `the window (num_ctx) is ${window}: not evaluated, so it cannot be cut silently; raise num_ctx`,
+        {
+          tier: 'content',
+          context: {
+            endpoint: this.endpoint,
+            model: request.model,
+            numCtx: window,
+            promptTokens,
+            estimate: promptTokensLocal,
+          },
+        },
+      );
+    }
+    const ctx = await this.contextFor(loaded, window);
+    this.active++;
+    const started = performance.now();
+    let sequence: LlamaContextSequence;
+    try {
+      sequence = await this.acquireSequence(ctx);
+    } catch (err) {
+      this.release();
+      throw this.runtimeError(err, request);
+    }
+    const chat = new m.LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
+    const room = window - promptTokens;
+    const maxTokens = Math.min(request.maxTokens ?? room, room);
+    let outputTokens = 0;
+    let response: LlamaChatResponse;
+    try {
+      const seed = request.seed ?? this.options.seed;
+      response = await chat.generateResponse(history, {
+        maxTokens,
+        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+        ...(request.topP !== undefined ? { topP: request.topP } : {}),
+        ...(seed !== undefined ? { seed } : {}),
+        budgets: { thoughtTokens: Infinity, commentTokens: Infinity },
+        onResponseChunk: (chunk) => {
+          outputTokens += chunk.tokens.length;
+        },
+        ...(signal ? { signal } : {}),
+      });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw this.runtimeError(err, request);
+    } finally {
+      chat.dispose({ disposeSequence: false });
+      this.freeSequences.push(sequence);
+      this.release();
+    }
+    const latencyMs = Math.round(performance.now() - started);
+    const thought = response.fullResponse
+      .filter((r) => typeof r !== 'string' && r.segmentType === 'thought')
+      .map((r) => (r as { text: string }).text)
+      .join('');
+    let thinking = thought.trim();
+    let content = response.response;
+    if (thinking === '') ({ thinking, content } = splitThinkTags(content));
+    const stop = response.metadata.stopReason;
+    const doneReason = stop === 'maxTokens' ? 'length' : stop === 'abort' ? 'abort' : 'stop';
+    const raw = JSON.stringify({
+      runtime: loaded.info.runtime,
+      model: request.model,
+      modelSha256: loaded.info.model.sha256,
+      chatWrapper: wrapper.wrapperName,
+      prompt: rendered.toString(),
+      fullResponse: response.fullResponse,
+      stopReason: stop,
+      promptTokens,
+      outputTokens,
+    });
+    return {
+      thinking,
+      content,
+      promptTokens,
+      outputTokens,
+      doneReason,
+      promptTruncated: false,
+      contextShifted: false,
+      budgetExhausted: stop === 'maxTokens',
+      latencyMs,
+      endpoint: this.endpoint,
+      cached: false,
+      promptTokensLocal,
+      ...(this.options.blobs ? { rawDigest: this.options.blobs.put(raw) } : {}),
+    };
+  }
+
+  /**
+   * A sequence of the context with no tokens in it: a reused one (its history erased, so no request
+   * sees another's tokens) or a new one while the context has some left. The p-limit around
+   * {@link generate} keeps at most `sequences` requests here at once. (Disposing a sequence frees
+   * its slot only later, so sequences are kept and reused rather than disposed per request.)
+   */
+  private async acquireSequence(ctx: LlamaContext): Promise<LlamaContextSequence> {
+    const reused = this.freeSequences.pop();
+    if (reused && !reused.disposed) {
+      await reused.clearHistory();
+      return reused;
+    }
+    return ctx.getSequence();
+  }
+
+  private release(): void {
+    this.active--;
+    if (this.active === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  private runtimeError(err: unknown, request: ChatRequest): TelebenchError {
+    if (err instanceof TelebenchError) return err;
+    return new TelebenchError(
+      'llm_runtime_error',
+      `${this.endpoint}: llama.cpp failed on a request for ${request.model}: ${(err as Error)?.message ?? String(err)}`,
+      { tier: 'infra', context: { endpoint: this.endpoint }, cause: err },
+    );
+  }
+
+  /** Frees the context (the model stays loaded for other endpoints of this process). */
+  async close(): Promise<void> {
+    const c = this.context;
+    this.context = undefined;
+    this.freeSequences = [];
+    if (c) await (await c.ctx).dispose();
+  }
+}

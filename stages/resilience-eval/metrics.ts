@@ -1,0 +1,237 @@
+/**
+ * Outcomes and metrics of the TeleResilienceBench evaluation (paper arXiv:2605.09929 section IV-A:
+ * CFR, NFR, WFR; Table I macro average; auxiliary TeleMath CR%).
+ *
+ * Every scored instance has exactly one outcome, none folded into another:
+ * - `correct_flip`: the target model's answer is the gold answer;
+ * - `no_flip`: it is the generator's wrong answer again;
+ * - `wrong_flip`: another wrong answer;
+ * - `incorrect`: a wrong answer when the generator's answer is unknown (NFR/WFR unavailable);
+ * - `parse_failure`: no answer read (`no_answer`, `ambiguous_answer`, `retracted`, `cut_off`);
+ * - `excluded`: not scored (prompt truncated, budget exhausted, provider error), with a reason.
+ *
+ * Rates are over the scored instances (all but `excluded`): parse failures are in the
+ * denominator, counted as not corrected (the paper's rule). A rate that cannot be computed is
+ * `null` ("unavailable"), never 0.
+ */
+import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
+import { uniformInt } from 'pure-rand/distribution/uniformInt';
+import type { ModeParse } from './parse-modes.js';
+
+export const OUTCOMES = [
+  'correct_flip',
+  'no_flip',
+  'wrong_flip',
+  'incorrect',
+  'parse_failure',
+  'excluded',
+] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** The seven discrete-choice subsets of Table I (macro average), in the paper's order. */
+export const DISCRETE_SUBSETS = [
+  'teleqna',
+  'teletables',
+  'telelogs',
+  '3gpp_tsg',
+  'oranbench',
+  'srsranbench',
+  'sixg_bench',
+] as const;
+
+/** TeleMath tolerance (collect_metadata.json: telemath_rel_tol 1e-3, telemath_abs_tol 1e-5). */
+export const TELEMATH_TOLERANCE = { rel: 1e-3, abs: 1e-5 } as const;
+
+/** Python's math.isclose(a, b, rel_tol, abs_tol). Pure. */
+export function isClose(
+  a: number,
+  b: number,
+  tol: { rel: number; abs: number } = TELEMATH_TOLERANCE,
+): boolean {
+  if (a === b) return true;
+  return Math.abs(a - b) <= Math.max(tol.rel * Math.max(Math.abs(a), Math.abs(b)), tol.abs);
+}
+
+/** What is known about one instance to classify an answer. */
+export interface OutcomeTarget {
+  kind: 'mc' | 'numeric';
+  /** 0-based gold option (mc). */
+  goldIndex: number | null;
+  goldValue: number | null;
+  /** The generator's wrong answer: 0-based option (mc) or number; null when unknown. */
+  generatorIndex: number | null;
+  generatorValue: number | null;
+}
+
+/**
+ * The outcome of one parsed answer. `excludedReason` (non-null) wins over the parse.
+ * @throws Error when an mc target has no gold index or a numeric one no gold value
+ */
+export function classifyOutcome(
+  parse: ModeParse,
+  t: OutcomeTarget,
+  excludedReason: string | null = null,
+): Outcome {
+  if (excludedReason) return 'excluded';
+  if (parse.status !== 'answer') return 'parse_failure';
+  if (t.kind === 'mc') {
+    if (t.goldIndex === null) throw new Error('classifyOutcome: mc target without gold index');
+    if (parse.index === t.goldIndex) return 'correct_flip';
+    if (t.generatorIndex === null) return 'incorrect';
+    return parse.index === t.generatorIndex ? 'no_flip' : 'wrong_flip';
+  }
+  if (t.goldValue === null) throw new Error('classifyOutcome: numeric target without gold value');
+  if (isClose(parse.value!, t.goldValue)) return 'correct_flip';
+  if (t.generatorValue === null) return 'incorrect';
+  return isClose(parse.value!, t.generatorValue) ? 'no_flip' : 'wrong_flip';
+}
+
+/** One scored row as metrics see it. */
+export interface ScoredRow {
+  sample_id: string;
+  sub_benchmark: string;
+  outcome: Outcome;
+  /** Parse status when not an answer (`no_answer`, `ambiguous_answer`, `retracted`, `cut_off`). */
+  parse_status: string;
+  output_tokens: number | null;
+  difficulty: string | null;
+  /** The prompt was cut (prompt_truncated / context_shifted) or the budget ran out. */
+  cut: boolean;
+}
+
+/** Rates in percent, counts, and 95% bootstrap intervals of CFR. */
+export interface GroupMetrics {
+  n: number;
+  scored: number;
+  counts: Record<Outcome, number>;
+  ambiguous: number;
+  /** Percent of scored; null = unavailable. */
+  cfr: number | null;
+  nfr: number | null;
+  wfr: number | null;
+  parse_failure_rate: number | null;
+  cfr_ci: [number, number] | null;
+  mean_output_tokens: number | null;
+  /** Share (percent) of correct flips that came from cut prompts or exhausted budgets. */
+  cut_share_of_correct: number | null;
+  cut_rows: number;
+}
+
+/** Bootstrap settings: B resamples, fixed seed. */
+export const BOOTSTRAP = { resamples: 1000, seed: 20260408, level: 0.95 } as const;
+
+/**
+ * Percentile bootstrap interval of a mean of 0/1 indicators, in percent. Fixed seed: the same
+ * input gives the same interval. Null for an empty input.
+ * @param hits 0/1 per scored row
+ */
+export function bootstrapCi(
+  hits: readonly number[],
+  opts: { resamples: number; seed: number; level: number } = BOOTSTRAP,
+): [number, number] | null {
+  const n = hits.length;
+  if (n === 0) return null;
+  const rng = xoroshiro128plus(opts.seed);
+  const means: number[] = [];
+  for (let b = 0; b < opts.resamples; b++) {
+    let s = 0;
+    for (let i = 0; i < n; i++) s += hits[uniformInt(rng, 0, n - 1)]!;
+    means.push((100 * s) / n);
+  }
+  means.sort((a, b) => a - b);
+  const lo = means[Math.floor(((1 - opts.level) / 2) * (opts.resamples - 1))]!;
+  const hi = means[Math.ceil((1 - (1 - opts.level) / 2) * (opts.resamples - 1))]!;
+  return [lo, hi];
+}
+
+const pct = (a: number, b: number): number | null => (b === 0 ? null : (100 * a) / b);
+
+/** Metrics of a group of rows. Pure (bootstrap seeded). */
+export function groupMetrics(rows: readonly ScoredRow[]): GroupMetrics {
+  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+  for (const r of rows) counts[r.outcome]++;
+  const scoredRows = rows.filter((r) => r.outcome !== 'excluded');
+  const scored = scoredRows.length;
+  // NFR/WFR need the generator's answer on every scored row that was answered wrongly.
+  const attributable = counts.incorrect === 0;
+  const tokens = rows.map((r) => r.output_tokens).filter((t): t is number => t !== null);
+  const cutCorrect = scoredRows.filter((r) => r.outcome === 'correct_flip' && r.cut).length;
+  return {
+    n: rows.length,
+    scored,
+    counts,
+    ambiguous: rows.filter((r) => r.parse_status === 'ambiguous_answer').length,
+    cfr: pct(counts.correct_flip, scored),
+    nfr: attributable ? pct(counts.no_flip, scored) : null,
+    wfr: attributable ? pct(counts.wrong_flip, scored) : null,
+    parse_failure_rate: pct(counts.parse_failure, scored),
+    cfr_ci: bootstrapCi(scoredRows.map((r) => (r.outcome === 'correct_flip' ? 1 : 0))),
+    mean_output_tokens: tokens.length ? tokens.reduce((a, b) => a + b, 0) / tokens.length : null,
+    cut_share_of_correct: pct(cutCorrect, counts.correct_flip),
+    cut_rows: rows.filter((r) => r.cut).length,
+  };
+}
+
+/** Metrics of one model in one parse mode. */
+export interface ModeMetrics {
+  by_subset: Record<string, GroupMetrics>;
+  /** Unweighted mean of the seven discrete subsets' unrounded rates; null when one is missing. */
+  macro: { cfr: number | null; nfr: number | null; wfr: number | null; subsets: number };
+  /** Over all discrete-choice rows pooled. */
+  micro: GroupMetrics;
+  /** TeleMath correction rate (auxiliary), when present. */
+  telemath: GroupMetrics | null;
+  by_difficulty: Record<string, GroupMetrics>;
+}
+
+const mean = (xs: (number | null)[]): number | null =>
+  xs.length === 0 || xs.some((x) => x === null)
+    ? null
+    : xs.reduce<number>((a, b) => a + b!, 0) / xs.length;
+
+/**
+ * All metrics of one model in one mode. Macro = unweighted mean over the discrete subsets that
+ * have rows (paper Table I: the seven subset percentages, each weighted equally); `subsets` says
+ * how many entered it. Pure.
+ */
+export function modeMetrics(rows: readonly ScoredRow[]): ModeMetrics {
+  const bySub = new Map<string, ScoredRow[]>();
+  for (const r of rows) {
+    const list = bySub.get(r.sub_benchmark) ?? [];
+    list.push(r);
+    bySub.set(r.sub_benchmark, list);
+  }
+  const by_subset: Record<string, GroupMetrics> = {};
+  for (const [s, rs] of [...bySub].sort(([a], [b]) => a.localeCompare(b)))
+    by_subset[s] = groupMetrics(rs);
+  const discrete = DISCRETE_SUBSETS.filter((s) => by_subset[s] && by_subset[s].scored > 0);
+  const discreteRows = rows.filter((r) =>
+    (DISCRETE_SUBSETS as readonly string[]).includes(r.sub_benchmark),
+  );
+  const byDiff = new Map<string, ScoredRow[]>();
+  for (const r of discreteRows) {
+    if (r.difficulty === null) continue;
+    const list = byDiff.get(r.difficulty) ?? [];
+    list.push(r);
+    byDiff.set(r.difficulty, list);
+  }
+  return {
+    by_subset,
+    macro: {
+      cfr: mean(discrete.map((s) => by_subset[s]!.cfr)),
+      nfr: mean(discrete.map((s) => by_subset[s]!.nfr)),
+      wfr: mean(discrete.map((s) => by_subset[s]!.wfr)),
+      subsets: discrete.length,
+    },
+    micro: groupMetrics(discreteRows),
+    telemath: by_subset['telemath'] ?? null,
+    by_difficulty: Object.fromEntries(
+      [...byDiff].sort(([a], [b]) => a.localeCompare(b)).map(([d, rs]) => [d, groupMetrics(rs)]),
+    ),
+  };
+}
+
+/** `12.3`, or `unavailable` for null. */
+export function fmtRate(x: number | null, digits = 1): string {
+  return x === null ? 'unavailable' : x.toFixed(digits);
+}

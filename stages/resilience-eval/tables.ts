@@ -1,0 +1,79 @@
+/**
+ * Markdown tables of the evaluation (paper Table I shape: CFR/NFR/WFR per subset and model,
+ * macro), one per parse mode, shared by `telebench score` and `telebench report resilience-eval`.
+ */
+import { DISCRETE_SUBSETS, fmtRate, type ModeMetrics } from './metrics.js';
+import type { ScoreSummary } from './score.js';
+
+const MODE_LABEL: Record<string, string> = {
+  recorded: 'recorded (the file’s own predictions)',
+  published: 'published (re-implementation of the published scorer, defects included)',
+  strict: 'strict (`Final Answer: <n>` as the last line of the reply)',
+  lenient: 'lenient (our fallback chain; ambiguous, retracted and cut-off replies refused)',
+};
+
+/** Table I rows for several (model, metrics) pairs of one mode. Pure. */
+export function tableOne(entries: readonly { model: string; m: ModeMetrics }[]): string[] {
+  const subsets = DISCRETE_SUBSETS.filter((s) => entries.some((e) => e.m.by_subset[s]));
+  const head = ['model', ...subsets.map((s) => `${s} CFR / NFR / WFR`), 'macro CFR / NFR / WFR'];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+  for (const { model, m } of entries) {
+    const cell = (g: { cfr: number | null; nfr: number | null; wfr: number | null } | undefined) =>
+      g ? `${fmtRate(g.cfr)} / ${fmtRate(g.nfr)} / ${fmtRate(g.wfr)}` : '-';
+    lines.push(
+      `| ${model} | ${subsets.map((s) => cell(m.by_subset[s])).join(' | ')} | ${cell(m.macro)} |`,
+    );
+  }
+  return lines;
+}
+
+/** Detail table of one model in one mode: counts, parse failures, CI, tokens. Pure. */
+export function detailTable(m: ModeMetrics): string[] {
+  const lines = [
+    '| subset | n | scored | correct | no flip | wrong flip | incorrect (generator answer unknown) | parse failures (ambiguous) | excluded | CFR [95% CI] | parse-failure rate | mean output tokens | prompts cut | correct flips from cut prompts |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|',
+  ];
+  const rows = [...Object.entries(m.by_subset), ['**micro (discrete)**', m.micro] as const];
+  for (const [s, g] of rows) {
+    const ci = g.cfr_ci ? ` [${g.cfr_ci[0].toFixed(1)}, ${g.cfr_ci[1].toFixed(1)}]` : '';
+    lines.push(
+      `| ${s} | ${g.n} | ${g.scored} | ${g.counts.correct_flip} | ${g.counts.no_flip} | ${g.counts.wrong_flip} | ${g.counts.incorrect} | ${g.counts.parse_failure} (${g.ambiguous}) | ${g.counts.excluded} | ${fmtRate(g.cfr)}${ci} | ${fmtRate(g.parse_failure_rate)} | ${fmtRate(g.mean_output_tokens, 0)} | ${g.cut_rows} | ${fmtRate(g.cut_share_of_correct)}% |`,
+    );
+  }
+  return lines;
+}
+
+/** The Markdown of `telebench score` for one or more files. Pure. */
+export function scoreMarkdown(summaries: readonly { file: string; s: ScoreSummary }[]): string {
+  const out: string[] = ['# TeleResilienceBench scores', ''];
+  for (const { file, s } of summaries) {
+    out.push(
+      `- \`${file}\`: model ${s.model}, ${s.rows} rows scored, ${s.errors.length} malformed; prompts at the ${s.num_ctx}-token limit: ${s.prompts_at_limit} of ${s.rows}.`,
+    );
+    if (s.reproduction) {
+      const r = s.reproduction;
+      const reasons = Object.entries(r.reasons)
+        .map(([k, v]) => `${v} ${k}`)
+        .join('; ');
+      out.push(
+        `  published mode reproduces ${r.reproduced} of ${r.compared} recorded predictions${reasons ? ` (not reproduced: ${reasons})` : ''}.`,
+      );
+    }
+    for (const e of s.errors.slice(0, 20)) out.push(`  - line ${e.line}: ${e.message}`);
+  }
+  for (const mode of ['recorded', 'published', 'strict', 'lenient'] as const) {
+    const entries = summaries.flatMap(({ s }) =>
+      s.modes[mode] ? [{ model: s.model, m: s.modes[mode] }] : [],
+    );
+    if (!entries.length) continue;
+    out.push('', `## ${MODE_LABEL[mode]}`, '', ...tableOne(entries));
+    const tm = entries.filter((e) => e.m.telemath);
+    if (tm.length)
+      out.push(
+        '',
+        `TeleMath CR%: ${tm.map((e) => `${e.model} ${fmtRate(e.m.telemath!.cfr)} (NFR ${fmtRate(e.m.telemath!.nfr)})`).join('; ')}.`,
+      );
+    for (const e of entries) out.push('', `### ${e.model}`, '', ...detailTable(e.m));
+  }
+  return `${out.join('\n')}\n`;
+}

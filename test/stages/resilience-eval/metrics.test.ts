@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import {
+  bootstrapCi,
+  classifyOutcome,
+  groupMetrics,
+  isClose,
+  modeMetrics,
+  type ScoredRow,
+  type Outcome,
+} from '../../../stages/resilience-eval/metrics.js';
+import type { ModeParse } from '../../../stages/resilience-eval/parse-modes.js';
+
+const ans = (index: number): ModeParse => ({
+  status: 'answer',
+  rule: 'strict',
+  index,
+  value: null,
+  matched: '',
+});
+const none: ModeParse = {
+  status: 'no_answer',
+  rule: null,
+  index: null,
+  value: null,
+  matched: null,
+};
+const row = (sub: string, outcome: Outcome, extra: Partial<ScoredRow> = {}): ScoredRow => ({
+  sample_id: `x:${sub}:${Math.random()}`,
+  sub_benchmark: sub,
+  outcome,
+  parse_status: outcome === 'parse_failure' ? 'no_answer' : 'answer',
+  output_tokens: 100,
+  difficulty: null,
+  cut: false,
+  ...extra,
+});
+
+describe('outcomes', () => {
+  const t = {
+    kind: 'mc' as const,
+    goldIndex: 12,
+    goldValue: null,
+    generatorIndex: 14,
+    generatorValue: null,
+  };
+  it('classifies 16-option answers 10..16 as correct, no flip, wrong flip', () => {
+    expect(classifyOutcome(ans(12), t)).toBe('correct_flip');
+    expect(classifyOutcome(ans(14), t)).toBe('no_flip');
+    expect(classifyOutcome(ans(15), t)).toBe('wrong_flip');
+    expect(classifyOutcome(none, t)).toBe('parse_failure');
+    expect(classifyOutcome(ans(12), t, 'prompt_truncated')).toBe('excluded');
+    expect(classifyOutcome(ans(3), { ...t, generatorIndex: null })).toBe('incorrect');
+  });
+  it('numeric: TeleMath tolerance rel 1e-3 or abs 1e-5', () => {
+    expect(isClose(1000.9, 1000)).toBe(true);
+    expect(isClose(1001.1, 1000)).toBe(false);
+    expect(isClose(0.000009, 0)).toBe(true);
+    expect(isClose(0.00002, 0)).toBe(false);
+    const n = {
+      kind: 'numeric' as const,
+      goldIndex: null,
+      goldValue: 0.033,
+      generatorIndex: null,
+      generatorValue: 2,
+    };
+    const v = (value: number): ModeParse => ({
+      status: 'answer',
+      rule: 'x',
+      index: null,
+      value,
+      matched: '',
+    });
+    expect(classifyOutcome(v(0.03300001), n)).toBe('correct_flip');
+    expect(classifyOutcome(v(2.0), n)).toBe('no_flip');
+    expect(classifyOutcome(v(3), n)).toBe('wrong_flip');
+  });
+});
+
+describe('metrics on hand-computed cases', () => {
+  it('keeps parse failures in the denominator and excluded rows out of it', () => {
+    // 10 rows: 3 correct, 2 no flip, 2 wrong flip, 2 parse failures, 1 excluded -> scored 9
+    const rows = [
+      ...Array.from({ length: 3 }, () => row('teleqna', 'correct_flip', { cut: true })),
+      ...Array.from({ length: 2 }, () => row('teleqna', 'no_flip')),
+      ...Array.from({ length: 2 }, () => row('teleqna', 'wrong_flip')),
+      row('teleqna', 'parse_failure'),
+      row('teleqna', 'parse_failure', { parse_status: 'ambiguous_answer' }),
+      row('teleqna', 'excluded', { output_tokens: null }),
+    ];
+    const g = groupMetrics(rows);
+    expect(g.scored).toBe(9);
+    expect(g.cfr).toBeCloseTo(100 * (3 / 9), 10);
+    expect(g.nfr).toBeCloseTo(100 * (2 / 9), 10);
+    expect(g.wfr).toBeCloseTo(100 * (2 / 9), 10);
+    expect(g.parse_failure_rate).toBeCloseTo(100 * (2 / 9), 10);
+    expect(g.ambiguous).toBe(1);
+    expect(g.mean_output_tokens).toBe(100);
+    expect(g.cut_share_of_correct).toBe(100);
+    expect(g.counts.excluded).toBe(1);
+  });
+
+  it('says unavailable (null), never 0, for what cannot be computed', () => {
+    const g = groupMetrics([row('teleqna', 'correct_flip'), row('teleqna', 'incorrect')]);
+    expect(g.cfr).toBe(50);
+    expect(g.nfr).toBeNull();
+    expect(g.wfr).toBeNull();
+    const empty = groupMetrics([row('teleqna', 'excluded')]);
+    expect(empty.cfr).toBeNull();
+    expect(empty.cfr_ci).toBeNull();
+    expect(groupMetrics([row('teleqna', 'no_flip')]).cut_share_of_correct).toBeNull();
+  });
+
+  it('macro is the unweighted mean of unrounded subset rates; an empty subset does not enter it', () => {
+    // teleqna 1/3, teletables 1/2, telelogs: only excluded rows (no scored instance)
+    const rows = [
+      row('teleqna', 'correct_flip'),
+      row('teleqna', 'no_flip'),
+      row('teleqna', 'wrong_flip'),
+      row('teletables', 'correct_flip'),
+      row('teletables', 'parse_failure'),
+      row('telelogs', 'excluded'),
+      row('telemath', 'correct_flip'),
+    ];
+    const m = modeMetrics(rows);
+    expect(m.macro.subsets).toBe(2);
+    expect(m.macro.cfr).toBeCloseTo((100 / 3 + 50) / 2, 10);
+    // micro pools the discrete rows (TeleMath apart): 2 correct of 5 scored
+    expect(m.micro.cfr).toBeCloseTo(40, 10);
+    expect(m.telemath?.cfr).toBe(100);
+    expect(m.by_subset['telelogs']!.cfr).toBeNull();
+  });
+
+  it('ties: two subsets with equal rates and a 50/50 subset give exact values', () => {
+    const rows = [
+      row('oranbench', 'correct_flip'),
+      row('oranbench', 'no_flip'),
+      row('srsranbench', 'wrong_flip'),
+      row('srsranbench', 'correct_flip'),
+    ];
+    const m = modeMetrics(rows);
+    expect(m.by_subset['oranbench']!.cfr).toBe(50);
+    expect(m.by_subset['srsranbench']!.cfr).toBe(50);
+    expect(m.macro.cfr).toBe(50);
+    expect(m.macro.nfr).toBe(25);
+    expect(m.macro.wfr).toBe(25);
+  });
+
+  it('groups by difficulty where the source has it', () => {
+    const m = modeMetrics([
+      row('oranbench', 'correct_flip', { difficulty: 'easy' }),
+      row('oranbench', 'no_flip', { difficulty: 'hard' }),
+      row('oranbench', 'correct_flip', { difficulty: 'hard' }),
+      row('teleqna', 'correct_flip'),
+    ]);
+    expect(Object.keys(m.by_difficulty)).toEqual(['easy', 'hard']);
+    expect(m.by_difficulty['hard']!.cfr).toBe(50);
+  });
+});
+
+describe('bootstrap', () => {
+  it('a fixed seed gives fixed intervals that contain the point estimate', () => {
+    const hits = Array.from({ length: 50 }, (_, i) => (i % 3 === 0 ? 1 : 0));
+    const a = bootstrapCi(hits)!;
+    const b = bootstrapCi(hits)!;
+    expect(a).toEqual(b);
+    const p = (100 * hits.filter((h) => h === 1).length) / hits.length;
+    expect(a[0]).toBeLessThanOrEqual(p);
+    expect(a[1]).toBeGreaterThanOrEqual(p);
+    expect(a[1] - a[0]).toBeGreaterThan(5);
+    // pinned: the seed fixes the interval across machines and runs
+    expect(a).toEqual([22, 48]);
+    expect(bootstrapCi([1, 1, 1])).toEqual([100, 100]);
+  });
+});
