@@ -421,7 +421,7 @@ export async function hostModCache(
   const userEnv = hostEnv(GO_ENV_VARS);
   const goEnv = async (name: string): Promise<string> =>
     (
-      await $({ cwd: work, quiet: true, env: userEnv, nothrow: true })`go env ${name}`
+      await zx().$({ cwd: work, quiet: true, env: userEnv, nothrow: true })`go env ${name}`
     ).stdout.trim();
   const hostCache = await goEnv('GOMODCACHE');
   const userProxy = (await goEnv('GOPROXY')) || 'https://proxy.golang.org,direct';
