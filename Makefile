@@ -6,11 +6,15 @@ TELEBENCH := node bin/telebench.js
 CONFIG ?= config/default.yaml
 PIPELINE ?= all
 
-.PHONY: run test lint format bench setup clean-state
+.PHONY: run test lint format bench setup clean-state build
 
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
+
+# npm ci builds dist/telebench.js (prepare); bin/telebench.js rebuilds it when a source is newer.
+build: $(NODE_STAMP)
+	npm run build
 
 setup: $(NODE_STAMP)
 	node scripts/setup.mjs

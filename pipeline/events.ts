@@ -5,7 +5,16 @@
  */
 export type TelebenchEvent =
   | { kind: 'run-start'; runId: string; pipeline: string; stages: string[] }
-  | { kind: 'stage-start'; stage: string; total: number; alreadyDone: number }
+  | {
+      kind: 'stage-start';
+      stage: string;
+      total: number;
+      alreadyDone: number;
+      /** Set when the stage streams: `total` grows as its needs finish items (`stage-total`). */
+      streaming?: boolean;
+    }
+  /** A streaming stage listed more items: the new `total` (all listed so far). */
+  | { kind: 'stage-total'; stage: string; total: number; alreadyDone: number }
   | {
       kind: 'stage-preflight-failed';
       stage: string;

@@ -180,27 +180,57 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
   const outcomes: Record<string, StageOutcome> = {};
   const promises = new Map<string, Promise<StageOutcome>>();
 
+  /** What the stages that stream from a stage see of it while it runs. */
+  interface Live {
+    /** Keys finished in this run: decided done/skipped/failed by its plan, or run to an end. */
+    settled: Set<string>;
+    /** Set once its outcome is known (or its promise rejected). */
+    ended: boolean;
+    outcome?: StageOutcome;
+    /** Resolves with undefined when the stage passed preflight and starts planning, or with its
+     * outcome when it ended without starting (blocked, interrupted, or finished at preflight). */
+    begun: Promise<StageOutcome | undefined>;
+    markBegun: (o: StageOutcome | undefined) => void;
+    listeners: Set<() => void>;
+  }
+  const live = new Map<string, Live>();
+  for (const name of order) {
+    let markBegun!: (o: StageOutcome | undefined) => void;
+    const begun = new Promise<StageOutcome | undefined>((resolve) => (markBegun = resolve));
+    live.set(name, { settled: new Set(), ended: false, begun, markBegun, listeners: new Set() });
+  }
+  const notify = (name: string): void => {
+    for (const l of live.get(name)!.listeners) l();
+  };
+
+  const blockedOutcome = (name: string, blockedBy: string, o: StageOutcome): StageOutcome => {
+    // Name the stage that actually stopped, not the whole chain in between.
+    const root =
+      o.status === 'blocked' ? (o.service !== undefined ? blockedBy : o.root) : undefined;
+    const because =
+      o.status === 'interrupted'
+        ? `needs ${blockedBy}, which was interrupted`
+        : root === blockedBy
+          ? `needs ${blockedBy}, which stopped at preflight`
+          : root !== undefined
+            ? `needs ${blockedBy}, which waits on ${root} (stopped at preflight)`
+            : `needs ${blockedBy}, which did not run`;
+    bus.emit({ kind: 'stage-blocked', stage: name, because });
+    return { status: 'blocked', reason: because, ...(root !== undefined ? { root } : {}) };
+  };
+
   const runStage = async (name: string): Promise<StageOutcome> => {
     const stage = registry.get(name)!;
     const needs = stage.needs.filter((n) => selected.has(n));
-    const needOutcomes = await Promise.all(needs.map((n) => promises.get(n)!));
-    const blockedBy = needs.find((_, i) => needOutcomes[i]!.status !== 'completed');
-    if (blockedBy) {
-      const o = needOutcomes[needs.indexOf(blockedBy)]!;
-      // Name the stage that actually stopped, not the whole chain in between.
-      const root =
-        o.status === 'blocked' ? (o.service !== undefined ? blockedBy : o.root) : undefined;
-      const because =
-        o.status === 'interrupted'
-          ? `needs ${blockedBy}, which was interrupted`
-          : root === blockedBy
-            ? `needs ${blockedBy}, which stopped at preflight`
-            : root !== undefined
-              ? `needs ${blockedBy}, which waits on ${root} (stopped at preflight)`
-              : `needs ${blockedBy}, which did not run`;
-      bus.emit({ kind: 'stage-blocked', stage: name, because });
-      return { status: 'blocked', reason: because, ...(root !== undefined ? { root } : {}) };
-    }
+    // A streaming stage starts once its needs have begun; it then waits per item (executeStage).
+    const streaming = stage.itemNeeds !== undefined && !opts.dryRun && needs.length > 0;
+    const needOutcomes = await Promise.all(
+      needs.map((n) => (streaming ? live.get(n)!.begun : promises.get(n)!)),
+    );
+    const blockedBy = needs.find(
+      (_, i) => needOutcomes[i] !== undefined && needOutcomes[i].status !== 'completed',
+    );
+    if (blockedBy) return blockedOutcome(name, blockedBy, needOutcomes[needs.indexOf(blockedBy)]!);
     if (opts.signal.aborted) return { status: 'interrupted', counts: {}, ran: 0 };
     const ctx = baseContext(name);
     if (stage.preflight && !opts.dryRun) {
@@ -208,6 +238,12 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
         await stage.preflight(ctx);
       } catch (err) {
         if (err instanceof PreflightError) {
+          if (streaming) {
+            // Judge "nothing left to do" on the needs' final outputs, as a barrier stage would.
+            const finals = await Promise.all(needs.map((n) => promises.get(n)!));
+            const by = needs.find((_, i) => finals[i]!.status !== 'completed');
+            if (by) return blockedOutcome(name, by, finals[needs.indexOf(by)]!);
+          }
           // A missing service does not block a stage that has nothing left to do: its finished
           // items stay usable by the stages after it (plan is pure, so a read-only plan is safe).
           const nothingToDo = await executeStage(stage, ctx, true).then(
@@ -240,24 +276,35 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
         throw err;
       }
     }
-    return executeStage(stage, ctx);
+    live.get(name)!.markBegun(undefined);
+    return executeStage(stage, ctx, opts.dryRun === true, streaming ? needs : []);
   };
 
+  /**
+   * Plans and runs one stage. With `streamFrom` (the selected needs of a stage that declares
+   * `itemNeeds`) the plan is repeated as those stages' items finish, and each listed item is
+   * decided (and run) once the items it names have finished in this run; a final plan after the
+   * needs have ended lists the rest and orphans what it no longer lists.
+   */
   const executeStage = async (
     stage: Stage<unknown, unknown, Cfg>,
     ctx: StageContext<Cfg>,
     dry: boolean = opts.dryRun === true,
+    streamFrom: readonly string[] = [],
   ): Promise<StageOutcome> => {
     const started = Date.now();
     const name = stage.name;
-    const planned: WorkItem<unknown>[] = [];
-    const plannedKeys = new Set<string>();
+    const self = live.get(name);
+    const decided = new Set<string>();
+    let toRun: WorkItem<unknown>[] = [];
     let batch: { item: WorkItem<unknown>; inputJson: string; inputHash: string }[] = [];
     const decisions: Record<PlanDecision, number> = { run: 0, done: 0, skipped: 0, failed: 0 };
+    let limitReached = false;
     const flush = (): void => {
       if (batch.length === 0) return;
       const b = batch;
       batch = [];
+      let settledSome = false;
       const decide = (x: (typeof b)[number]): void => {
         const d = dry
           ? store.planDecisionReadOnly(
@@ -276,55 +323,104 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
               opts.retryFailed ?? false,
             );
         decisions[d]++;
-        if (d === 'run') planned.push(x.item);
+        if (d === 'run') toRun.push(x.item);
+        else if (!dry && self) {
+          self.settled.add(x.item.key);
+          settledSome = true;
+        }
       };
       if (dry) b.forEach(decide);
       else store.transaction(() => b.forEach(decide));
+      if (settledSome) notify(name);
+    };
+    /** Whether every item `item` names (in selected, still running needs) has finished. */
+    const ready = (item: WorkItem<unknown>): boolean => {
+      const named = stage.itemNeeds!(item);
+      for (const [need, keys] of Object.entries(named)) {
+        if (!stage.needs.includes(need)) {
+          throw new TelebenchError(
+            'bad_item_needs',
+            `stage ${name} names items of ${need}, which is not in its needs (${stage.needs.join(', ')})`,
+            { tier: 'bug', context: { stage: name, key: item.key, need } },
+          );
+        }
+        const l = selected.has(need) ? live.get(need) : undefined;
+        if (!l || l.ended) continue;
+        for (const k of keys) if (!l.settled.has(k)) return false;
+      }
+      return true;
     };
     const planCtx = { ...ctx, limit: opts.limit };
-    for await (const item of stage.plan(planCtx)) {
-      if (typeof item.key !== 'string' || item.key === '') {
-        throw new TelebenchError('bad_item_key', `stage ${name} planned an item without a key`, {
-          tier: 'bug',
-        });
-      }
-      if (plannedKeys.has(item.key)) {
-        throw new TelebenchError(
-          'duplicate_item_key',
-          `stage ${name} planned the key "${item.key}" twice`,
-          {
+    /** One pass over `plan`. @returns every key it listed */
+    const round = async (final: boolean): Promise<Set<string>> => {
+      const listed = new Set<string>();
+      for await (const item of stage.plan(planCtx)) {
+        if (typeof item.key !== 'string' || item.key === '') {
+          throw new TelebenchError('bad_item_key', `stage ${name} planned an item without a key`, {
             tier: 'bug',
-            context: { stage: name, key: item.key },
-          },
-        );
+          });
+        }
+        if (listed.has(item.key)) {
+          throw new TelebenchError(
+            'duplicate_item_key',
+            `stage ${name} planned the key "${item.key}" twice`,
+            {
+              tier: 'bug',
+              context: { stage: name, key: item.key },
+            },
+          );
+        }
+        listed.add(item.key);
+        if (decided.has(item.key) || (!final && !ready(item))) continue;
+        decided.add(item.key);
+        const inputJson = canonicalJson(item.input ?? null);
+        batch.push({ item, inputJson, inputHash: sha256(inputJson) });
+        if (batch.length >= PLAN_BATCH) {
+          flush();
+          await yieldToEventLoop();
+          if (opts.signal.aborted) break;
+        }
+        if (opts.limit !== undefined && decided.size >= opts.limit) {
+          limitReached = true;
+          break;
+        }
       }
-      plannedKeys.add(item.key);
-      const inputJson = canonicalJson(item.input ?? null);
-      batch.push({ item, inputJson, inputHash: sha256(inputJson) });
-      if (batch.length >= PLAN_BATCH) {
-        flush();
-        await yieldToEventLoop();
-        if (opts.signal.aborted) break;
-      }
-      if (opts.limit !== undefined && plannedKeys.size >= opts.limit) break;
-    }
-    flush();
-    // An interrupted plan listed only part of the items: orphaning the rest would be wrong.
-    if (opts.limit === undefined && !dry && !opts.signal.aborted) {
-      store.orphanUnplanned(name, plannedKeys);
+      flush();
+      return listed;
+    };
+
+    // Streaming: a change in a need (an item finished, the stage ended, an abort) wakes the loop.
+    let dirty = false;
+    let wake: (() => void) | undefined;
+    const onChange = (): void => {
+      dirty = true;
+      wake?.();
+    };
+    const needsEnded = (): boolean => streamFrom.every((n) => live.get(n)!.ended);
+    if (!dry) {
+      for (const n of streamFrom) live.get(n)!.listeners.add(onChange);
+      opts.signal.addEventListener('abort', onChange);
     }
 
+    let final = needsEnded();
+    let roundStart = Date.now();
+    let listed = await round(final);
+    let roundEnd = Date.now();
+    let roundMs = roundEnd - roundStart;
+
     if (dry) {
-      const counts = { planned: plannedKeys.size, ...decisions };
+      const counts = { planned: listed.size, ...decisions };
       bus.emit({ kind: 'stage-end', stage: name, counts, ms: Date.now() - started });
       return { status: 'completed', counts, ran: 0, wouldRun: decisions.run };
     }
 
+    let announced = listed.size;
     bus.emit({
       kind: 'stage-start',
       stage: name,
-      total: plannedKeys.size,
+      total: listed.size,
       alreadyDone: decisions.done + decisions.skipped,
+      ...(streamFrom.length > 0 ? { streaming: true } : {}),
     });
     const concurrency = opts.concurrency?.[name] ?? stage.concurrency?.(opts.config) ?? 1;
     const limit = pLimit(Math.max(1, concurrency));
@@ -366,6 +462,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
           return digest;
         },
       };
+      let settled = true;
       try {
         const output = await stage.run(item, runCtx);
         store.finishItem(name, item.key, attempt, { state: 'done', output: output ?? null });
@@ -398,6 +495,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
           // Abandoned cleanly: back to pending, so the next run starts it again.
           store.finishItem(name, item.key, attempt, { state: 'pending' });
           interrupted = true;
+          settled = false;
           bus.emit({
             kind: 'item-end',
             stage: name,
@@ -423,9 +521,60 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
           });
         }
       }
+      if (settled && self) {
+        self.settled.add(item.key);
+        notify(name);
+      }
     };
 
-    await Promise.all(planned.map((item) => limit(() => runOne(item))));
+    const running: Promise<void>[] = [];
+    const release = (): void => {
+      for (const item of toRun) running.push(limit(() => runOne(item)));
+      toRun = [];
+    };
+    try {
+      release();
+      while (!final && !limitReached && !opts.signal.aborted) {
+        if (!dirty) await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        // A pass re-reads the whole plan: space passes out (at least 3x a pass's own time, 20 ms
+        // minimum) so that re-planning stays a small share of the work however fast items finish.
+        const gap = Math.max(20, 3 * roundMs) - (Date.now() - roundEnd);
+        if (gap > 0) await new Promise((resolve) => setTimeout(resolve, gap));
+        dirty = false;
+        if (opts.signal.aborted) break;
+        final = needsEnded();
+        if (final && streamFrom.some((n) => live.get(n)!.outcome?.status !== 'completed')) {
+          // a need was interrupted or threw: what it did not finish is not ours to plan
+          interrupted = true;
+          break;
+        }
+        roundStart = Date.now();
+        listed = await round(final);
+        roundEnd = Date.now();
+        roundMs = roundEnd - roundStart;
+        if (listed.size > announced) {
+          announced = listed.size;
+          bus.emit({
+            kind: 'stage-total',
+            stage: name,
+            total: listed.size,
+            alreadyDone: decisions.done + decisions.skipped,
+          });
+        }
+        release();
+      }
+    } finally {
+      for (const n of streamFrom) live.get(n)!.listeners.delete(onChange);
+      opts.signal.removeEventListener('abort', onChange);
+    }
+    // An interrupted or partial plan listed only part of the items: orphaning the rest would be
+    // wrong. Keys decided in an earlier pass are kept even if the last pass did not list them.
+    if (final && !interrupted && opts.limit === undefined && !opts.signal.aborted) {
+      store.orphanUnplanned(name, new Set([...listed, ...decided]));
+    }
+
+    await Promise.all(running);
     const c = store.counts(name);
     const counts = { ...c.byState, total: c.total };
     bus.emit({ kind: 'stage-end', stage: name, counts, ms: Date.now() - started });
@@ -434,10 +583,23 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
   };
 
   for (const name of order) {
-    const p = runStage(name).then((o) => {
-      outcomes[name] = o;
-      return o;
-    });
+    const l = live.get(name)!;
+    const p = runStage(name).then(
+      (o) => {
+        outcomes[name] = o;
+        l.outcome = o;
+        l.ended = true;
+        l.markBegun(o);
+        notify(name);
+        return o;
+      },
+      (err: unknown) => {
+        l.ended = true;
+        l.markBegun({ status: 'interrupted', counts: {}, ran: 0 });
+        notify(name);
+        throw err;
+      },
+    );
     promises.set(name, p);
   }
   // Settle every stage; a thrown error (config, bug in plan) aborts after in-flight stages settle.

@@ -73,8 +73,23 @@ export interface Stage<In = unknown, Out = unknown, Cfg = unknown> {
   readonly name: string;
   /** Bump when the output for the same input would change. */
   readonly version: number;
-  /** Stages whose outputs `plan` reads; the runner starts this stage after they finish. */
+  /**
+   * Stages whose outputs `plan` reads. Without {@link Stage.itemNeeds} the runner starts this stage
+   * after they all finish (a barrier: right for a stage whose item input aggregates many upstream
+   * items, such as a summary or a release).
+   */
   readonly needs: readonly string[];
+  /**
+   * Item-level readiness ("streaming"). For one item `plan` listed, the keys of the items of each
+   * stage in `needs` that its input is made from (e.g. `{ 'swe5g.build': [key] }`). When declared,
+   * the runner starts this stage as soon as its needs have passed their preflight, re-runs `plan`
+   * as their items finish, and releases an item as soon as every item it names has finished in
+   * this run (done, skipped or failed) or its stage has finished. Contract: the input `plan` lists
+   * for a key whose named items have finished is the input the stage's final plan would list (the
+   * input reads nothing else that is still changing). Stages absent from the record, or not
+   * selected in this run, impose no wait. Naming a stage outside `needs` is a bug (throws).
+   */
+  itemNeeds?(item: WorkItem<In>): Readonly<Record<string, readonly string[]>>;
   readonly description: string;
   /** Items run at once (default 1). */
   concurrency?(config: Cfg): number;

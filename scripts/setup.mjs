@@ -41,6 +41,8 @@ if (process.env.TELEBENCH_SKIP_DOCKER !== '1') {
   if (!(await which('debootstrap'))) missing.push('debootstrap');
   // meson builds the C fixtures and runs the C fail-to-pass tests on the host (swe5g.testgen).
   if (!(await which('meson'))) missing.push('meson');
+  // Executor swarm: its tests start Debian's image registry (2.8) on a loopback port.
+  if (!(await which('docker-registry'))) missing.push('docker-registry');
   if (missing.length > 0) {
     echo(`setup: installing ${missing.join(' ')} (apt-get)`);
     const sudo = process.getuid && process.getuid() !== 0 ? ['sudo'] : [];

@@ -4,12 +4,17 @@
  */
 import type { Pipeline, Stage } from '../pipeline/stage.js';
 import type { AppConfig } from './config.js';
-import { selftestItems, selftestSummary, selftestPipeline } from './selftest/selftest.js';
+import {
+  selftestItems,
+  selftestEcho,
+  selftestSummary,
+  selftestPipeline,
+} from './selftest/selftest.js';
 import type { Command } from 'commander';
 import { swe5gMiningStages, miningFunnelMarkdown } from './swe5g/mining.js';
 import { addMineCommand } from './swe5g/commands.js';
 import { addScoreCommand } from './resilience-eval/commands.js';
-import { evalStages } from './resilience-eval/stages.js';
+import { evalStages as resilienceEvalStages } from './resilience-eval/stages.js';
 import { resilienceEvalPipeline } from './resilience-eval/pipeline.js';
 import { resilienceStages, resiliencePipeline } from './resilience/pipeline.js';
 import { testgenStage } from './swe5g/testgen/testgen.js';
@@ -22,6 +27,9 @@ import { addImagesCommand } from './swe5g/build/images-command.js';
 import { localReleaseStages } from './release/stage.js';
 import { releaseCommands, type ReleaseCommandWiring } from './release/commands.js';
 import { swe5gVerifier } from './release/verifier.js';
+import { evalStages } from './swe5g/evaluate/stages.js';
+import { swe5gEvalMarkdown } from './swe5g/evaluate/report.js';
+import { addEvaluateCommand } from './swe5g/evaluate/command.js';
 
 export { appConfigSchema, type AppConfig } from './config.js';
 
@@ -29,13 +37,15 @@ export { appConfigSchema, type AppConfig } from './config.js';
 const stages: Stage<any, any, any>[] = [
   ...swe5gMiningStages,
   ...resilienceStages,
-  ...evalStages,
+  ...resilienceEvalStages,
   selftestItems,
+  selftestEcho,
   selftestSummary,
   testgenStage,
   resolveStage,
   buildStage,
   validateStage,
+  ...evalStages,
 ];
 
 /**
@@ -93,8 +103,31 @@ const swe5gMinePipeline: Pipeline<AppConfig> = {
   report: (ctx) => miningFunnelMarkdown(ctx),
 };
 
+/**
+ * `swe5g-eval` (issue 11): the coding-agent evaluation over complete validated instances: skills,
+ * the solver loop per model and mode, grading, SWE-bench predictions files.
+ */
+const swe5gEvalPipeline: Pipeline<AppConfig> = {
+  name: 'swe5g-eval',
+  description:
+    'SWE-Bench 5G evaluation: models solve complete instances (single/multi-turn, skills A/B), patches graded in fresh sandboxes.',
+  stages: ['swe5g.eval.skills', 'swe5g.eval.solve', 'swe5g.eval.grade', 'swe5g.eval.predictions'],
+  report: (ctx) => swe5gEvalMarkdown(ctx),
+};
+
+/** `telebench evaluate --predictions FILE`: grading of external predictions only. */
+const swe5gEvaluatePipeline: Pipeline<AppConfig> = {
+  name: 'swe5g-evaluate',
+  description:
+    'Grades SWE-bench-format predictions (swe5g.evaluation.predictions) on the validated instances.',
+  stages: ['swe5g.eval.grade'],
+  report: (ctx) => swe5gEvalMarkdown(ctx),
+};
+
 const branchPipelines: Pipeline<AppConfig>[] = [
   swe5gPipeline,
+  swe5gEvalPipeline,
+  swe5gEvaluatePipeline,
   swe5gMinePipeline,
   resiliencePipeline as Pipeline<AppConfig>,
   resilienceEvalPipeline as Pipeline<AppConfig>,
@@ -107,6 +140,7 @@ const allPipeline: Pipeline<AppConfig> = {
   description: 'Every dataset branch (SWE-Bench 5G and TeleResilienceBench) and the local release.',
   stages: [
     ...swe5gPipeline.stages,
+    ...swe5gEvalPipeline.stages,
     ...resiliencePipeline.stages,
     ...resilienceEvalPipeline.stages,
     'release.swe5g',
@@ -125,4 +159,5 @@ export const commands: ((program: Command) => void)[] = [
   addMineCommand,
   addImagesCommand,
   addScoreCommand,
+  addEvaluateCommand,
 ];

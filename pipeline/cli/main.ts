@@ -25,7 +25,9 @@ import { runPipeline, selectStages, type RunResult } from '../runner.js';
 import { openState, resolveStateDir, lockState } from '../state.js';
 import { buildManifest, PROJECT_ROOT } from '../manifest.js';
 import { eventLogWriter, jsonLinesRenderer, ttyRenderer } from './progress.js';
-import { statusReport, runReport } from './reports.js';
+import { statusReport, runReport, swarmStatusReport } from './reports.js';
+import { DockerClient } from '../providers/docker/client.js';
+import { swarmTasksPerNode } from '../providers/docker/swarm.js';
 import { redact } from '../secrets.js';
 
 /** Resolves `--config` (default `config/default.yaml` in the current folder, else in the checkout). */
@@ -223,14 +225,29 @@ export function buildProgram(): Command {
 
   program
     .command('status')
-    .description('per stage: item counts by state, skip reasons and error codes')
+    .description(
+      'per stage: item counts by state, skip reasons and error codes; with executor swarm, the tasks per node',
+    )
     .option('--json', 'print JSON')
-    .action((flags: { json?: boolean }, cmd: Command) => {
+    .option('--config <file>', 'configuration file (default config/default.yaml)')
+    .action(async (flags: { json?: boolean; config?: string }, cmd: Command) => {
       const state = openState(resolveStateDir(cmd.optsWithGlobals().state));
       try {
         process.stdout.write(statusReport(state.store, registry, flags.json === true));
       } finally {
         state.close();
+      }
+      const env = loadAppConfig(flags.config).config.swe5g?.environments;
+      if (env?.executor === 'swarm') {
+        process.stdout.write(
+          swarmStatusReport(
+            await swarmTasksPerNode(new DockerClient(), {
+              cpus: env.limits.cpus,
+              memory: env.limits.memory_mib * 2 ** 20,
+            }),
+            flags.json === true,
+          ),
+        );
       }
     });
 

@@ -4,7 +4,8 @@
  * ETA), otherwise one JSON line per event on stdout. Every event also goes to the run's
  * `events.jsonl` (see {@link eventLogWriter}).
  */
-import cliProgress from 'cli-progress';
+import type CliProgress from 'cli-progress';
+import { lazy } from '../lazy.js';
 import { openSync, writeSync, closeSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { EventBus, StampedEvent } from '../events.js';
@@ -35,6 +36,7 @@ export function jsonLinesRenderer(
 
 /** Progress bars on a TTY: one bar per stage with done/total, rate and ETA; logs print above. */
 export function ttyRenderer(bus: EventBus): () => void {
+  const cliProgress = lazy<typeof CliProgress>('cli-progress')();
   const multi = new cliProgress.MultiBar(
     {
       format: ' {stage} [{bar}] {value}/{total} | {rate}/s | ETA {eta_formatted} | {note}',
@@ -47,7 +49,14 @@ export function ttyRenderer(bus: EventBus): () => void {
   );
   const bars = new Map<
     string,
-    { bar: cliProgress.SingleBar; start: number; done: number; failed: number; skipped: number }
+    {
+      bar: CliProgress.SingleBar;
+      start: number;
+      done: number;
+      already: number;
+      failed: number;
+      skipped: number;
+    }
   >();
   const pad = (s: string): string => s.padEnd(22);
   const off = bus.on((e) => {
@@ -58,7 +67,24 @@ export function ttyRenderer(bus: EventBus): () => void {
           rate: '0',
           note: '',
         });
-        bars.set(e.stage, { bar, start: Date.now(), done: e.alreadyDone, failed: 0, skipped: 0 });
+        bars.set(e.stage, {
+          bar,
+          start: Date.now(),
+          done: e.alreadyDone,
+          already: e.alreadyDone,
+          failed: 0,
+          skipped: 0,
+        });
+        break;
+      }
+      case 'stage-total': {
+        const b = bars.get(e.stage);
+        if (!b) break;
+        // items found already finished by a later pass count as done
+        b.done += e.alreadyDone - b.already;
+        b.already = e.alreadyDone;
+        b.bar.setTotal(Math.max(e.total, 1));
+        b.bar.update(b.done);
         break;
       }
       case 'item-end': {

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { StageRegistry } from '../runner.js';
+import type { NodeTasks } from '../providers/docker/swarm.js';
 
 export interface StageStatus {
   stage: string;
@@ -71,6 +72,30 @@ export function statusReport(
       );
     }
   }
+  return `${out.join('\n')}\n`;
+}
+
+/**
+ * `telebench status` with executor swarm: telebench's running step tasks per Swarm node and the
+ * cluster task budget (steps of the configured limits that fit the ready, active nodes at once).
+ * @returns a Markdown table, or one JSON line `{"swarm": ...}` when `json`
+ */
+export function swarmStatusReport(
+  s: { nodes: NodeTasks[]; budget: number },
+  json: boolean,
+): string {
+  if (json) return `${JSON.stringify({ swarm: s })}\n`;
+  const out = [
+    '',
+    `**Swarm tasks per node** (cluster task budget ${s.budget}; set swe5g.environments.swarm.task_budget to it)`,
+    '',
+    '| node | state | availability | CPUs | memory GiB | telebench tasks | budget |',
+    '|---|---|---|---:|---:|---:|---:|',
+    ...s.nodes.map(
+      (n) =>
+        `| ${n.hostname} (${n.node.slice(0, 12)}) | ${n.state} | ${n.availability} | ${n.cpus} | ${(n.memoryBytes / 2 ** 30).toFixed(1)} | ${n.tasks} | ${n.budget} |`,
+    ),
+  ];
   return `${out.join('\n')}\n`;
 }
 

@@ -85,6 +85,7 @@ CREATE TABLE IF NOT EXISTS items (
   started_at TEXT,
   finished_at TEXT,
   updated_at TEXT NOT NULL,
+  orphaned_from TEXT,
   PRIMARY KEY (stage, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS items_stage_state ON items (stage, state);
@@ -158,6 +159,29 @@ function toRecord(row: ItemRow): ItemRecord {
 
 const now = (): string => new Date().toISOString();
 
+type PlanRow = Pick<ItemRow, 'state' | 'stage_version' | 'input_hash'> & {
+  orphaned_from: ItemState | null;
+};
+
+/**
+ * The state a stored row stands for when planned at `version` with `inputHash`: undefined when it
+ * must run from scratch (stale version or input, or an orphaned row whose earlier state is not a
+ * finished one or was not recorded).
+ */
+function effectiveState(row: PlanRow, version: number, inputHash: string): ItemState | undefined {
+  if (row.stage_version !== version || row.input_hash !== inputHash) return undefined;
+  if (row.state !== 'orphaned') return row.state;
+  const was = row.orphaned_from;
+  return was === 'done' || was === 'skipped' || was === 'failed' ? was : undefined;
+}
+
+function decisionOf(state: ItemState, retryFailed: boolean): PlanDecision {
+  if (state === 'done') return 'done';
+  if (state === 'skipped') return 'skipped';
+  if (state === 'failed') return retryFailed ? 'run' : 'failed';
+  return 'run';
+}
+
 export class Store implements KeyValue {
   readonly db: Database.Database;
 
@@ -175,6 +199,10 @@ export class Store implements KeyValue {
       this.db.pragma('busy_timeout = 10000');
       this.db.pragma('foreign_keys = ON');
       this.db.exec(SCHEMA);
+      // Stores written before `orphaned_from` existed get the column (NULL: state not known).
+      const cols = this.db.prepare('PRAGMA table_info(items)').all() as { name: string }[];
+      if (!cols.some((c) => c.name === 'orphaned_from'))
+        this.db.exec('ALTER TABLE items ADD COLUMN orphaned_from TEXT');
     } catch (err) {
       throw new TelebenchError(
         'store_unreadable',
@@ -212,7 +240,9 @@ export class Store implements KeyValue {
    * Records that `plan` listed an item and decides what to do with it.
    * A row whose version or input hash differs from the planned one is reset to `pending` (its output
    * is stale); a row left `running` by a killed process is re-run; `failed` rows are re-run only
-   * when `retryFailed`.
+   * when `retryFailed`. An `orphaned` row listed again with the same version and input hash gets
+   * back the finished state it had (done, skipped or failed, with its output): finished work whose
+   * input did not change is never redone.
    */
   planItem(
     stage: string,
@@ -222,9 +252,7 @@ export class Store implements KeyValue {
     inputJson: string,
     retryFailed: boolean,
   ): PlanDecision {
-    const row = this.stmt(
-      'SELECT state, stage_version, input_hash FROM items WHERE stage = ? AND key = ?',
-    ).get(stage, key) as Pick<ItemRow, 'state' | 'stage_version' | 'input_hash'> | undefined;
+    const row = this.planRow(stage, key);
     if (!row) {
       this.stmt(
         `INSERT INTO items (stage, key, state, stage_version, input_hash, input, updated_at)
@@ -232,18 +260,21 @@ export class Store implements KeyValue {
       ).run(stage, key, version, inputHash, inputJson, now());
       return 'run';
     }
-    if (row.stage_version !== version || row.input_hash !== inputHash || row.state === 'orphaned') {
+    const state = effectiveState(row, version, inputHash);
+    if (state === undefined) {
       this.stmt(
         `UPDATE items SET state = 'pending', stage_version = ?, input_hash = ?, input = ?, output = NULL,
-           error = NULL, skip_reason = NULL, skip_detail = NULL, updated_at = ?
+           error = NULL, skip_reason = NULL, skip_detail = NULL, orphaned_from = NULL, updated_at = ?
          WHERE stage = ? AND key = ?`,
       ).run(version, inputHash, inputJson, now(), stage, key);
       return 'run';
     }
-    if (row.state === 'done') return 'done';
-    if (row.state === 'skipped') return 'skipped';
-    if (row.state === 'failed') return retryFailed ? 'run' : 'failed';
-    return 'run';
+    if (row.state === 'orphaned') {
+      this.stmt(
+        `UPDATE items SET state = ?, orphaned_from = NULL, updated_at = ? WHERE stage = ? AND key = ?`,
+      ).run(state, now(), stage, key);
+    }
+    return decisionOf(state, retryFailed);
   }
 
   /** What {@link planItem} would decide, without writing (for `--dry-run`). */
@@ -254,20 +285,15 @@ export class Store implements KeyValue {
     inputHash: string,
     retryFailed: boolean,
   ): PlanDecision {
-    const row = this.stmt(
-      'SELECT state, stage_version, input_hash FROM items WHERE stage = ? AND key = ?',
-    ).get(stage, key) as Pick<ItemRow, 'state' | 'stage_version' | 'input_hash'> | undefined;
-    if (
-      !row ||
-      row.stage_version !== version ||
-      row.input_hash !== inputHash ||
-      row.state === 'orphaned'
-    )
-      return 'run';
-    if (row.state === 'done') return 'done';
-    if (row.state === 'skipped') return 'skipped';
-    if (row.state === 'failed') return retryFailed ? 'run' : 'failed';
-    return 'run';
+    const row = this.planRow(stage, key);
+    const state = row ? effectiveState(row, version, inputHash) : undefined;
+    return state === undefined ? 'run' : decisionOf(state, retryFailed);
+  }
+
+  private planRow(stage: string, key: string): PlanRow | undefined {
+    return this.stmt(
+      'SELECT state, stage_version, input_hash, orphaned_from FROM items WHERE stage = ? AND key = ?',
+    ).get(stage, key) as PlanRow | undefined;
   }
 
   /** Runs `fn` in one transaction (used to batch `planItem` calls). */
@@ -275,7 +301,10 @@ export class Store implements KeyValue {
     return this.db.transaction(fn)();
   }
 
-  /** Marks items of `stage` not in `plannedKeys` as `orphaned` (kept, never deleted). @returns count */
+  /**
+   * Marks items of `stage` not in `plannedKeys` as `orphaned` (kept, never deleted; the state they
+   * had is kept in `orphaned_from` so that {@link planItem} can restore it). @returns count
+   */
   orphanUnplanned(stage: string, plannedKeys: ReadonlySet<string>): number {
     const keys = this.stmt(`SELECT key FROM items WHERE stage = ? AND state != 'orphaned'`)
       .pluck()
@@ -283,7 +312,7 @@ export class Store implements KeyValue {
     const gone = keys.filter((k) => !plannedKeys.has(k));
     if (gone.length === 0) return 0;
     const upd = this.stmt(
-      `UPDATE items SET state = 'orphaned', updated_at = ? WHERE stage = ? AND key = ?`,
+      `UPDATE items SET orphaned_from = state, state = 'orphaned', updated_at = ? WHERE stage = ? AND key = ?`,
     );
     this.transaction(() => {
       for (const k of gone) upd.run(now(), stage, k);

@@ -6,10 +6,15 @@
  * Parquet LISTs (`list<string>` for pyarrow and the Hub), objects as JSON text in a UTF-8 column.
  * Checked once by hand with pyarrow 26: every column reads back with the intended type.
  */
-import { parquetWriteBuffer, type SchemaElement } from 'hyparquet-writer';
-import { parquetReadObjects } from 'hyparquet';
+import type * as hyparquetWriterTypes from 'hyparquet-writer';
+import type * as hyparquetTypes from 'hyparquet';
 import type { FieldSpec } from '../../datasets/definition.js';
 import { TelebenchError } from '../../pipeline/errors.js';
+import type { SchemaElement } from 'hyparquet-writer';
+import { lazy } from '../../pipeline/lazy.js';
+
+const hyparquetWriter = lazy<typeof hyparquetWriterTypes>('hyparquet-writer');
+const hyparquet = lazy<typeof hyparquetTypes>('hyparquet');
 
 /** Parquet schema elements of the fields (root first). */
 export function parquetSchema(fields: readonly FieldSpec[]): SchemaElement[] {
@@ -81,7 +86,7 @@ export function rowsToParquet(
     data: rows.map((r) => columnValue(f, r[f.name])) as never,
   }));
   try {
-    const buf = parquetWriteBuffer({
+    const buf = hyparquetWriter().parquetWriteBuffer({
       columnData,
       schema: parquetSchema(fields),
       createdBy: 'telebench (hyparquet-writer)',
@@ -113,7 +118,7 @@ export async function parquetToRows(
     bytes.byteOffset,
     bytes.byteOffset + bytes.byteLength,
   ) as ArrayBuffer;
-  const rows = (await parquetReadObjects({ file: ab })) as Record<string, unknown>[];
+  const rows = (await hyparquet().parquetReadObjects({ file: ab })) as Record<string, unknown>[];
   const jsonCols = (fields ?? []).filter((f) => f.parquet === 'JSON_TEXT').map((f) => f.name);
   for (const r of rows) {
     for (const c of jsonCols) {

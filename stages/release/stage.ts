@@ -162,7 +162,7 @@ export function localReleaseStages(args: {
 async function verifyPreflight(config: unknown): Promise<void> {
   if (!releaseSettings(config).verify_before_release) return;
   const swe5g = swe5gConfigSchema.parse((config as HasSwe5g | null)?.swe5g ?? {});
-  if (swe5g.environments.executor !== 'docker') return;
+  if (swe5g.environments.executor === 'local') return;
   try {
     await new DockerClient().ping();
   } catch (err) {

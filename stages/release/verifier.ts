@@ -14,11 +14,7 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { TelebenchError, SkipItem } from '../../pipeline/errors.js';
 import { DockerClient } from '../../pipeline/providers/docker/client.js';
-import {
-  DockerExecutor,
-  LocalExecutor,
-  type Executor,
-} from '../../pipeline/providers/docker/executor.js';
+import type { Executor } from '../../pipeline/providers/docker/executor.js';
 import type { RecipeName } from '../../pipeline/providers/docker/recipes.js';
 import { exportCleanRepo } from '../../pipeline/providers/git/repo.js';
 import type { TestStatus } from '../../pipeline/providers/docker/parsers.js';
@@ -28,10 +24,12 @@ import type { Resolved } from '../swe5g/types.js';
 import { swe5gConfigSchema, type Swe5gConfig, type HasSwe5g } from '../swe5g/config.js';
 import { loadRegistry, githubRepoOf, type RegistryEntry } from '../swe5g/registry.js';
 import { buildInstanceImages } from '../swe5g/build/build.js';
+import { executorFor, executorPreflight } from '../swe5g/executors.js';
 import { mirrorPath } from '../swe5g/resolve/resolve.js';
+import { filesOfPatch, packageDirs } from '../swe5g/resolve/packages.js';
 import { overlayFor, parseStep, selectTestDirs, testCommand } from '../swe5g/validate/validate.js';
 import type { Verifier } from './release.js';
-import { dirname, posix, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 
 /** Where the verifier runs: the state directory, the configuration file, a log sink. */
 export interface VerifierEnv {
@@ -52,15 +50,18 @@ export interface InstanceVerdict {
 
 /**
  * Whether a run resolves an instance: every FAIL_TO_PASS and PASS_TO_PASS test passed (a test that
- * did not run counts as not passed).
+ * did not run counts as not passed, and so does a test the log reported twice: `conflicts` from
+ * the parser).
  * @returns the verdict and the first tests that did not pass
  */
 export function gradeRun(
   tests: Record<string, TestStatus>,
   row: Pick<Swe5gRow, 'FAIL_TO_PASS' | 'PASS_TO_PASS'>,
+  conflicts: readonly string[] = [],
 ): { resolved: boolean; notPassing: string[] } {
+  const twice = new Set(conflicts);
   const notPassing = [...row.FAIL_TO_PASS, ...row.PASS_TO_PASS].filter(
-    (id) => tests[id] !== 'pass',
+    (id) => tests[id] !== 'pass' || twice.has(id),
   );
   return { resolved: notPassing.length === 0, notPassing };
 }
@@ -80,18 +81,6 @@ export function registryEntryOf(
     .filter((e) => !e.path || files.every((f) => f.startsWith(`${e.path}/`)))
     .sort((a, b) => (b.path ?? '').length - (a.path ?? '').length);
   return fits[0];
-}
-
-/**
- * Directories of every file a unified diff names (`diff --git a/<path> b/<path>`, deleted files
- * included), sorted: what `swe5g.resolve` stores as `Resolved.test_dirs` for the gold patch.
- */
-function sourceDirsOf(patch: string): string[] {
-  return [
-    ...new Set(
-      [...patch.matchAll(/^diff --git a\/(.+) b\/.+$/gm)].map((m) => posix.dirname(m[1]!)),
-    ),
-  ].sort();
 }
 
 const LANGUAGE: Record<RecipeName, Resolved['language']> = {
@@ -134,7 +123,7 @@ export function resolvedOfRow(row: Swe5gRow, entry: RegistryEntry | undefined): 
     test_patch: row.test_patch,
     environment_setup_commit: row.environment_setup_commit,
     version: row.version,
-    test_dirs: sourceDirsOf(row.patch),
+    test_dirs: packageDirs(filesOfPatch(row.patch), LANGUAGE[row.image_recipe as RecipeName]),
   };
 }
 
@@ -242,7 +231,8 @@ export async function verifyRow(
     );
     if (result.timedOut)
       return { resolved: false, why: `${label} run timed out after ${s.limits.timeout_s} s` };
-    const g = gradeRun(parseStep(recipe, result, collect).tests, row);
+    const parsed = parseStep(recipe, result, collect);
+    const g = gradeRun(parsed.tests, row, parsed.conflicts);
     deps.log?.(
       `${row.instance_id} ${label}: ${g.resolved ? 'resolved' : 'not resolved'} (exit ${result.exitCode})`,
     );
@@ -285,7 +275,7 @@ export function summarize(verdicts: readonly InstanceVerdict[], executor: string
 }
 
 /**
- * The verifier for a configuration: Docker or local executor as `swe5g.environments.executor` says.
+ * The verifier for a configuration: Docker, Swarm or local executor as `swe5g.environments.executor` says.
  * Rows run one after another (each step already uses the configured CPUs).
  * @returns a Verifier; it throws TelebenchError `verify_unavailable` (preflight) when Docker does not answer
  */
@@ -295,22 +285,25 @@ export function swe5gVerifier(config: unknown, env: VerifierEnv): Verifier {
     const swe5g = swe5gConfigSchema.parse((config as HasSwe5g | null)?.swe5g ?? {});
     const settings = swe5g.environments;
     let docker: DockerClient | null = null;
-    let executor: Executor;
-    if (settings.executor === 'docker') {
+    if (settings.executor !== 'local') {
       docker = new DockerClient();
       try {
-        await docker.ping();
+        await executorPreflight(settings);
       } catch (err) {
         throw new TelebenchError(
           'verify_unavailable',
-          `verify needs the Docker engine: ${(err as Error).message}`,
+          `verify needs the ${settings.executor === 'swarm' ? 'Docker engine (a Swarm manager) and the registry' : 'Docker engine'}: ${(err as Error).message}`,
           { tier: 'preflight', cause: err },
         );
       }
-      // A container the engine could not remove is reported, the verdict still stands.
-      const log = env.log;
-      executor = new DockerExecutor(docker, log ? { onCleanupError: (e) => log(e.message) } : {});
-    } else executor = new LocalExecutor();
+    }
+    // A container or service the engine could not remove is reported, the verdict still stands.
+    const log = env.log;
+    const executor: Executor = executorFor(
+      settings,
+      docker,
+      log ? { onCleanupError: (e) => log(e.message), log } : {},
+    );
     const registryFile = resolve(dirname(env.configFile), swe5g.registry);
     const entries = existsSync(registryFile) ? loadRegistry(registryFile) : [];
     const verdicts: InstanceVerdict[] = [];

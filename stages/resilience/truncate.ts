@@ -24,6 +24,8 @@ export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance,
   name: 'resilience.truncate',
   version: 1,
   needs: ['resilience.generate'],
+  // item k reads generation k only: it starts as soon as that answer exists (streaming)
+  itemNeeds: (wi) => ({ 'resilience.generate': [wi.key] }),
   description:
     'HalfTrace: keeps the wrong answers and cuts their reasoning at the cl100k midpoint, snapped back to a sentence end.',
   concurrency: () => 2,

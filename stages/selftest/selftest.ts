@@ -24,6 +24,12 @@ export const selftestConfigSchema = z.strictObject({
   attempts_log: z.string().optional(),
   /** Every n-th item is skipped with reason `selftest_skip` (0: none). */
   skip_every: z.number().int().min(0).default(0),
+  /**
+   * When true, `selftest.echo` plans one item per done `selftest.items` item and streams: each
+   * starts as soon as its own `selftest.items` item is done (logged as `echo:<key> <attempt>
+   * <attempt of the item it read>`).
+   */
+  echo: z.boolean().default(false),
 });
 export type SelftestConfig = z.output<typeof selftestConfigSchema>;
 
@@ -72,6 +78,36 @@ export const selftestItems = defineStage<
   },
 });
 
+/** Streams from `selftest.items` (1:1 by key): the engine's item-level readiness on this machine. */
+export const selftestEcho = defineStage<
+  { n: number; attempt: string },
+  { n: number; read: string },
+  HasSelftest
+>({
+  name: 'selftest.echo',
+  version: 1,
+  needs: ['selftest.items'],
+  description: 'Echoes each selftest.items output as soon as it exists (streaming between stages).',
+  concurrency: (cfg) => settings(cfg).concurrency,
+  itemNeeds: (item) => ({ 'selftest.items': [item.key] }),
+  *plan(ctx) {
+    if (!settings(ctx.config).echo) return;
+    for (const o of ctx.store.outputs<{ n: number; attempt: string }>('selftest.items'))
+      yield { key: o.key, input: o.output };
+  },
+  async run(item, ctx) {
+    const s = settings(ctx.config);
+    if (s.attempts_log) {
+      appendFileSync(
+        resolve(dirname(ctx.configFile), s.attempts_log),
+        `echo:${item.key} ${ctx.attempt} ${item.input.attempt}\n`,
+      );
+    }
+    if (s.delay_ms > 0) await sleep(s.delay_ms);
+    return { n: item.input.n, read: item.input.attempt };
+  },
+});
+
 export const selftestSummary = defineStage<
   { count: number; sum: number },
   { count: number; sum: number },
@@ -98,5 +134,5 @@ export const selftestSummary = defineStage<
 export const selftestPipeline: Pipeline = {
   name: 'selftest',
   description: 'No-op items that check the engine on this machine.',
-  stages: ['selftest.items', 'selftest.summary'],
+  stages: ['selftest.items', 'selftest.echo', 'selftest.summary'],
 };

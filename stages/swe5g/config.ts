@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { environmentsSchema, environmentsDefaults } from './environments-config.js';
 import { testgenSchema, testgenDefaults } from './testgen/config.js';
+import { evaluationSchema, evaluationDefaults } from './evaluate/config.js';
 
 /** Settings of the GitHub REST provider (pipeline/providers/github). */
 export const githubSettingsSchema = z.strictObject({
@@ -117,6 +118,8 @@ export const swe5gConfigSchema = z.strictObject({
   filter: filterSchema.default(filterSchema.parse({})),
   environments: environmentsSchema.default(environmentsDefaults),
   testgen: testgenSchema.default(testgenDefaults),
+  /** The coding-agent evaluation (`telebench run swe5g-eval`, stages/swe5g/evaluate). */
+  evaluation: evaluationSchema.default(evaluationDefaults),
 });
 export type Swe5gConfig = z.output<typeof swe5gConfigSchema>;
 

@@ -61,8 +61,36 @@ export const environmentsSchema = z.strictObject({
   build_concurrency: z.number().int().min(1).max(16).default(2),
   /** Disk budget for Docker image layers, GiB: `swe5g.build` refuses to build above it (`disk_budget_exceeded`); `images prune` frees what no unreleased instance needs. */
   disk_budget_gib: z.number().positive().default(200),
-  /** `docker` (default) or `local` (temporary worktree + host toolchain; hosts without Docker). */
-  executor: z.enum(['docker', 'local']).default('docker'),
+  /**
+   * `docker` (default), `local` (temporary worktree + host toolchain; hosts without Docker), or
+   * `swarm` (each step a Docker Swarm job on the cluster of the local engine, a manager; images
+   * through `swarm.registry`).
+   */
+  executor: z.enum(['docker', 'local', 'swarm']).default('docker'),
+  /** Executor `swarm` (issue 13). */
+  swarm: z
+    .strictObject({
+      /** Registry (`host:port`) the coordinator pushes images to and the nodes pull from. */
+      registry: z
+        .string()
+        .regex(/^[a-zA-Z0-9.-]+(:\d+)?$/, 'host or host:port')
+        .default('localhost:5000'),
+      /** Steps running at once across the cluster (`swe5g.validate` concurrency); see `telebench status`. */
+      task_budget: z.number().int().min(1).max(1000).default(4),
+      /** Attempts of a step whose node leaves mid-step. */
+      max_attempts: z.number().int().min(1).max(10).default(3),
+      /** How long a step may wait for a node and its image pull, seconds. */
+      start_timeout_s: z.number().int().min(10).default(600),
+      /** Placement constraints of every step (`node.labels.telebench==tests`). */
+      constraints: z.array(z.string().min(1)).default([]),
+    })
+    .default({
+      registry: 'localhost:5000',
+      task_budget: 4,
+      max_attempts: 3,
+      start_timeout_s: 600,
+      constraints: [],
+    }),
   limits: z
     .strictObject({
       memory_mib: z.number().int().min(64).default(4096),
@@ -74,6 +102,13 @@ export const environmentsSchema = z.strictObject({
     .default({ memory_mib: 4096, cpus: 2, pids: 1024, timeout_s: 1800 }),
   /** Runs of the fixed state (paper: validation step 3; flaky tests differ between runs). */
   fix_runs: z.number().int().min(1).max(10).default(3),
+  /**
+   * Extra runs of the existing tests at the parent while some of them fail (validation step 1).
+   * A test that fails in one run and passes in another is flaky: dropped from PASS_TO_PASS and
+   * listed, never a reason to reject. With 4 (5 runs in all) a test that fails one run in three
+   * fails every run, and so is taken for a real failure, with probability (1/3)^5 = 0.41% < 1%.
+   */
+  parent_reruns: z.number().int().min(0).max(20).default(4),
   /**
    * `reject` (paper rule): any existing test failing at the parent rejects the instance;
    * `drop-failing` (SWE-bench): such tests are dropped from PASS_TO_PASS and listed.

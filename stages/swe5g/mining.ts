@@ -97,7 +97,49 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
   return [...list, total];
 }
 
-/** Markdown funnel table of {@link miningFunnel}. */
+/** What the git source did not take, per repository (the "why not" of the funnel). */
+export interface MiningNotes {
+  repo: string;
+  /** Number of `refs/pull/N/head` in the mirror (null: API source). */
+  pull_refs: number | null;
+  /** Landings found by kind (`merge`, `squash`, `rebase`). */
+  landings: Record<string, number>;
+  /** Skipped commits by reason. */
+  skipped: Record<string, number>;
+  /** Up to three skipped commits per reason: `abc1234 subject: detail`. */
+  examples: string[];
+  warnings: string[];
+}
+
+/**
+ * Per repository: how the git source read the history (landings by merge style), the commits it
+ * did not take as PR landings with their reasons, and warnings (a mirror without `refs/pull/*`).
+ */
+export function miningNotes(ctx: StageContext<HasSwe5g>): MiningNotes[] {
+  const out: MiningNotes[] = [];
+  for (const { output } of ctx.store.outputs<MineOutput>('swe5g.mine')) {
+    const landings: Record<string, number> = {};
+    for (const p of output.prs) landings[p.merge_style] = (landings[p.merge_style] ?? 0) + 1;
+    const skipped: Record<string, number> = {};
+    const examples: string[] = [];
+    for (const c of output.skipped_commits ?? []) {
+      skipped[c.reason] = (skipped[c.reason] ?? 0) + 1;
+      if (skipped[c.reason]! <= 3)
+        examples.push(`${c.reason}: ${c.commit.slice(0, 7)} "${c.subject}": ${c.detail}`);
+    }
+    out.push({
+      repo: output.registry_id,
+      pull_refs: output.pull_refs ?? null,
+      landings,
+      skipped,
+      examples,
+      warnings: output.warnings ?? [],
+    });
+  }
+  return out.sort((a, b) => a.repo.localeCompare(b.repo));
+}
+
+/** Markdown funnel table of {@link miningFunnel}, then the git source's notes ({@link miningNotes}). */
 export function miningFunnelMarkdown(ctx: StageContext<HasSwe5g>): string {
   const rows = miningFunnel(ctx);
   const out = [
@@ -114,6 +156,30 @@ export function miningFunnelMarkdown(ctx: StageContext<HasSwe5g>): string {
     out.push(
       `| ${r.repo} | ${r.source} | ${r.mined} | ${r.linked} | ${r.issue_closed} | ${r.issue_open_only} | ${r.kept} | ${r.incomplete} | ${rej} |`,
     );
+  }
+  const notes = miningNotes(ctx).filter((n) => n.pull_refs !== null);
+  if (notes.length > 0) {
+    const counts = (m: Record<string, number>): string =>
+      Object.entries(m)
+        .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
+    out.push(
+      '',
+      '### Git history: landings and commits not taken',
+      '',
+      '| repository | refs/pull heads | landings by style | commits not taken, by reason |',
+      '|---|---:|---|---|',
+    );
+    for (const n of notes)
+      out.push(
+        `| ${n.repo} | ${n.pull_refs} | ${counts(n.landings)} | ${counts(n.skipped) || 'none'} |`,
+      );
+    const details = notes.flatMap((n) => [
+      ...n.warnings.map((w) => `- ${n.repo}: warning: ${w}`),
+      ...n.examples.map((e) => `- ${n.repo}: ${e}`),
+    ]);
+    if (details.length > 0) out.push('', ...details);
   }
   return out.join('\n') + '\n';
 }

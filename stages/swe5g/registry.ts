@@ -5,9 +5,75 @@
  *
  * Source: SWE-Bench 5G paper, section "Data collection" (33 repositories: free5GC, Open5GS, Magma).
  */
+import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { loadConfigFile } from '../../pipeline/config/load.js';
 import { ConfigError } from '../../pipeline/errors.js';
+import { isSpdx } from '../../datasets/licenses.js';
+
+// spdx-license-ids (why: the SPDX list itself, CC0, kept current by its maintainers; a hand list
+// would go stale): current ids and the deprecated ones (`AGPL-3.0`, still what GitHub shows).
+const require = createRequire(import.meta.url);
+const SPDX_IDS = new Set<string>(require('spdx-license-ids') as string[]);
+const SPDX_DEPRECATED = new Set<string>(require('spdx-license-ids/deprecated') as string[]);
+
+/**
+ * Network functions of the 5G core (TS 23.501 clause 6.2) and EPC / other names the registry uses;
+ * another name is accepted with a warning ({@link registryWarnings}).
+ */
+export const KNOWN_NFS: readonly string[] = [
+  'AMF',
+  'SMF',
+  'UPF',
+  'PCF',
+  'UDM',
+  'UDR',
+  'UDSF',
+  'AUSF',
+  'NRF',
+  'NSSF',
+  'NEF',
+  'NWDAF',
+  'CHF',
+  'SMSF',
+  'SEPP',
+  'SCP',
+  'N3IWF',
+  'TNGF',
+  'TWIF',
+  'W-AGF',
+  'BSF',
+  'LMF',
+  'GMLC',
+  'NSSAAF',
+  'UCMF',
+  'AF',
+  'EASDF',
+  'NSACF',
+  'MB-SMF',
+  'MB-UPF',
+  'MME',
+  'SGW',
+  'PGW',
+  'HSS',
+  'PCRF',
+  'SGWC',
+  'SGWU',
+  'PGWC',
+  'PGWU',
+  '5GC',
+  'EPC',
+  'RAN',
+  'AAA',
+  'FEG',
+  'WEBUI',
+  'library',
+];
+
+/** True when `id` is an SPDX license id (current or deprecated) or a `LicenseRef-` of its own. */
+export function isSpdxId(id: string): boolean {
+  return SPDX_IDS.has(id) || SPDX_DEPRECATED.has(id) || /^LicenseRef-[A-Za-z0-9.-]+$/.test(id);
+}
 
 const repoName = z
   .string()
@@ -29,11 +95,20 @@ export const registryEntrySchema = z
     path: z.string().min(1).optional(),
     language: z.enum(['go', 'c', 'python']),
     default_branch: z.string().min(1).default('main'),
-    /** Network function (`AMF`, `SMF`, ...) or `library`. */
-    nf: z.string().regex(/^([A-Z0-9]+(-[A-Z0-9]+)*|library)$/, 'an NF name like AMF, or library'),
+    /**
+     * Network function (`AMF`, `SMF`, ...) or `library`. Any name is accepted; one outside
+     * {@link KNOWN_NFS} gets a warning.
+     */
+    nf: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, 'an NF name like AMF (letters, digits, - or _)'),
     /** `owner/name` where the issues are filed (free5GC: `free5gc/free5gc`). */
     issues_repo: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9][A-Za-z0-9_.-]*$/),
-    license: z.enum(['Apache-2.0', 'AGPL-3.0', 'BSD-3-Clause']),
+    /** SPDX license id (any on https://spdx.org/licenses/; a deprecated one gets a warning). */
+    license: z.string().refine(isSpdxId, {
+      message:
+        'an SPDX license id as listed on https://spdx.org/licenses/ (e.g. Apache-2.0, AGPL-3.0-only, MIT) or LicenseRef-<name>',
+    }),
     test: z.strictObject({
       command: z.string().min(1).optional(),
       scope: z.enum(['touched', 'repo']).default('touched'),
@@ -83,6 +158,29 @@ export type Registry = z.output<typeof registrySchema>;
  */
 export function loadRegistry(file: string): RegistryEntry[] {
   return loadConfigFile(file, registrySchema).repositories;
+}
+
+/**
+ * What a user registering a repository should know but that does not stop the run: an NF name
+ * outside {@link KNOWN_NFS}, a licence the release table (`datasets/licenses.ts`) does not know
+ * (its rows would say `unknown`; a deprecated SPDX id is named as such).
+ * @returns one sentence per finding, naming the entry (`repositories[3] free5gc/amf: ...`)
+ */
+export function registryWarnings(entries: readonly RegistryEntry[]): string[] {
+  const out: string[] = [];
+  const known = new Set(KNOWN_NFS.map((n) => n.toUpperCase()));
+  entries.forEach((e, i) => {
+    const at = `repositories[${i}] ${e.id}`;
+    if (!known.has(e.nf.toUpperCase()))
+      out.push(
+        `${at}: nf "${e.nf}" is not a known network function (${KNOWN_NFS.slice(0, 8).join(', ')}, ...); it is used as given`,
+      );
+    if (!isSpdx(e.license))
+      out.push(
+        `${at}: license "${e.license}" is not one the release table knows (datasets/licenses.ts): its released rows would carry "unknown"${SPDX_DEPRECATED.has(e.license) ? '; it is also a deprecated SPDX id' : ''}`,
+      );
+  });
+  return out;
 }
 
 /**

@@ -46,6 +46,13 @@ export interface LinkEvidence {
   /** `owner/name#number` of the issue this evidence points to. */
   issue: string;
   confidence: number;
+  /**
+   * How the reference was read when that is not obvious: a bare `#N` read in `issues_repo`, a
+   * branch-name number's position (issue 16: `issues_repo` changes how `#N` is read).
+   */
+  note?: string;
+  /** Every repository the reference could point to when it is ambiguous (`issue` first). */
+  candidates?: string[];
 }
 
 /** A changed file of the PR, with line counts. */
@@ -87,8 +94,17 @@ export interface PRIdentity {
  * Fields the source cannot know are empty (`''`, `[]`, `null`), never invented.
  */
 export interface MinedPR extends PRIdentity {
-  /** How the PR landed: merge commit, squash/rebase commit (single parent). */
-  merge_style: 'merge' | 'squash';
+  /**
+   * How the PR landed: merge commit, squash commit (single parent), or `rebase` (git source: the
+   * PR's own head commit is on the branch, rebase or fast-forward merge).
+   */
+  merge_style: 'merge' | 'squash' | 'rebase';
+  /**
+   * Git source: why this commit is read as the PR's landing (`the commit is refs/pull/22/head
+   * (rebase or fast-forward merge)`, `squash subject "(#21)" read as the PR: issues are filed in
+   * another repository ...`). Absent for the API source (GitHub says which PR merged).
+   */
+  landing?: string;
   pr_title: string;
   pr_body: string;
   /** Head branch name (`fix/1079-nil-amf`), '' when unknown. */
@@ -122,6 +138,11 @@ export interface MinedPR extends PRIdentity {
 export interface LinkedPR extends MinedPR {
   issues: LinkedIssue[];
   links: LinkEvidence[];
+  /**
+   * Branch-name evidence that was not kept (issue 16, "False links"): its issue was neither found in
+   * the issues repository (API / `--issues-from`) nor named by other evidence; `note` says why.
+   */
+  unconfirmed_links?: LinkEvidence[];
   /** Other PRs that reference the same issue(s) (kept: this merged one; noted: the rest). */
   other_prs: number[];
   /** Issue comments made before `merged_at`. */
@@ -201,9 +222,11 @@ export interface ValidatedInstance {
   images: { base: string; env: string; instance: string };
   image_recipe: string;
   toolchain: string;
-  executor: 'docker' | 'local';
+  executor: 'docker' | 'local' | 'swarm';
   step_logs: {
     parent_p2p?: string;
+    /** Re-runs of step 1 while existing tests fail at the parent (`parent_reruns`). */
+    [rerun: `parent_p2p_${number}`]: string | undefined;
     parent_f2p?: string;
     fix_1?: string;
     fix_2?: string;

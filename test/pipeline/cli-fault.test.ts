@@ -114,7 +114,76 @@ describe('telebench run under faults', () => {
     const before = attempts.length;
     expect(cli(args).status).toBe(0);
     expect(lines(attemptsLog).length).toBe(before);
-  }, 180_000);
+  });
+
+  it('streaming stages under repeated SIGKILL: each downstream item reads the final upstream output, nothing repeated beyond the in-flight items', async () => {
+    const N = 200;
+    const CONCURRENCY = 4;
+    const attemptsLog = join(dir, 'attempts-stream.log');
+    const state = join(dir, 'state-stream');
+    writeFileSync(
+      join(dir, 'stream.yaml'),
+      `version: 1\nselftest: { items: ${N}, delay_ms: 8, concurrency: ${CONCURRENCY}, echo: true, attempts_log: attempts-stream.log }\n`,
+    );
+    const args = ['--state', state, 'run', 'selftest', '--config', 'stream.yaml'];
+    let kills = 0;
+    for (let k = 0; k < 4; k++) {
+      const before = lines(attemptsLog).length;
+      const target = before + 30 + Math.floor(Math.random() * 60);
+      const code = await runAndKill(args, attemptsLog, target, 'SIGKILL');
+      if (code === null) kills++;
+    }
+    expect(kills).toBeGreaterThan(0);
+    let last = cli(args);
+    for (let i = 0; i < 3 && last.status !== 0; i++) last = cli(args);
+    expect(last.status, last.stderr).toBe(0);
+
+    const log = lines(attemptsLog).map((l) => l.split(' '));
+    const itemLines = log.filter((l) => !l[0]!.startsWith('echo:'));
+    const echoLines = log.filter((l) => l[0]!.startsWith('echo:'));
+    // streaming: echo items started while selftest.items still had items to start
+    const firstEcho = log.findIndex((l) => l[0]!.startsWith('echo:'));
+    const lastItem = log.findLastIndex((l) => !l[0]!.startsWith('echo:'));
+    expect(firstEcho).toBeGreaterThan(-1);
+    expect(firstEcho).toBeLessThan(lastItem);
+
+    const db = new Database(join(state, 'state.db'), { readonly: true });
+    const rows = (stage: string) =>
+      db.prepare(`SELECT key, state, output FROM items WHERE stage = ?`).all(stage) as {
+        key: string;
+        state: string;
+        output: string;
+      }[];
+    const items = rows('selftest.items');
+    const echoes = rows('selftest.echo');
+    db.close();
+    expect(items).toHaveLength(N);
+    expect(echoes).toHaveLength(N);
+    expect([...items, ...echoes].every((r) => r.state === 'done')).toBe(true);
+    const itemAttempt = new Map(
+      items.map((r) => [r.key, (JSON.parse(r.output) as { attempt: string }).attempt]),
+    );
+    for (const r of echoes) {
+      // the echo read the upstream output that stands: no stale input survived a kill
+      expect((JSON.parse(r.output) as { read: string }).read, r.key).toBe(itemAttempt.get(r.key));
+    }
+    for (const [stageLines, prefix] of [
+      [itemLines, ''],
+      [echoLines, 'echo:'],
+    ] as const) {
+      const perKey = new Map<string, number>();
+      for (const l of stageLines) perKey.set(l[0]!, (perKey.get(l[0]!) ?? 0) + 1);
+      expect(perKey.size, prefix).toBe(N);
+      // only items in flight at a kill are attempted again: at most `concurrency` per kill
+      expect(stageLines.length - N, prefix).toBeLessThanOrEqual(kills * CONCURRENCY);
+    }
+    // every echo attempt that ran read an attempt of its item that had finished
+    const startedItemAttempts = new Set(itemLines.map((l) => l[1]));
+    for (const l of echoLines) expect(startedItemAttempts.has(l[2])).toBe(true);
+    const before = log.length;
+    expect(cli(args).status).toBe(0);
+    expect(lines(attemptsLog).length).toBe(before);
+  }, 600_000);
 
   it('SIGINT finishes or abandons in-flight items, persists state and exits 130; SIGTERM exits 143', async () => {
     const attemptsLog = join(dir, 'attempts-int.log');
@@ -147,7 +216,7 @@ describe('telebench run under faults', () => {
       stages: { stage: string; byState: Record<string, number> }[];
     };
     expect(parsed.stages.find((s) => s.stage === 'selftest.items')?.byState).toEqual({ done: 200 });
-  }, 120_000);
+  });
 });
 
 describe('interrupting CPU-bound stages', () => {
@@ -165,7 +234,7 @@ describe('interrupting CPU-bound stages', () => {
     expect(cli(args).status).toBe(0);
     // nothing done before the interrupt ran again
     expect(lines(attemptsLog).length).toBe(400);
-  }, 120_000);
+  });
 });
 
 describe('configuration errors exit 2 and name the path', () => {

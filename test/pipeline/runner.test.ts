@@ -124,6 +124,32 @@ describe('runner', () => {
     expect(state.store.counts('a.items').total).toBe(2);
   });
 
+  it('re-widening after a narrowing redoes nothing whose input did not change', async () => {
+    const { calls, stage } = counter();
+    const reg = registryOf(stage());
+    const p: Pipeline<Cfg> = { name: 'p', description: '', stages: ['a.items'] };
+    await run(p, reg, { n: 4, failKeys: new Set(['k2']) });
+    calls.length = 0;
+    await run(p, reg, { n: 1 }); // narrowed: k1 (skipped), k2 (failed), k3 (done) orphaned
+    expect(state.store.item('a.items', 'k3')?.state).toBe('orphaned');
+    const widened = await run(p, reg, { n: 4 });
+    expect(calls).toEqual([]);
+    expect(state.store.item('a.items', 'k3')).toMatchObject({
+      state: 'done',
+      output: { doubled: 6 },
+    });
+    expect(state.store.item('a.items', 'k1')).toMatchObject({
+      state: 'skipped',
+      skipReason: 'odd_one',
+    });
+    expect(state.store.item('a.items', 'k2')?.state).toBe('failed');
+    expect(widened.result.exitCode).toBe(1);
+    // an orphaned item whose stage version changed meanwhile does run again
+    await run(p, reg, { n: 1 });
+    await run(p, registryOf(stage(2)), { n: 4 });
+    expect(calls.sort()).toEqual(['k0', 'k1', 'k2', 'k3']);
+  });
+
   it('records failures, exits 1, and retries them only with retryFailed', async () => {
     const { calls, stage } = counter();
     const reg = registryOf(stage());
@@ -412,5 +438,130 @@ describe('runner', () => {
     expect((c.done ?? 0) + (c.pending ?? 0)).toBe(10);
     expect(c.done).toBeGreaterThanOrEqual(1);
     expect(c.pending).toBeGreaterThanOrEqual(7);
+  });
+});
+
+describe('streaming between stages (itemNeeds)', () => {
+  /** An upstream stage of `n` items whose item i takes (n - i) * 15 ms, and a 1:1 downstream. */
+  function streamingPair(log: string[], tag: (cfg: Cfg) => number = () => 0) {
+    const up = defineStage<{ i: number; tag: number }, { i: number; tag: number }, Cfg>({
+      name: 's.up',
+      version: 1,
+      needs: [],
+      description: '',
+      concurrency: () => 1,
+      *plan(ctx) {
+        for (let i = 0; i < ctx.config.n; i++)
+          yield { key: `k${i}`, input: { i, tag: tag(ctx.config) } };
+      },
+      async run(item) {
+        log.push(`up:${item.key}:start`);
+        await new Promise((r) => setTimeout(r, (6 - item.input.i) * 15));
+        log.push(`up:${item.key}:end`);
+        if (item.input.i === 2) throw new SkipItem('no_fix_pattern', 'item 2 leads nowhere');
+        return item.input;
+      },
+    });
+    const down = defineStage<{ i: number; tag: number }, number, Cfg>({
+      name: 's.down',
+      version: 1,
+      needs: ['s.up'],
+      description: '',
+      concurrency: () => 2,
+      itemNeeds: (item) => ({ 's.up': [item.key] }),
+      *plan(ctx) {
+        for (const o of ctx.store.outputs<{ i: number; tag: number }>('s.up'))
+          yield { key: o.key, input: o.output };
+      },
+      async run(item) {
+        log.push(`down:${item.key}:${item.input.tag}`);
+        return item.input.i;
+      },
+    });
+    return registryOf(up, down);
+  }
+  const p: Pipeline<Cfg> = { name: 'p', description: '', stages: ['s.up', 's.down'] };
+
+  it("starts an item as soon as the items it names are finished, before the need's last item", async () => {
+    const log: string[] = [];
+    const { result, events } = await run(p, streamingPair(log), { n: 6 });
+    expect(result.exitCode).toBe(0);
+    const at = (e: string) => log.indexOf(e);
+    // the first downstream item runs while the upstream stage still has items to do
+    expect(at('down:k0:0')).toBeGreaterThan(-1);
+    expect(at('down:k0:0')).toBeLessThan(at('up:k5:end'));
+    for (const k of ['k0', 'k1', 'k3', 'k4', 'k5'])
+      expect(at(`down:${k}:0`), k).toBeGreaterThan(at(`up:${k}:end`));
+    // the skipped upstream item has no downstream item
+    expect(log.filter((l) => l.startsWith('down:'))).toHaveLength(5);
+    expect(state.store.counts('s.down').byState).toEqual({ done: 5 });
+    const start = events.find((e) => e.kind === 'stage-start' && e.stage === 's.down');
+    expect(start).toMatchObject({ streaming: true });
+    expect(
+      events.filter((e) => e.kind === 'stage-total' && e.stage === 's.down').length,
+    ).toBeGreaterThan(0);
+  });
+
+  it('never runs an item on a stale output of a need that this run re-does', async () => {
+    const log: string[] = [];
+    const cfgTag = (cfg: Cfg) => cfg.version ?? 0;
+    await run(p, streamingPair(log, cfgTag), { n: 6, version: 1 });
+    log.length = 0;
+    // the upstream inputs change: every upstream item re-runs, and each downstream item must run
+    // once, on the new output (a plan read before the upstream re-ran would see tag 1)
+    await run(p, streamingPair(log, cfgTag), { n: 6, version: 2 });
+    const downs = log.filter((l) => l.startsWith('down:'));
+    expect(downs.sort()).toEqual(['down:k0:2', 'down:k1:2', 'down:k3:2', 'down:k4:2', 'down:k5:2']);
+    // and a third run with nothing changed runs nothing
+    log.length = 0;
+    await run(p, streamingPair(log, cfgTag), { n: 6, version: 2 });
+    expect(log).toEqual([]);
+  });
+
+  it('a stage without itemNeeds still waits for every item of its needs', async () => {
+    const log: string[] = [];
+    const reg = streamingPair(log);
+    const barrier = defineStage<{ count: number }, number, Cfg>({
+      name: 's.sum',
+      version: 1,
+      needs: ['s.down'],
+      description: '',
+      *plan(ctx) {
+        yield { key: 'sum', input: { count: [...ctx.store.outputs('s.down')].length } };
+      },
+      async run(item) {
+        log.push('sum');
+        return item.input.count;
+      },
+    });
+    const all = new Map(reg).set('s.sum', barrier);
+    await run({ name: 'p', description: '', stages: ['s.up', 's.down', 's.sum'] }, all, { n: 6 });
+    expect(log.at(-1)).toBe('sum');
+    expect(state.store.item('s.sum', 'sum')?.output).toBe(5);
+  });
+
+  it('itemNeeds naming a stage outside needs is a bug', async () => {
+    const up = defineStage<null, null, Cfg>({
+      name: 'b.up',
+      version: 1,
+      needs: [],
+      description: '',
+      plan: () => [{ key: 'x', input: null }],
+      run: async () => null,
+    });
+    const down = defineStage<null, null, Cfg>({
+      name: 'b.down',
+      version: 1,
+      needs: ['b.up'],
+      description: '',
+      itemNeeds: () => ({ 'b.other': ['x'] }),
+      plan: () => [{ key: 'x', input: null }],
+      run: async () => null,
+    });
+    await expect(
+      run({ name: 'p', description: '', stages: ['b.up', 'b.down'] }, registryOf(up, down), {
+        n: 0,
+      }),
+    ).rejects.toThrow(/names items of b\.other, which is not in its needs/);
   });
 });

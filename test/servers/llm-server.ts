@@ -57,6 +57,13 @@ export interface ScriptedReply {
    * is `reasoning</think>answer`, the opening tag left to the chat template).
    */
   reasoningAs?: 'field' | 'reasoning' | 'reasoning_content' | 'think-tags' | 'open-think-tag';
+  /**
+   * OpenAI routes only, overrides `reasoningAs`: the reasoning fields of the message (and of every
+   * streamed delta), each carrying the reasoning text (`text`), an empty string (`empty`) or null
+   * (`null`), e.g. `{reasoning: 'empty', reasoning_content: 'text'}`. Streamed content deltas carry
+   * the `empty`/`null` fields too, as vLLM and SGLang do.
+   */
+  reasoningFields?: Record<string, 'text' | 'empty' | 'null'>;
   /** Prompt token count to report; null omits it; default: computed (capped at `num_ctx`). */
   promptEvalCount?: number | null;
   /** Output token count to report; null omits it; default: computed. */
@@ -463,8 +470,21 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
             total_tokens: promptEval + (evalCount ?? 0),
           }
         : undefined;
-    const reasoningField =
-      reasoningAs === 'reasoning' || reasoningAs === 'reasoning_content' ? reasoningAs : undefined;
+    const fieldShape: Record<string, 'text' | 'empty' | 'null'> | undefined =
+      reply.reasoningFields ??
+      (reasoningAs === 'reasoning' || reasoningAs === 'reasoning_content'
+        ? { [reasoningAs]: 'text' }
+        : undefined);
+    // The reasoning fields of one message/delta: `text` fields get `t`, the others ''/null.
+    const reasoningPart = (t: string | undefined): Record<string, unknown> => {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(fieldShape ?? {})) {
+        if (v === 'text') {
+          if (t !== undefined) out[k] = t;
+        } else out[k] = v === 'empty' ? '' : null;
+      }
+      return out;
+    };
     const id = `chatcmpl-${requests.length}`;
     const createdS = Math.floor(Date.now() / 1000);
     if (!stream) {
@@ -479,7 +499,9 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
             message: {
               role: 'assistant',
               content,
-              ...(reasoningField && thinking !== '' ? { [reasoningField]: thinking } : {}),
+              ...(fieldShape && (thinking !== '' || reply.reasoningFields)
+                ? reasoningPart(thinking)
+                : {}),
             },
             finish_reason: finish,
           },
@@ -491,9 +513,11 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
     const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
       `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: createdS, model: model.name, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
     const events: string[] = [chunk({ role: 'assistant', content: '' }, null)];
-    if (reasoningField)
-      for (const t of pieces(thinking)) events.push(chunk({ [reasoningField]: t }, null));
-    for (const c of pieces(content)) events.push(chunk({ content: c }, null));
+    if (fieldShape) for (const t of pieces(thinking)) events.push(chunk(reasoningPart(t), null));
+    for (const c of pieces(content))
+      events.push(
+        chunk({ content: c, ...(reply.reasoningFields ? reasoningPart(undefined) : {}) }, null),
+      );
     events.push(chunk({}, finish));
     let tail = '';
     if (usage && body.stream_options?.include_usage) {

@@ -6,10 +6,15 @@
  * Labels on every image telebench builds: `telebench.layer` (base | env | instance),
  * `telebench.recipe` (sha256 of the recipe), and on instance images `telebench.instance_id`.
  */
-import Docker from 'dockerode';
-import tarFs from 'tar-fs';
+import type Docker from 'dockerode';
+import type TarFs from 'tar-fs';
 import pRetry from 'p-retry';
 import { PreflightError, TelebenchError } from '../../errors.js';
+import { lazy } from '../../lazy.js';
+
+const dockerode = lazy<typeof Docker>('dockerode');
+/** tar-fs, loaded on first use (see pipeline/lazy.ts). */
+export const tarFs = lazy<typeof TarFs>('tar-fs');
 
 /** The three image layers of an instance (SWE-bench layering). */
 export type Layer = 'base' | 'env' | 'instance';
@@ -20,7 +25,8 @@ export class DockerClient {
 
   /** @param opts dockerode options; default: `DOCKER_HOST` or /var/run/docker.sock */
   constructor(opts?: Docker.DockerOptions) {
-    this.docker = new Docker(opts);
+    const Dockerode = dockerode();
+    this.docker = new Dockerode(opts);
   }
 
   /**
@@ -96,7 +102,7 @@ export class DockerClient {
     labels: Record<string, string>,
     signal?: AbortSignal,
   ): Promise<string> {
-    const pack = tarFs.pack(contextDir);
+    const pack = tarFs().pack(contextDir);
     let log = '';
     try {
       const stream = await this.docker.buildImage(pack as unknown as NodeJS.ReadableStream, {

@@ -22,13 +22,12 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { pipeline as streamPipeline } from 'node:stream/promises';
 import { PassThrough } from 'node:stream';
-import tarFs from 'tar-fs';
 import { TelebenchError } from '../../errors.js';
-import type { DockerClient } from './client.js';
+import { tarFs, type DockerClient } from './client.js';
 import { PINNED_ENV } from './recipes.js';
 
 /** Which executor produced a result (recorded on every validated instance). */
-export type ExecutorKind = 'docker' | 'local';
+export type ExecutorKind = 'docker' | 'local' | 'swarm';
 
 /** Resource limits of one step. */
 export interface StepLimits {
@@ -70,6 +69,10 @@ export interface StepResult {
   /** Contents of `collect` files; undefined for a file that was not there. */
   collected: Record<string, string | undefined>;
   durationMs: number;
+  /** Swarm node id that ran the step (executor `swarm` only). */
+  node?: string;
+  /** Attempts the step took (executor `swarm`: more than 1 when a node left mid-step). */
+  attempts?: number;
 }
 
 /** Runs steps. Implementations must not share state between steps. */
@@ -158,7 +161,7 @@ export class DockerExecutor implements Executor {
       });
       const c = container;
       if (Object.keys(spec.files).length > deleted.length) {
-        const tar = tarFs.pack(overlay);
+        const tar = tarFs().pack(overlay);
         await c.putArchive(tar as unknown as NodeJS.ReadableStream, {
           path: spec.instance.workdir,
         });
@@ -316,7 +319,7 @@ async function readFromContainer(
   }
   const dir = mkdtempSync(join(tmpdir(), 'telebench-collect-'));
   try {
-    await streamPipeline(stream as unknown as PassThrough, tarFs.extract(dir));
+    await streamPipeline(stream as unknown as PassThrough, tarFs().extract(dir));
     const base = rel.split('/').pop() ?? rel;
     const p = join(dir, base);
     return existsSync(p) ? readFileSync(p, 'utf8') : undefined;

@@ -16,9 +16,12 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { $ } from 'zx';
+import type * as Zx from 'zx';
 import { TelebenchError } from '../../errors.js';
+import { lazy } from '../../lazy.js';
 import type { DockerClient } from './client.js';
+
+const zx = lazy<typeof Zx>('zx');
 
 /** Names and paths of the offline base (config `swe5g.environments.offline`). */
 export interface OfflineBaseOptions {
@@ -66,8 +69,8 @@ export type HostGo =
  */
 export async function hostGo(): Promise<HostGo> {
   try {
-    const goroot = (await $({ quiet: true })`go env GOROOT`).stdout.trim();
-    const version = (await $({ quiet: true })`go env GOVERSION`).stdout.trim();
+    const goroot = (await zx().$({ quiet: true })`go env GOROOT`).stdout.trim();
+    const version = (await zx().$({ quiet: true })`go env GOVERSION`).stdout.trim();
     if (!goroot || !version)
       return { found: false, reason: `go env printed GOROOT='${goroot}' GOVERSION='${version}'` };
     return { found: true, goroot, version };
@@ -113,14 +116,14 @@ export async function ensureOfflineBase(
         log(`debootstrap --variant=minbase ${opts.suite} ${opts.rootfsDir} ${mirror}`);
         rmSync(opts.rootfsDir, { recursive: true, force: true });
         mkdirSync(opts.rootfsDir, { recursive: true });
-        await $({
+        await zx().$({
           quiet: true,
         })`debootstrap --variant=minbase ${opts.suite} ${opts.rootfsDir} ${mirror}`;
       }
       const ctx = join(work, 'rootfs');
       mkdirSync(ctx);
       log(`packing ${opts.rootfsDir} into ${opts.rootfsImage}`);
-      await $({
+      await zx().$({
         quiet: true,
       })`tar -C ${opts.rootfsDir} --exclude=./proc/* --exclude=./sys/* --exclude=./dev/* -cf ${join(ctx, 'rootfs.tar')} .`;
       const { writeFileSync } = await import('node:fs');

@@ -8,8 +8,9 @@
  * `--- PASS` line stays inside an `Output` string). Python: pytest's JUnit XML file, written by
  * pytest itself. C: meson's `meson-logs/testlog.json`, written by meson itself.
  */
-import { XMLParser } from 'fast-xml-parser';
+import type * as Fxp from 'fast-xml-parser';
 import { SkipItem } from '../../errors.js';
+import { lazy } from '../../lazy.js';
 
 /** Status of one test id (`<package-or-file>::<name>`). */
 export type TestStatus = 'pass' | 'fail' | 'skip';
@@ -30,6 +31,26 @@ export interface ParsedRun {
   packages?: string[];
   /** The framework said it found no tests (pytest exit 5): not a failure. */
   no_tests?: boolean;
+}
+
+/**
+ * Records one terminal result of `id`. Every log format goes through here: a second result for
+ * an id already seen (the same status or another) is a conflict, never a silent merge, because
+ * each framework reports each test once per run and a repeat means a forged line or an id rule
+ * that joined two tests (checkAgreement turns conflicts into `ambiguous_log`).
+ */
+function recordResult(
+  tests: Record<string, TestStatus>,
+  conflicts: Set<string>,
+  id: string,
+  status: TestStatus,
+): void {
+  if (Object.hasOwn(tests, id)) {
+    conflicts.add(id);
+    // a repeat never turns a failure into a pass
+    if (tests[id] === 'fail') return;
+  }
+  tests[id] = status;
 }
 
 /**
@@ -77,11 +98,9 @@ export function parseGoTestJson(text: string): ParsedRun {
       if (action === 'run') running.add(id);
       else if (action === 'pass' || action === 'fail' || action === 'skip') {
         running.delete(id);
-        // go emits one terminal action per test; a second, different one can only come from
+        // go emits one terminal action per test (-count=1); a second one can only come from
         // output injected around the go command (e.g. through /proc/<ppid>/fd/1)
-        const prev = tests[id];
-        if (prev !== undefined && prev !== action) conflicts.add(id);
-        tests[id] = action;
+        recordResult(tests, conflicts, id, action);
       }
     } else if (action === 'fail') {
       const failedBuild = (ev as { FailedBuild?: unknown }).FailedBuild;
@@ -106,11 +125,14 @@ export function parseGoTestJson(text: string): ParsedRun {
   };
 }
 
-const xml = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  isArray: (name) => name === 'testsuite' || name === 'testcase',
-});
+let xmlParser: Fxp.XMLParser | undefined;
+/** The JUnit XML parser, created on first use (fast-xml-parser is loaded lazily: pipeline/lazy.ts). */
+const xml = (): Fxp.XMLParser =>
+  (xmlParser ??= new (lazy<typeof Fxp>('fast-xml-parser')().XMLParser)({
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    isArray: (name) => name === 'testsuite' || name === 'testcase',
+  }));
 
 interface JUnitCase {
   classname?: string;
@@ -121,10 +143,51 @@ interface JUnitCase {
   skipped?: unknown;
 }
 
+function isTeardownError(error: unknown): boolean {
+  const first: unknown = Array.isArray(error) ? error[0] : error;
+  const message = (first as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && message.startsWith('failed on teardown');
+}
+
+/**
+ * The pytest node id of one JUnit `testcase`. pytest writes `classname` as the node id's parts
+ * before the test name joined by `.`, with the file path's `/` turned into `.` and `.py` dropped
+ * (`mangle_test_address` in pytest's junitxml plugin), and, in xunit1, the file path in `file`.
+ * - With `file`: the classes are exactly what follows the file's dotted module in `classname`, so
+ *   nested classes keep every level (`tests/test_dup.py::TestAmf::TestCase::test_decode`) and a
+ *   dotted folder name (`tests/v1.2/`) is never taken for a class.
+ * - Without `file` (xunit2): the module ends before the first part that starts with an upper-case
+ *   letter (pytest's default `python_classes = Test*`); the later parts are classes.
+ */
+export function pytestNodeId(c: { classname?: unknown; file?: unknown; name?: unknown }): string {
+  const name = String(c.name ?? '');
+  const classname = String(c.classname ?? '');
+  if (c.file !== undefined && String(c.file) !== '') {
+    const file = String(c.file);
+    const module = file.replace(/\.py$/, '').replaceAll('/', '.');
+    let classes: string[];
+    if (classname === module) classes = [];
+    else if (classname.startsWith(`${module}.`))
+      classes = classname.slice(module.length + 1).split('.');
+    else {
+      // a classname that does not start with the file's module (rootdir outside the file's tree)
+      const parts = classname.split('.');
+      const at = parts.findIndex((p) => /^[A-Z]/.test(p));
+      classes = at >= 0 ? parts.slice(at) : [];
+    }
+    return [file, ...classes, name].join('::');
+  }
+  const parts = classname.split('.');
+  const clsIdx = parts.findIndex((p) => /^[A-Z]/.test(p));
+  const mod = clsIdx >= 0 ? parts.slice(0, clsIdx) : parts;
+  const cls = clsIdx >= 0 ? parts.slice(clsIdx) : [];
+  return [`${mod.join('/')}.py`, ...cls, name].join('::');
+}
+
 /**
  * Parses a pytest JUnit XML report (`pytest --junitxml=FILE -o junit_family=xunit1`) into pytest
- * node ids: `tests/test_x.py::test_y` (`file` attribute when present, else the dotted classname
- * turned into a path; a class becomes `path.py::Class::test`).
+ * node ids ({@link pytestNodeId}). Two testcases with one id are a conflict (`conflicts`), never
+ * merged.
  * @throws SkipItem `ambiguous_log` when the XML cannot be parsed
  */
 export function parsePytestJUnit(text: string): ParsedRun {
@@ -133,7 +196,7 @@ export function parsePytestJUnit(text: string): ParsedRun {
     testsuite?: { testcase?: JUnitCase[] }[];
   };
   try {
-    doc = xml.parse(text) as typeof doc;
+    doc = xml().parse(text) as typeof doc;
   } catch (err) {
     throw new SkipItem(
       'ambiguous_log',
@@ -142,43 +205,45 @@ export function parsePytestJUnit(text: string): ParsedRun {
   }
   const suites = doc.testsuites?.testsuite ?? doc.testsuite ?? [];
   const tests: Record<string, TestStatus> = {};
+  const conflicts = new Set<string>();
   const collectionErrors: string[] = [];
   for (const suite of suites) {
     for (const c of suite.testcase ?? []) {
       const name = String(c.name ?? '');
-      const classname = String(c.classname ?? '');
-      const parts = classname.split('.');
-      let id: string;
-      if (c.file) {
-        const cls =
-          parts.length > 0 && /^[A-Z]/.test(parts[parts.length - 1] ?? '')
-            ? `::${parts[parts.length - 1]}`
-            : '';
-        id = `${String(c.file)}${cls}::${name}`;
-      } else {
-        // classname like "tests.test_x" or "tests.test_x.TestClass"
-        const clsIdx = parts.findIndex((p) => /^[A-Z]/.test(p));
-        const mod = clsIdx >= 0 ? parts.slice(0, clsIdx) : parts;
-        const cls = clsIdx >= 0 ? `::${parts.slice(clsIdx).join('::')}` : '';
-        id = `${mod.join('/')}.py${cls}::${name}`;
-      }
       const status: TestStatus =
         c.failure !== undefined || c.error !== undefined
           ? 'fail'
           : c.skipped !== undefined
             ? 'skip'
             : 'pass';
-      if (!name && status === 'fail') collectionErrors.push(classname);
-      tests[id] = status;
+      if (!name && status === 'fail') {
+        collectionErrors.push(String(c.classname ?? ''));
+        continue;
+      }
+      // pytest writes a test that fails in its call and then errors in teardown as two testcases
+      // of one id, the second an <error message="failed on teardown with ...">: one failing test.
+      const id = pytestNodeId(c);
+      if (Object.hasOwn(tests, id) && isTeardownError(c.error)) {
+        tests[id] = 'fail';
+        continue;
+      }
+      recordResult(tests, conflicts, id, status);
     }
   }
-  return { tests, build_failures: collectionErrors, package_failures: [], timed_out: false };
+  return {
+    tests,
+    build_failures: collectionErrors,
+    package_failures: [],
+    timed_out: false,
+    conflicts: [...conflicts].sort(),
+  };
 }
 
 /**
  * Parses meson's `meson-logs/testlog.json` (one JSON object per line with `name`, `suite`,
  * `result`: OK, FAIL, SKIP, TIMEOUT, EXPECTEDFAIL, UNEXPECTEDPASS, ERROR). Id: `<suite>::<name>`
- * (first suite without its `project:` prefix; `meson` when meson 1.0 writes no suite).
+ * (first suite without its `project:` prefix; `meson` when meson 1.0 writes no suite). Two
+ * results for one id are a conflict (`conflicts`), never merged.
  */
 export function parseMesonTestLog(text: string, introspectTests?: string): ParsedRun {
   // meson 1.0 writes no suite into testlog.json; `meson introspect --tests` (also meson's own
@@ -197,6 +262,7 @@ export function parseMesonTestLog(text: string, introspectTests?: string): Parse
     }
   }
   const tests: Record<string, TestStatus> = {};
+  const conflicts = new Set<string>();
   let timed_out = false;
   for (const line of text.split('\n')) {
     if (!line.trim().startsWith('{')) continue;
@@ -212,18 +278,32 @@ export function parseMesonTestLog(text: string, introspectTests?: string): Parse
     const sep = raw.lastIndexOf(' / ');
     const name = sep >= 0 ? raw.slice(sep + 3) : raw.replace(/^[^:]+:/, '');
     const prefix = sep >= 0 ? raw.slice(0, sep) : '';
+    // The `<project>:<suite>` meson put before the name is this test's own; introspect is keyed
+    // by name only (two tests of one name in two suites share the entry), so it comes second.
     const suites = Array.isArray(ev.suite)
       ? (ev.suite as unknown[]).map(String)
-      : (suiteOf.get(name) ?? (prefix ? [prefix] : []));
+      : prefix
+        ? [prefix]
+        : (suiteOf.get(name) ?? []);
     // suites are `project:suite`; `meson` when none is known
     const first = suites[0] ?? 'meson';
     const suite = first.includes(':') ? first.slice(first.indexOf(':') + 1) : first;
     const result = String(ev.result ?? '');
     if (result === 'TIMEOUT') timed_out = true;
-    tests[`${suite}::${name}`] =
-      result === 'OK' || result === 'EXPECTEDFAIL' ? 'pass' : result === 'SKIP' ? 'skip' : 'fail';
+    recordResult(
+      tests,
+      conflicts,
+      `${suite}::${name}`,
+      result === 'OK' || result === 'EXPECTEDFAIL' ? 'pass' : result === 'SKIP' ? 'skip' : 'fail',
+    );
   }
-  return { tests, build_failures: [], package_failures: [], timed_out };
+  return {
+    tests,
+    build_failures: [],
+    package_failures: [],
+    timed_out,
+    conflicts: [...conflicts].sort(),
+  };
 }
 
 /**

@@ -6,7 +6,14 @@
  * What it recognises on the first-parent line of the default branch (issue 3, "Git mirror source"):
  * - `Merge pull request #N from owner/branch`: a GitHub merge; base = first parent, pr_head = second
  *   parent (equal to `refs/pull/N/head` when the mirror has it).
- * - a subject ending `(#N)` on a single-parent commit: a squash/rebase merge. N counts as a PR only
+ * - a single-parent commit that *is* `refs/pull/M/head` (a rebase or fast-forward merge: the PR's
+ *   own commit landed unchanged): PR M's landing, base = its first parent (what the GitHub API
+ *   reports as the parent of `merge_commit_sha` too). A `(#N)` in its subject is then an issue
+ *   mention for the link stage, unless `refs/pull/N/head` exists (then the commit is N's squash and
+ *   M was opened later from a branch already holding it: recorded as a skipped note).
+ * - a merge commit whose second parent is `refs/pull/M/head` without GitHub's merge subject
+ *   (`Merge branch 'x' into y`, a merge made outside GitHub): PR M's landing.
+ * - a subject ending `(#N)` on a single-parent commit: a squash merge. N counts as a PR only
  *   when `refs/pull/N/head` exists or the issues live in another repository (then `#N` in this
  *   repository can only be a PR); otherwise (Open5GS) `(#N)` usually names an issue and the commit
  *   is not a candidate.
@@ -14,11 +21,21 @@
  *   a GitHub PR number. Reported with `foreign_forge: true` so the filter can reject it.
  * The oldest commit naming a PR number is its landing commit; later ones are follow-ups.
  * Nothing the history lacks (PR body, issue text, PR creation time) is invented: left empty.
+ * Every commit that looks like a landing but is not taken is returned in `skipped` with its reason.
+ *
+ * Only `git clone --mirror` (or a fetch of `+refs/pull/*:refs/pull/*`) keeps GitHub's
+ * `refs/pull/N/head`; a plain `git clone --bare` has none, and then squash, rebase and manual
+ * merges cannot be told from direct pushes: {@link mineMirror} reports `pull_refs: 0` so the stage
+ * can warn.
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { simpleGit, type SimpleGit } from 'simple-git';
+import type * as sgTypes from 'simple-git';
+import type { SimpleGit } from 'simple-git';
 import { TelebenchError } from '../../errors.js';
+import { lazy } from '../../lazy.js';
+
+const sg = lazy<typeof sgTypes>('simple-git');
 
 /** One merged PR as seen in the history. Dates are ISO 8601 (git's strict format). */
 export interface GitMergedPR {
@@ -28,8 +45,11 @@ export interface GitMergedPR {
   base_commit: string;
   /** Second parent (merge) or `refs/pull/N/head`; null when neither is known. */
   pr_head: string | null;
-  merge_style: 'merge' | 'squash';
+  /** `rebase`: the PR's own head commit is on the branch (rebase or fast-forward merge). */
+  merge_style: 'merge' | 'squash' | 'rebase';
   foreign_forge: boolean;
+  /** Why this commit is read as the landing of PR `number` (shown in the mining report). */
+  landing: string;
   /** PR title when the history carries it (merge: second paragraph; squash: subject without `(#N)`). */
   title: string;
   /** Head branch (`fix/1079-reject-nia0`) from `Merge pull request #N from owner/branch`, else ''. */
@@ -57,6 +77,35 @@ export interface MineMirrorOptions {
   maxPrs?: number;
 }
 
+/** Why a commit of the first-parent line that looks like a landing was not taken. */
+export type SkippedCommitReason =
+  /** `(#N)` names an issue: issues are filed in this repository and no `refs/pull/N/head` exists. */
+  | 'issue_number_in_subject'
+  /** A later commit naming (or being the head of) a PR that already landed: a follow-up/backport. */
+  | 'follow_up'
+  /** The PR's head was already in the base's history: the commit is not that PR's landing. */
+  | 'pr_head_already_merged'
+  /** Also `refs/pull/M/head`, but `(#N)` has its own `refs/pull/N/head`: N's squash, not M's. */
+  | 'head_of_later_pr';
+
+/** A commit not taken as a landing, with the reason (shown in the mining report). */
+export interface SkippedCommit {
+  commit: string;
+  subject: string;
+  reason: SkippedCommitReason;
+  detail: string;
+}
+
+/** Result of {@link mineMirror}. */
+export interface MirrorMining {
+  prs: GitMergedPR[];
+  skipped: SkippedCommit[];
+  /** Number of `refs/pull/N/head` refs in the mirror (0: not a `git clone --mirror`). */
+  pull_refs: number;
+  /** Highest N of `refs/pull/N/head` (0 when none): no PR or issue of this repository is above. */
+  max_pull_number: number;
+}
+
 const MERGE_RE = /^Merge pull request #(\d+) from (\S+)/;
 const SQUASH_RE = /\(#(\d+)\)\s*$/;
 const FOREIGN_RE = /^Merged in (\S+) \(pull request #(\d+)\)/;
@@ -66,7 +115,7 @@ function client(dir: string): SimpleGit {
   // Only what git needs: passing the whole environment would hand EDITOR/PAGER to git.
   const env: Record<string, string> = { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
   for (const k of ['PATH', 'HOME', 'TMPDIR']) if (process.env[k]) env[k] = process.env[k]!;
-  return simpleGit({ baseDir: dir, trimmed: false }).env(env);
+  return sg().simpleGit({ baseDir: dir, trimmed: false }).env(env);
 }
 
 /**
@@ -93,10 +142,12 @@ export function findMirror(mirrorsDir: string, owner: string, name: string): str
 /**
  * Lists the merged PRs of the mirror at `gitDir`, newest first.
  * @param gitDir a git directory (bare clone or `.git`)
- * @returns the PRs recognised on the first-parent line of `opts.branch` (see the module comment)
+ * @returns the PRs recognised on the first-parent line of `opts.branch` (see the module comment),
+ *   the commits that looked like landings but were not taken (with the reason), and how many
+ *   `refs/pull/N/head` the mirror holds
  * @throws TelebenchError `git_mirror_unreadable` (tier preflight) when git cannot read `gitDir`
  */
-export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promise<GitMergedPR[]> {
+export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promise<MirrorMining> {
   const g = client(gitDir);
   let branchRef: string;
   let pullHeads: Map<number, string>;
@@ -110,11 +161,16 @@ export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promi
       { tier: 'preflight', context: { gitDir }, cause: err },
     );
   }
+  // head commit -> PR numbers whose refs/pull/N/head it is (lowest first: the first PR opened)
+  const pullsAt = new Map<string, number[]>();
+  for (const [n, sha] of [...pullHeads].sort((a, b) => a[0] - b[0]))
+    pullsAt.set(sha, [...(pullsAt.get(sha) ?? []), n]);
   const args = ['log', '--first-parent', '-z', '--format=%H%x1f%P%x1f%an%x1f%aI%x1f%cI%x1f%B'];
   if (opts.since) args.push(`--since=${opts.since.toISOString()}`);
   args.push(branchRef, '--');
   const out = await g.raw(args);
   const found: GitMergedPR[] = [];
+  const skipped: SkippedCommit[] = [];
   for (const rec of out.split('\0')) {
     if (rec.trim() === '') continue;
     const [sha, parentsText, authorName, , committedAt, message = ''] = rec
@@ -126,6 +182,8 @@ export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promi
     const merge = MERGE_RE.exec(subject);
     const foreign = FOREIGN_RE.exec(subject);
     const squash = SQUASH_RE.exec(subject);
+    const headOf = pullsAt.get(sha)?.[0];
+    const mergedHeadOf = parents.length >= 2 ? pullsAt.get(parents[1]!)?.[0] : undefined;
     if (merge && parents.length >= 2) {
       const number = Number(merge[1]);
       const from = merge[2]!;
@@ -140,6 +198,7 @@ export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promi
           pr_head: head,
           merge_style: 'merge',
           foreign_forge: false,
+          landing: `merge commit "Merge pull request #${number}"`,
           title: (paragraphs[1] ?? '').trim().split('\n')[0] ?? '',
           head_ref: slash >= 0 ? from.slice(slash + 1) : from,
           author: slash >= 0 ? from.slice(0, slash) : '',
@@ -157,6 +216,7 @@ export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promi
           pr_head: parents[1] ?? null,
           merge_style: parents.length >= 2 ? 'merge' : 'squash',
           foreign_forge: true,
+          landing: `another forge's internal merge "(pull request #${number})"`,
           title: subject,
           head_ref: foreign[1]!,
           author: authorName ?? '',
@@ -165,17 +225,88 @@ export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promi
           ownMessage: message,
         }),
       );
-    } else if (squash && parents.length === 1) {
+    } else if (mergedHeadOf !== undefined) {
+      // A merge made outside GitHub's button whose second parent is a PR head.
+      found.push(
+        await describe(g, {
+          number: mergedHeadOf,
+          merge_commit: sha,
+          base_commit: parents[0]!,
+          pr_head: parents[1]!,
+          merge_style: 'merge',
+          foreign_forge: false,
+          landing: `merge commit whose second parent is refs/pull/${mergedHeadOf}/head`,
+          title: subject,
+          head_ref: '',
+          author: authorName ?? '',
+          merged_at: committedAt,
+          messagesRange: `${parents[0]!}..${parents[1]!}`,
+        }),
+      );
+    } else if (parents.length === 1 && squash && pullHeads.has(Number(squash[1]))) {
       const number = Number(squash[1]);
-      if (!pullHeads.has(number) && !opts.issuesElsewhere) continue; // (#N) names an issue here
+      if (headOf !== undefined && headOf !== number)
+        skipped.push({
+          commit: sha,
+          subject,
+          reason: 'head_of_later_pr',
+          detail: `also refs/pull/${headOf}/head, but (#${number}) has its own refs/pull/${number}/head: PR ${number}'s squash`,
+        });
       found.push(
         await describe(g, {
           number,
           merge_commit: sha,
           base_commit: parents[0]!,
-          pr_head: pullHeads.get(number) ?? null,
+          pr_head: pullHeads.get(number)!,
+          merge_style: headOf === number ? 'rebase' : 'squash',
+          foreign_forge: false,
+          landing: `squash subject "(#${number})" with refs/pull/${number}/head`,
+          title: subject.replace(SQUASH_RE, '').trim(),
+          head_ref: '',
+          author: authorName ?? '',
+          merged_at: committedAt,
+          ownMessage: message,
+        }),
+      );
+    } else if (parents.length === 1 && headOf !== undefined) {
+      // The PR's own commit is on the branch: rebase or fast-forward merge. A "(#N)" in the
+      // subject is not this PR (its number is headOf): it stays in the message as a reference.
+      found.push(
+        await describe(g, {
+          number: headOf,
+          merge_commit: sha,
+          base_commit: parents[0]!,
+          pr_head: sha,
+          merge_style: 'rebase',
+          foreign_forge: false,
+          landing: `the commit is refs/pull/${headOf}/head (rebase or fast-forward merge)${squash ? `; "(#${squash[1]})" in its subject is read as a reference, not the PR` : ''}`,
+          title: subject,
+          head_ref: '',
+          author: authorName ?? '',
+          merged_at: committedAt,
+          ownMessage: message,
+        }),
+      );
+    } else if (squash && parents.length === 1) {
+      const number = Number(squash[1]);
+      if (!opts.issuesElsewhere) {
+        skipped.push({
+          commit: sha,
+          subject,
+          reason: 'issue_number_in_subject',
+          detail: `(#${number}) names an issue: issues are filed in this repository and the mirror has no refs/pull/${number}/head`,
+        });
+        continue;
+      }
+      found.push(
+        await describe(g, {
+          number,
+          merge_commit: sha,
+          base_commit: parents[0]!,
+          pr_head: null,
           merge_style: 'squash',
           foreign_forge: false,
+          landing: `squash subject "(#${number})" read as the PR: issues are filed in another repository; no refs/pull/${number}/head in the mirror`,
           title: subject.replace(SQUASH_RE, '').trim(),
           head_ref: '',
           author: authorName ?? '',
@@ -186,24 +317,53 @@ export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promi
     }
     if (opts.maxPrs && found.filter((f) => !f.foreign_forge).length >= opts.maxPrs) break;
   }
-  return dedupe(g, found);
+  const prs = await dedupe(g, found, skipped);
+  return {
+    prs,
+    skipped,
+    pull_refs: pullHeads.size,
+    max_pull_number: Math.max(0, ...pullHeads.keys()),
+  };
 }
 
 /**
  * One record per PR number: the landing commit is the oldest one naming it (later `(#N)` subjects
  * are follow-ups or backports); a squash commit whose `refs/pull/N/head` is already in its base's
- * history is a follow-up of a PR merged earlier, not the PR's landing.
+ * history is a follow-up of a PR merged earlier, not the PR's landing. Dropped commits go to
+ * `skipped` with their reason.
  */
-async function dedupe(g: SimpleGit, found: GitMergedPR[]): Promise<GitMergedPR[]> {
+async function dedupe(
+  g: SimpleGit,
+  found: GitMergedPR[],
+  skipped: SkippedCommit[],
+): Promise<GitMergedPR[]> {
   const kept = new Map<string, GitMergedPR>();
+  const subjectOf = (f: GitMergedPR): string =>
+    f.merge_style === 'merge' ? f.title : (f.commit_messages[0] ?? '').split('\n')[0]!;
   for (const f of [...found].reverse()) {
     const key = `${f.foreign_forge ? 'foreign' : 'github'}#${f.number}`;
-    if (kept.has(key)) continue;
+    const first = kept.get(key);
+    if (first) {
+      skipped.push({
+        commit: f.merge_commit,
+        subject: subjectOf(f),
+        reason: 'follow_up',
+        detail: `PR ${f.number} already landed as ${first.merge_commit.slice(0, 12)}`,
+      });
+      continue;
+    }
     if (f.merge_style === 'squash' && f.pr_head && !f.foreign_forge) {
       // pr_head reachable from base <=> base..pr_head is empty
       const ahead = await g.raw(['rev-list', '-n', '1', `${f.base_commit}..${f.pr_head}`, '--']);
-      const landedBefore = ahead.trim() === '';
-      if (landedBefore) continue;
+      if (ahead.trim() === '') {
+        skipped.push({
+          commit: f.merge_commit,
+          subject: subjectOf(f),
+          reason: 'pr_head_already_merged',
+          detail: `refs/pull/${f.number}/head is already in the history of ${f.base_commit.slice(0, 12)}`,
+        });
+        continue;
+      }
     }
     kept.set(key, f);
   }
@@ -263,6 +423,7 @@ async function describe(g: SimpleGit, p: Partial0): Promise<GitMergedPR> {
     pr_head: p.pr_head,
     merge_style: p.merge_style,
     foreign_forge: p.foreign_forge,
+    landing: p.landing,
     title: p.title,
     head_ref: p.head_ref,
     author: p.author,

@@ -10,9 +10,13 @@
  */
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { simpleGit, type SimpleGit } from 'simple-git';
+import type * as sgTypes from 'simple-git';
+import type { SimpleGit } from 'simple-git';
 import { TelebenchError } from '../../errors.js';
 import { SECRET_ENV_VARS } from '../../secrets.js';
+import { lazy } from '../../lazy.js';
+
+const sg = lazy<typeof sgTypes>('simple-git');
 
 /** Languages whose test files the splitter knows. */
 export type RepoLanguage = 'go' | 'c' | 'python';
@@ -58,7 +62,9 @@ export function hostEnv(extra: readonly string[] = []): Record<string, string> {
 /** A simple-git client bound to `dir` with prompts disabled, a fixed identity and {@link hostEnv}. */
 export function git(dir: string): SimpleGit {
   // Only what git needs: simple-git refuses EDITOR/PAGER-like variables, and secrets stay out.
-  return simpleGit({ baseDir: dir, trimmed: false }).env({ ...hostEnv(), ...gitEnv });
+  return sg()
+    .simpleGit({ baseDir: dir, trimmed: false })
+    .env({ ...hostEnv(), ...gitEnv });
 }
 
 /**

@@ -15,18 +15,28 @@
  * - Bodies that are not the JSON the caller expects (malformed JSON, HTML error pages) raise
  *   `github_malformed_response` after retries; nothing cached is overwritten by them.
  */
-import { Octokit } from '@octokit/rest';
-import { throttling } from '@octokit/plugin-throttling';
-import { retry } from '@octokit/plugin-retry';
+import type * as OctokitRest from '@octokit/rest';
+import type * as PluginThrottling from '@octokit/plugin-throttling';
+import type * as PluginRetry from '@octokit/plugin-retry';
 import pRetry from 'p-retry';
 import { TelebenchError } from '../../errors.js';
 import type { TelebenchEvent } from '../../events.js';
 import type { KeyValue } from '../../store/store.js';
 import type { BlobStore } from '../../store/blobs.js';
 import { secret, redact } from '../../secrets.js';
+import { lazy } from '../../lazy.js';
 
-const ThrottledOctokit = Octokit.plugin(throttling, retry);
-type Client = InstanceType<typeof ThrottledOctokit>;
+/** Octokit with the throttling and retry plugins, loaded on first use (see pipeline/lazy.ts). */
+const throttledOctokit = (() => {
+  let cls: ReturnType<typeof build> | undefined;
+  const build = () =>
+    lazy<typeof OctokitRest>('@octokit/rest')().Octokit.plugin(
+      lazy<typeof PluginThrottling>('@octokit/plugin-throttling')().throttling,
+      lazy<typeof PluginRetry>('@octokit/plugin-retry')().retry,
+    );
+  return () => (cls ??= build());
+})();
+type Client = InstanceType<ReturnType<typeof throttledOctokit>>;
 
 /** Options of {@link GithubClient}. */
 export interface GithubClientOptions {
@@ -156,6 +166,7 @@ export class GithubClient {
         });
         return ok;
       };
+    const ThrottledOctokit = throttledOctokit();
     return new ThrottledOctokit({
       ...(auth ? { auth } : {}),
       baseUrl: this.opts.baseUrl.replace(/\/$/, ''),

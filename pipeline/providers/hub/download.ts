@@ -15,10 +15,13 @@
 import { mkdirSync, existsSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { downloadFile, fileDownloadInfo, HubApiError } from '@huggingface/hub';
+import type * as hubTypes from '@huggingface/hub';
 import { TelebenchError, PreflightError } from '../../errors.js';
 import { sha256 } from '../../hash.js';
 import { redact, secret } from '../../secrets.js';
+import { lazy } from '../../lazy.js';
+
+const hub = lazy<typeof hubTypes>('@huggingface/hub');
 
 export interface HubFileParams {
   /** Hub base URL, e.g. `https://huggingface.co` (tests: a local server). */
@@ -108,7 +111,7 @@ export function hubError(
 ): TelebenchError {
   const where = `${p.hubUrl}/datasets/${p.dataset}@${p.revision}/${p.path}`;
   if (err instanceof TelebenchError) return err;
-  if (err instanceof HubApiError) {
+  if (err instanceof hub().HubApiError) {
     const s = err.statusCode;
     if (s === 401 || s === 403) {
       return new TelebenchError(
@@ -162,7 +165,7 @@ export async function downloadHubFile(p: HubFileParams): Promise<HubFileResult> 
   let bytes: Buffer;
   let etag: string;
   try {
-    const info = await fileDownloadInfo({
+    const info = await hub().fileDownloadInfo({
       repo,
       path: p.path,
       revision: p.revision,
@@ -171,11 +174,11 @@ export async function downloadHubFile(p: HubFileParams): Promise<HubFileResult> 
       ...(accessToken ? { accessToken } : {}),
     });
     if (!info)
-      throw new HubApiError(
+      throw new (hub().HubApiError)(
         `${p.hubUrl}/datasets/${p.dataset}/resolve/${p.revision}/${p.path}`,
         404,
       );
-    const blob = await downloadFile({
+    const blob = await hub().downloadFile({
       repo,
       path: p.path,
       revision: p.revision,
@@ -186,7 +189,7 @@ export async function downloadHubFile(p: HubFileParams): Promise<HubFileResult> 
       ...(accessToken ? { accessToken } : {}),
     });
     if (!blob)
-      throw new HubApiError(
+      throw new (hub().HubApiError)(
         `${p.hubUrl}/datasets/${p.dataset}/resolve/${p.revision}/${p.path}`,
         404,
       );
@@ -230,7 +233,7 @@ export async function checkHubFile(p: Omit<HubFileParams, 'downloadsDir'>): Prom
   const f = withTimeout(p.fetch ?? fetch, p.timeoutMs ?? 15_000, p.signal, { commit: null });
   let info;
   try {
-    info = await fileDownloadInfo({
+    info = await hub().fileDownloadInfo({
       repo: { type: 'dataset', name: p.dataset },
       path: p.path,
       revision: p.revision,

@@ -14,18 +14,13 @@
  * in messages (pipeline/secrets.ts `redact`).
  */
 import { createHash } from 'node:crypto';
-import {
-  commit,
-  createRepo,
-  datasetInfo,
-  HubApiError,
-  listFiles,
-  repoExists,
-  whoAmI,
-} from '@huggingface/hub';
+import type * as hubTypes from '@huggingface/hub';
 import { TelebenchError, type ErrorTier } from '../../errors.js';
 import { sha256 } from '../../hash.js';
 import { redact } from '../../secrets.js';
+import { lazy } from '../../lazy.js';
+
+const hub = lazy<typeof hubTypes>('@huggingface/hub');
 
 /** Where and as whom to talk to the Hub. */
 export interface HubTarget {
@@ -70,7 +65,7 @@ const repoOf = (t: HubTarget) => ({ type: 'dataset' as const, name: t.repo });
  */
 export function hubError(err: unknown, what: string): TelebenchError {
   if (err instanceof TelebenchError) return err;
-  if (err instanceof HubApiError) {
+  if (err instanceof hub().HubApiError) {
     const s = err.statusCode;
     const map: Record<number, [string, ErrorTier, string]> = {
       401: [
@@ -120,7 +115,8 @@ export async function hubUser(t: HubTarget): Promise<string> {
       { tier: 'config' },
     );
   try {
-    return (await whoAmI({ accessToken: t.accessToken, hubUrl: t.hubUrl, fetch: t.fetch })).name;
+    return (await hub().whoAmI({ accessToken: t.accessToken, hubUrl: t.hubUrl, fetch: t.fetch }))
+      .name;
   } catch (err) {
     throw hubError(err, `checking the token against ${t.hubUrl}`);
   }
@@ -133,7 +129,7 @@ export async function hubUser(t: HubTarget): Promise<string> {
  */
 export async function datasetRepoExists(t: HubTarget): Promise<boolean> {
   try {
-    return await repoExists({
+    return await hub().repoExists({
       repo: repoOf(t),
       hubUrl: t.hubUrl,
       accessToken: t.accessToken,
@@ -152,7 +148,7 @@ export async function datasetRepoExists(t: HubTarget): Promise<boolean> {
  */
 export async function createDatasetRepo(t: HubTarget, opts: { private: boolean }): Promise<void> {
   try {
-    await createRepo({
+    await hub().createRepo({
       repo: repoOf(t),
       accessToken: t.accessToken ?? '',
       hubUrl: t.hubUrl,
@@ -172,7 +168,7 @@ export async function createDatasetRepo(t: HubTarget, opts: { private: boolean }
  */
 export async function revisionCommit(t: HubTarget, revision: string): Promise<string> {
   try {
-    const info = await datasetInfo({
+    const info = await hub().datasetInfo({
       name: t.repo,
       revision,
       hubUrl: t.hubUrl,
@@ -203,7 +199,7 @@ export async function remoteFiles(
 ): Promise<Map<string, RemoteFile>> {
   const out = new Map<string, RemoteFile>();
   try {
-    for await (const f of listFiles({
+    for await (const f of hub().listFiles({
       repo: repoOf(t),
       revision,
       recursive: true,
@@ -341,7 +337,7 @@ export async function commitFiles(
   },
 ): Promise<string> {
   try {
-    const out = await commit({
+    const out = await hub().commit({
       repo: repoOf(t),
       accessToken: t.accessToken,
       hubUrl: t.hubUrl,

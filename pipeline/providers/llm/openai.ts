@@ -3,7 +3,8 @@
  * `POST /v1/chat/completions`, streamed as server-sent events (eventsource-parser) with
  * `stream_options.include_usage` so the token counts arrive in the last event. The reasoning comes
  * back as `message.reasoning` (Ollama `/v1`, recent vLLM), `message.reasoning_content` (older vLLM,
- * SGLang, DeepSeek) or `<think>...</think>` inside the content; all three are read.
+ * SGLang, DeepSeek) or `<think>...</think>` inside the content; all three are read, the two fields
+ * through the one reader in reasoning.ts (an empty field never shadows a filled one).
  * These servers ignore `num_ctx`: the context window for the prompt check is the endpoint's
  * configured `contextLength`, else the request's `numCtx`.
  * The API key comes from `TELEBENCH_LLM_API_KEY` or `OPENAI_API_KEY` (pipeline/secrets.ts) and is
@@ -26,6 +27,7 @@ import {
   type Sleep,
   type HttpResponse,
 } from './http.js';
+import { reasoningText } from './reasoning.js';
 import {
   DEFAULT_TRUNCATION_POLICY,
   assertPromptFits,
@@ -322,7 +324,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     const parsed = parseBody(body, completionSchema, this.endpoint, '/v1/chat/completions');
     const choice = parsed.choices[0]!;
     return {
-      thinking: choice.message.reasoning ?? choice.message.reasoning_content ?? '',
+      thinking: reasoningText(choice.message),
       content: choice.message.content ?? '',
       promptTokens: parsed.usage?.prompt_tokens ?? null,
       outputTokens: parsed.usage?.completion_tokens ?? null,
@@ -365,7 +367,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
         }
         const choice = chunk.choices?.[0];
         if (choice?.delta) {
-          out.thinking += choice.delta.reasoning ?? choice.delta.reasoning_content ?? '';
+          out.thinking += reasoningText(choice.delta);
           out.content += choice.delta.content ?? '';
         }
         if (choice?.finish_reason) out.doneReason = choice.finish_reason;

@@ -6,14 +6,21 @@
  * TeleResilienceBench counts and halves reasoning traces with `cl100k_base` (paper, section on
  * HalfTrace construction); the LLM providers use it to estimate prompt sizes before sending.
  */
-import { Tiktoken } from 'js-tiktoken/lite';
-import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
+import type { Tiktoken } from 'js-tiktoken/lite';
+import type * as TiktokenLite from 'js-tiktoken/lite';
+import type Cl100kBase from 'js-tiktoken/ranks/cl100k_base';
+import { lazy } from '../../lazy.js';
 
 let encoder: Tiktoken | undefined;
 
 /** The shared `cl100k_base` encoder (built on first call, about 100 ms; then cached). */
 export function cl100k(): Tiktoken {
-  encoder ??= new Tiktoken(cl100kBase);
+  if (!encoder) {
+    // loaded here, not at import: the CLI starts without the rank table (pipeline/lazy.ts)
+    const { Tiktoken } = lazy<typeof TiktokenLite>('js-tiktoken/lite')();
+    const ranks = lazy<{ default: typeof Cl100kBase }>('js-tiktoken/ranks/cl100k_base')();
+    encoder = new Tiktoken(ranks.default);
+  }
   return encoder;
 }
 

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { $ } from 'zx';
+import type * as Zx from 'zx';
 import { defineStage } from '../../../pipeline/stage.js';
 import { PreflightError, SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import { DockerClient } from '../../../pipeline/providers/docker/client.js';
@@ -22,15 +22,19 @@ import {
   type RecipeName,
 } from '../../../pipeline/providers/docker/recipes.js';
 import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
+import { executorPreflight, pushLayers } from '../executors.js';
 import { hostGo } from '../../../pipeline/providers/docker/offline-base.js';
 import { exportCleanRepo, fileAt, hostEnv } from '../../../pipeline/providers/git/repo.js';
 import { hashJson } from '../../../pipeline/hash.js';
+import { lazy } from '../../../pipeline/lazy.js';
 import type { KeyValue } from '../../../pipeline/store/store.js';
 import type { Resolved } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import { mirrorPath } from '../resolve/resolve.js';
-import { planPerResolved } from '../resolve/plan.js';
+import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
+
+const zx = lazy<typeof Zx>('zx');
 
 /** Output of `swe5g.build` (key = instance_id). Sizes in bytes; env/instance are layer deltas. */
 export interface Built {
@@ -345,7 +349,7 @@ async function buildLocal(
         : ['python3', '--version'];
   let toolchain: string;
   try {
-    toolchain = (await $({ quiet: true })`${cmd}`).stdout.trim().toLowerCase();
+    toolchain = (await zx().$({ quiet: true })`${cmd}`).stdout.trim().toLowerCase();
   } catch (err) {
     throw new PreflightError(
       'host toolchain',
@@ -402,7 +406,7 @@ export async function hostModCache(
   writeFileSync(join(work, 'go.mod'), depFiles['go.mod'] ?? '');
   writeFileSync(join(work, 'go.sum'), depFiles['go.sum'] ?? '');
   try {
-    await $({
+    await zx().$({
       cwd: work,
       quiet: true,
       // The minimal host environment (no tokens), plus the Go variables that pick proxy and caches.
@@ -422,7 +426,7 @@ export async function hostModCache(
       },
     );
   }
-  await $({ quiet: true })`chmod -R u+w ${join(cache, 'mod')}`;
+  await zx().$({ quiet: true })`chmod -R u+w ${join(cache, 'mod')}`;
   writeFileSync(join(cache, '.complete'), '');
   return join(cache, 'mod');
 }
@@ -435,21 +439,23 @@ export async function hostModCache(
 export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   name: 'swe5g.build',
   version: 1,
-  needs: ['swe5g.resolve'],
-  description: 'Builds the base, env and instance images of each resolved instance.',
+  // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
+  needs: ['swe5g.resolve', 'swe5g.testgen'],
+  itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),
+  description:
+    'Builds the base, env and instance images of each resolved instance whose fail-to-pass test exists.',
   concurrency: (cfg) => swe5gSettings(cfg).environments.build_concurrency,
   async preflight(ctx) {
-    if (swe5gSettings(ctx.config).environments.executor === 'docker')
-      await new DockerClient().ping();
+    await executorPreflight(swe5gSettings(ctx.config).environments);
   },
-  plan: (ctx) => planPerResolved(ctx),
+  plan: (ctx) => planPerResolved(ctx, 'swe5g.testgen'),
   async run(item, ctx) {
     const settings = swe5gSettings(ctx.config).environments;
     const docker = ctx.memo('docker', () => new DockerClient());
     const limit = ctx.memo('swe5g.build.limit', () => pLimit(settings.build_concurrency));
     // Checked once per run (docker system df walks every layer): a run does not start new builds
     // over the budget; the items of that run fail with disk_budget_exceeded.
-    if (settings.executor === 'docker') {
+    if (settings.executor !== 'local') {
       await ctx.memo('swe5g.build.disk-budget', () =>
         docker.assertDiskBudget(settings.disk_budget_gib),
       );
@@ -463,6 +469,11 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
       log: (m) => ctx.log(m),
       signal: ctx.signal,
     });
+    if (settings.executor === 'swarm') {
+      // the nodes pull from the registry: an instance is built when its images are there
+      const refs = await pushLayers(settings, docker, built.images);
+      ctx.log(`${item.key}: pushed to ${settings.swarm.registry} as ${refs.instance}`);
+    }
     ctx.log(
       `${item.key}: images ${built.images.instance} (instance layer ${built.sizes.instance_layer} B, env layer ${built.sizes.env_layer} B)`,
     );

@@ -17,6 +17,8 @@ import { appConfigSchema } from '../../config.js';
 import { swe5gSettings } from '../config.js';
 import { environmentsDefaults, type EnvironmentsSettings } from '../environments-config.js';
 import type { Built } from './build.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
 const GiB = 2 ** 30;
 const fmt = (bytes: number): string =>
@@ -74,6 +76,26 @@ export function neededImages(stateDir: string): Set<string> {
       for (const n of [b.images.base, b.images.env, b.images.instance]) if (n) keep.add(n);
     }
     return keep;
+  } finally {
+    st.close();
+  }
+}
+
+/**
+ * Every image name a `swe5g.build` item of the state folder `stateDir` recorded (base, env and
+ * instance; any item state), so that `images ls` shows this state's images only. A state folder
+ * without a store yields an empty set.
+ */
+export function stateImages(stateDir: string): Set<string> {
+  const names = new Set<string>();
+  if (!existsSync(join(stateDir, 'state.db'))) return names;
+  const st = openState(stateDir);
+  try {
+    for (const rec of st.store.items('swe5g.build')) {
+      const b = rec.output as Partial<Built> | null;
+      for (const n of [b?.images?.base, b?.images?.env, b?.images?.instance]) if (n) names.add(n);
+    }
+    return names;
   } finally {
     st.close();
   }
@@ -156,11 +178,18 @@ export function addImagesCommand(program: Command): void {
 
   images
     .command('ls')
-    .description('List telebench images with the size each layer adds')
-    .action(async () => {
+    .description(
+      "List this state folder's telebench images (those its swe5g.build items recorded) with the size each layer adds",
+    )
+    .option('--state <dir>', 'state directory (default TELEBENCH_HOME or ./cache)')
+    .option('--all', 'every telebench image of the Docker engine, whichever state built it')
+    .action(async (_opts: unknown, cmd: Command) => {
+      // `telebench --state X images ls` and `telebench images ls --state X` both name the state
+      const opts = cmd.optsWithGlobals<{ state?: string; all?: boolean }>();
       const docker = new DockerClient();
       await docker.ping();
-      const rows = await layerTable(docker);
+      const mine = opts.all ? undefined : stateImages(resolveStateDir(opts.state));
+      const rows = (await layerTable(docker)).filter((r) => !mine || mine.has(r.name));
       console.log('image\tlayer\tlayer size\ttotal\tinstance');
       for (const r of rows)
         console.log(`${r.name}\t${r.layer}\t${fmt(r.own)}\t${fmt(r.size)}\t${r.instance ?? ''}`);

@@ -43,7 +43,9 @@ export interface LinkInput {
 
 /**
  * Evidence in a PR's title, body, commit messages and branch, without references to PRs of the
- * same repository (`prNumbers`, incl. the PR itself).
+ * same repository (`prNumbers`, incl. the PR itself). When `issuesRepo` is not the PR's
+ * repository, a bare `#N` is read in `issuesRepo` (see `refsInText`); `ownMax` is the highest
+ * PR/issue number known in the PR's repository (default: the largest of `prNumbers`).
  */
 export function evidenceOf(
   pr: Pick<
@@ -52,11 +54,17 @@ export function evidenceOf(
   > & { closing_refs?: string[] },
   issuesRepo: string,
   prNumbers: ReadonlySet<number>,
+  ownMax?: number,
 ): LinkEvidence[] {
+  const bare = {
+    issuesRepo,
+    ownMax: Math.max(ownMax ?? 0, 0, ...prNumbers),
+    ownPrs: prNumbers,
+  };
   const lists = [
-    refsInText(pr.pr_title, 'pr_title', pr.repo),
-    refsInText(pr.pr_body, 'pr_body', pr.repo),
-    ...pr.commit_messages.map((m, i) => refsInText(m, `commit[${i}]`, pr.repo)),
+    refsInText(pr.pr_title, 'pr_title', pr.repo, bare),
+    refsInText(pr.pr_body, 'pr_body', pr.repo, bare),
+    ...pr.commit_messages.map((m, i) => refsInText(m, `commit[${i}]`, pr.repo, bare)),
     refsInBranch(pr.head_ref, issuesRepo),
     (pr.closing_refs ?? []).map((issue) => ({
       kind: 'closing_reference' as const,
@@ -90,7 +98,7 @@ export function issuesFromFile(
 
 export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
   name: 'swe5g.link',
-  version: 1,
+  version: 2,
   needs: ['swe5g.mine'],
   description:
     'Links each mined PR to the issues it fixes, with evidence and confidence; fetches issue text and prior comments.',
@@ -112,6 +120,7 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
         ...output.prs.filter((p) => !p.foreign_forge).map((p) => p.pr_number),
         ...output.closed_unmerged.map((p) => p.number),
       ]);
+      const ownMax = output.max_pr_number ?? 0;
       const evidence = new Map<string, LinkEvidence[]>();
       const byIssue = new Map<string, Set<number>>();
       const note = (num: number, ev: LinkEvidence[]): void => {
@@ -131,7 +140,7 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
         return row ? { ...pr, pr_title: row.title || pr.pr_title, pr_body: row.body } : pr;
       });
       for (const pr of prs) {
-        const ev = evidenceOf(pr, issuesRepo, numbers);
+        const ev = evidenceOf(pr, issuesRepo, numbers, ownMax);
         evidence.set(pr.instance_id, ev);
         if (!pr.foreign_forge) note(pr.pr_number, ev);
       }
@@ -149,6 +158,7 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
             },
             issuesRepo,
             numbers,
+            ownMax,
           ),
         );
       }
@@ -226,10 +236,27 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
         }
       }
     }
+    // A branch-name number counts only when its issue exists (fetched, or in the issues file) or
+    // other evidence names the same issue (issue 16, "False links").
+    const confirmed = new Set([
+      ...issues.map((i) => `${i.repo}#${i.number}`),
+      ...evidence.filter((e) => e.kind !== 'branch_name').map((e) => e.issue),
+    ]);
+    const why =
+      pr.source === 'api'
+        ? 'GitHub has no such issue (404 or a pull request)'
+        : issuesFromFile(ctx.configFile, s.mining.issues_from)
+          ? 'not in the issues file'
+          : 'no issue data to confirm it (git source without --issues-from)';
+    const links = evidence.filter((e) => e.kind !== 'branch_name' || confirmed.has(e.issue));
+    const unconfirmed = evidence
+      .filter((e) => e.kind === 'branch_name' && !confirmed.has(e.issue))
+      .map((e) => ({ ...e, note: `${e.note ? `${e.note}; ` : ''}not kept: ${why}` }));
     return {
       ...pr,
       issues,
-      links: evidence,
+      links,
+      ...(unconfirmed.length > 0 ? { unconfirmed_links: unconfirmed } : {}),
       other_prs: item.input.other_prs,
       issue_comments: comments,
     };

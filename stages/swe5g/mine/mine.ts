@@ -19,9 +19,13 @@ import {
   closingReferences,
   type PullSimple,
 } from '../../../pipeline/providers/github/pulls.js';
-import { mineMirror, type GitMergedPR } from '../../../pipeline/providers/git/mirror-source.js';
+import {
+  mineMirror,
+  type GitMergedPR,
+  type SkippedCommit,
+} from '../../../pipeline/providers/git/mirror-source.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
-import { githubRepoOf, type RegistryEntry } from '../registry.js';
+import { githubRepoOf, registryWarnings, type RegistryEntry } from '../registry.js';
 import { aliasOf, instanceIdOf, type CandidateSource, type MinedPR } from '../types.js';
 import { githubClient, mirrorOf, probeApi, selectedEntries, mirrorsDir } from './source.js';
 import { PreflightError, TelebenchError } from '../../../pipeline/errors.js';
@@ -58,6 +62,17 @@ export interface MineOutput {
   requests: { total: number; not_modified: number };
   /** Why GitHub's closing references (GraphQL) are missing, or null. */
   closing_references_error: string | null;
+  /**
+   * Git source: commits of the first-parent line that looked like a PR landing but were not taken,
+   * each with its reason (`issue_number_in_subject`, `follow_up`, ...). [] for the API source.
+   */
+  skipped_commits?: SkippedCommit[];
+  /** Git source: number of `refs/pull/N/head` in the mirror (0: not made by `git clone --mirror`). */
+  pull_refs?: number;
+  /** Git source: highest `refs/pull/N/head` number (the link stage reads a larger bare `#N` elsewhere). */
+  max_pr_number?: number;
+  /** What a user should know about this item's input (e.g. a mirror without `refs/pull/*`). */
+  warnings?: string[];
 }
 
 const BOT_LOGIN = /\[bot\]$|^dependabot|^renovate|^github-actions/i;
@@ -84,7 +99,7 @@ export function ownsChange(
 
 export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
   name: 'swe5g.mine',
-  version: 1,
+  version: 2,
   needs: [],
   description:
     'Lists merged PRs of each registry repository (GitHub REST, or a local git mirror) with base_commit, merge_commit and pr_head.',
@@ -93,6 +108,7 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
   async preflight(ctx) {
     const s = swe5gSettings(ctx.config);
     const entries = selectedEntries(ctx);
+    for (const w of registryWarnings(entries)) ctx.log(`registry warning: ${w}`);
     if (s.source === 'git' || s.source === 'auto') {
       const withMirror = entries.filter((e) => mirrorOf(ctx, e) !== undefined);
       if (s.source === 'git') {
@@ -170,12 +186,15 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
         `GitHub API not usable and no git mirror of ${githubRepoOf(entry)} under ${mirrorsDir(ctx) ?? '(mirrors_dir unset)'}`,
       );
     const out = use === 'api' ? await mineApi(item.input, ctx) : await mineGit(item.input, mirror!);
+    for (const w of out.warnings ?? []) ctx.log(`swe5g.mine ${entry.id}: warning: ${w}`);
     ctx.artifact(
       'mine-summary.json',
       JSON.stringify({
         prs: out.prs.length,
         unmerged: out.closed_unmerged.length,
         requests: out.requests,
+        skipped_commits: out.skipped_commits?.length ?? 0,
+        pull_refs: out.pull_refs ?? null,
       }),
       'application/json',
     );
@@ -201,7 +220,7 @@ function base(entry: RegistryEntry, n: number) {
 async function mineGit(input: MineInput, gitDir: string): Promise<MineOutput> {
   const { entry } = input;
   const repo = githubRepoOf(entry);
-  const found = await mineMirror(gitDir, {
+  const mined = await mineMirror(gitDir, {
     branch: entry.default_branch,
     issuesElsewhere: entry.issues_repo !== repo,
     ...(input.since ? { since: new Date(input.since) } : {}),
@@ -209,7 +228,12 @@ async function mineGit(input: MineInput, gitDir: string): Promise<MineOutput> {
   });
   const prs: MinedPR[] = [];
   const seen = new Set<string>();
-  for (const f of found) {
+  const warnings: string[] = [];
+  if (mined.pull_refs === 0)
+    warnings.push(
+      `the mirror ${gitDir} has no refs/pull/*: squash, rebase and manual merges cannot be told from direct pushes${entry.issues_repo === repo ? ' and "(#N)" subjects are read as issues' : ''}; make it with "git clone --mirror https://github.com/${repo}.git" (a plain --bare clone drops refs/pull/*) or fetch "+refs/pull/*:refs/pull/*"`,
+    );
+  for (const f of mined.prs) {
     if (!ownsChange(entry, input.sibling_paths, f.changed_files)) continue;
     const b = base(entry, f.number);
     if (f.foreign_forge) {
@@ -230,6 +254,10 @@ async function mineGit(input: MineInput, gitDir: string): Promise<MineOutput> {
     closed_unmerged: [],
     requests: { total: 0, not_modified: 0 },
     closing_references_error: null,
+    skipped_commits: mined.skipped,
+    pull_refs: mined.pull_refs,
+    max_pr_number: mined.max_pull_number,
+    warnings,
   };
 }
 
@@ -240,6 +268,7 @@ function fromGit(b: ReturnType<typeof base>, f: GitMergedPR): MinedPR {
     base_commit: f.base_commit,
     pr_head: f.pr_head,
     merge_style: f.merge_style,
+    landing: f.landing,
     pr_title: f.title,
     pr_body: '',
     head_ref: f.head_ref,

@@ -1,20 +1,40 @@
 /**
  * The plan shared by the stages that take one item per `swe5g.resolve` output (`swe5g.build`,
- * `swe5g.testgen`).
+ * `swe5g.testgen`), and their item-level readiness (`itemNeeds`: item `k` reads item `k` of the
+ * named stages, so it starts as soon as those exist: streaming, see pipeline/README.md).
  */
 import type { PlanContext, WorkItem } from '../../../pipeline/stage.js';
 import type { Resolved } from '../types.js';
 
 /**
  * One work item per stored Resolved instance, in key order (key = instance_id, the resolve
- * output's key), at most `ctx.limit` items when `--limit N` is given.
+ * output's key), at most `ctx.limit` items when `--limit N` is given. With `onlyDoneIn`, only the
+ * instances that stage has done (e.g. `swe5g.build` plans only instances whose test generation
+ * succeeded: an image for an instance without a fail-to-pass test leads nowhere).
  * @returns a generator over the items; reads the store only (no network, no writes)
  */
-export function* planPerResolved<Cfg>(ctx: PlanContext<Cfg>): Generator<WorkItem<Resolved>> {
+export function* planPerResolved<Cfg>(
+  ctx: PlanContext<Cfg>,
+  onlyDoneIn?: string,
+): Generator<WorkItem<Resolved>> {
   let n = 0;
+  const keep = onlyDoneIn
+    ? new Set([...ctx.store.outputs(onlyDoneIn)].map((o) => o.key))
+    : undefined;
   for (const o of ctx.store.outputs<Resolved>('swe5g.resolve')) {
+    if (keep && !keep.has(o.key)) continue;
     if (ctx.limit !== undefined && n >= ctx.limit) return;
     n++;
     yield { key: o.key, input: o.output };
   }
+}
+
+/**
+ * `itemNeeds` of a stage whose item `k` reads item `k` of each of `stages` (same instance_id).
+ * @returns a function for `Stage.itemNeeds`
+ */
+export function sameKeyIn(
+  ...stages: string[]
+): (item: WorkItem<unknown>) => Record<string, readonly string[]> {
+  return (item) => Object.fromEntries(stages.map((s) => [s, [item.key]]));
 }

@@ -2,14 +2,14 @@
  * `swe5g.resolve`: from a kept Candidate to a Resolved record: the fix diff
  * `base_commit..merge_commit` split into `patch` (source) and `test_patch` (test files, by path),
  * `environment_setup_commit`, `version` (go.mod `go` line, else the newest tag reaching the base)
- * and `test_dirs` (directories the fix touches). Works on a bare mirror per repository in the
+ * and `test_dirs` (the Go packages / C and Python source folders the fix touches, see packages.ts). Works on a bare mirror per repository in the
  * state folder (`<state>/git/<owner>+<name>.git`), cloned from a local mirror when
  * `swe5g.mining.mirrors_dir` has one, else from `<git_url_base>/<owner>/<name>.git`.
  *
  * Commit terms (SWE-Bench 5G contract): `base_commit` is the first parent of `merge_commit`.
  */
 import { existsSync } from 'node:fs';
-import { dirname, join, posix, resolve as resolvePath } from 'node:path';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import { defineStage } from '../../../pipeline/stage.js';
 import { SkipItem } from '../../../pipeline/errors.js';
 import {
@@ -20,6 +20,8 @@ import {
   tagsReaching,
 } from '../../../pipeline/providers/git/repo.js';
 import type { Candidate, Resolved } from '../types.js';
+import { sameKeyIn } from './plan.js';
+import { packageDirs } from './packages.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 
 /** Local folder of the bare mirror of `owner/name` inside the state folder. */
@@ -80,9 +82,7 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
   }
   if (!version) version = (await tagsReaching(mirrorDir, cand.base_commit))[0] ?? '';
   if (!version) version = '0.0';
-  const test_dirs = [
-    ...new Set(split.source_files.map((p) => posix.dirname(p)).map((d) => (d === '' ? '.' : d))),
-  ].sort();
+  const test_dirs = packageDirs(split.source_files, cand.language);
   return {
     ...cand,
     patch: split.patch,
@@ -105,6 +105,7 @@ export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
   name: 'swe5g.resolve',
   version: 1,
   needs: ['swe5g.filter'],
+  itemNeeds: sameKeyIn('swe5g.filter'),
   description:
     'Splits each kept PR into patch / test_patch and finds its environment commit and version.',
   concurrency: () => 4,

@@ -3,9 +3,12 @@
  * per-file facts Strategy B needs: old and new path and the added line numbers. Uses the `diff`
  * package's parser.
  */
-import { parsePatch } from 'diff';
+import type * as jsdiffTypes from 'diff';
 import { SkipItem } from '../../../pipeline/errors.js';
 import type { SourceLanguage } from '../../../pipeline/providers/treesitter/parser.js';
+import { lazy } from '../../../pipeline/lazy.js';
+
+const jsdiff = lazy<typeof jsdiffTypes>('diff');
 
 /** One file of a diff. Paths are repository-relative, `null` for /dev/null. */
 export interface DiffFile {
@@ -28,7 +31,7 @@ const strip = (p: string | undefined): string | null => {
 export function readDiff(patch: string, instanceId: string): DiffFile[] {
   let parsed;
   try {
-    parsed = parsePatch(patch);
+    parsed = jsdiff().parsePatch(patch);
   } catch (err) {
     throw new SkipItem(
       'patch_unreadable',

@@ -2,15 +2,18 @@
  * Turns generated files into a git-style unified diff (the `f2p_test_patch` of a TestGen record),
  * using the `diff` package. New files get `new file mode` headers so `git apply` creates them.
  */
-import { createTwoFilesPatch } from 'diff';
+import type * as jsdiffTypes from 'diff';
 import type { GeneratedFile } from './emit.js';
+import { lazy } from '../../../pipeline/lazy.js';
+
+const jsdiff = lazy<typeof jsdiffTypes>('diff');
 
 /** Unified diff (git format, `a/` `b/` prefixes) that turns each file's `before` into `content`. */
 export function toGitPatch(files: GeneratedFile[]): string {
   const parts: string[] = [];
   for (const f of files) {
     const isNew = f.before === null;
-    const body = createTwoFilesPatch(
+    const body = jsdiff().createTwoFilesPatch(
       isNew ? '/dev/null' : `a/${f.path}`,
       `b/${f.path}`,
       f.before ?? '',

@@ -11,7 +11,7 @@ import { parserFor } from '../../../pipeline/providers/treesitter/parser.js';
 import type { Resolved, TestGen } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import { mirrorPath } from '../resolve/resolve.js';
-import { planPerResolved } from '../resolve/plan.js';
+import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
 import { testgenDefaults, type TestgenSettings } from './config.js';
 import { generateTestGen, hostRunner } from './generate.js';
 import { createProvider, stageLlmDeps } from '../../../pipeline/providers/llm/config.js';
@@ -30,6 +30,7 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   name: 'swe5g.testgen',
   version: 2,
   needs: ['swe5g.resolve'],
+  itemNeeds: sameKeyIn('swe5g.resolve'),
   description:
     'Writes the fail-to-pass test of each instance (Strategy A direct call, else B diff intent) and classifies it.',
   concurrency: (cfg) => settingsOf(cfg).concurrency,

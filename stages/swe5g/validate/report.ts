@@ -20,8 +20,16 @@ export interface ValidationRow {
   medianStepSeconds: number | null;
 }
 
-const median = (xs: number[]): number | null =>
-  xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/**
+ * The median of `xs` (the mean of the two middle values when their count is even), or null when
+ * empty.
+ */
+export function median(xs: readonly number[]): number | null {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
 
 /**
  * Per-repository build and validation counts from the `swe5g.build` and `swe5g.validate` records

@@ -40,7 +40,7 @@ beforeAll(async () => {
     }),
   )!;
   writeFileSync(join(root, 'config.yaml'), 'version: 1\n');
-}, 900_000);
+});
 
 describe('verify with the Docker executor', () => {
   it('gold patch resolves, empty patch does not, in fresh containers', async () => {
@@ -58,5 +58,5 @@ describe('verify with the Docker executor', () => {
       dropped: [],
     });
     expect(reproduced.has(row.instance_id)).toBe(true);
-  }, 900_000);
+  });
 });

@@ -86,6 +86,10 @@ describe('verify with the local executor', () => {
     expect(
       gradeRun({ a: 'fail', b: 'pass' }, { FAIL_TO_PASS: ['a'], PASS_TO_PASS: ['b'] }).resolved,
     ).toBe(false);
+    // a test the log reported twice is not a pass, whatever its last status (issue 14, section 2)
+    expect(
+      gradeRun({ a: 'pass', b: 'pass' }, { FAIL_TO_PASS: ['a'], PASS_TO_PASS: ['b'] }, ['a']),
+    ).toEqual({ resolved: false, notPassing: ['a'] });
   });
 
   it('finds the registry entry of a monorepo folder from the patch paths', () => {

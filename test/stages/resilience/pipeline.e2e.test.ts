@@ -159,7 +159,7 @@ resilience:
   subsets_file: subsets.yaml
   prompts_dir: ${join(ROOT, 'config/prompts/resilience')}
   data_root: data
-  hub: { url: ${hubUrl}, dataset: ${opts.dataset ?? 'GSMA/ot-lite'}, revision: ${opts.revision ?? pinned}, timeout_ms: 3000 }
+  hub: { url: ${hubUrl}, dataset: ${opts.dataset ?? 'GSMA/ot-lite'}, revision: ${opts.revision ?? pinned}, timeout_ms: 60000 }
   only_subsets: [${opts.only ?? ''}]
   generator:
     profile: ${opts.profile ?? 'default'}
@@ -167,7 +167,7 @@ resilience:
     num_predict: 512
     llm:
       endpoints:
-        - { kind: ollama, base_url: ${llmUrl}, concurrency: 2, retries: 0, idle_timeout_ms: 5000 }
+        - { kind: ollama, base_url: ${llmUrl}, concurrency: 2, retries: 0, idle_timeout_ms: 60000 }
 `,
   );
   return file;

@@ -1,4 +1,8 @@
 import { describe, it, expect } from 'vitest';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   checkAgreement,
   parseGoTestJson,
@@ -107,6 +111,130 @@ describe('parsePytestJUnit', () => {
       'tests/test_x.py::test_bad': 'fail',
       'tests/test_x.py::TestK::test_m': 'skip',
     });
+  });
+});
+
+describe('parsePytestJUnit against real pytest (issue 14, section 2)', () => {
+  // Two outer classes each holding an inner class TestCase with test_decode: one fails, one
+  // passes. Before, both became tests/test_dup.py::TestCase::test_decode and the pass overwrote
+  // the failure. The ids must be pytest's own node ids (from --collect-only).
+  it('gives every nested-class test its pytest node id and its own outcome', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'telebench-pytest-ids-'));
+    try {
+      mkdirSync(join(dir, 'tests', 'v1.2'), { recursive: true });
+      writeFileSync(
+        join(dir, 'tests', 'test_dup.py'),
+        [
+          'import pytest',
+          'class TestAmf:',
+          '    class TestCase:',
+          '        def test_decode(self):',
+          '            assert False',
+          'class TestSmf:',
+          '    class TestCase:',
+          '        def test_decode(self):',
+          '            pass',
+          '@pytest.fixture',
+          'def broken_teardown():',
+          '    yield 1',
+          '    raise RuntimeError("teardown")',
+          'def test_fails_then_teardown_errors(broken_teardown):',
+          '    assert False',
+          '@pytest.mark.parametrize("v", ["a.b", "c::d"])',
+          'def test_param(v):',
+          '    assert v',
+          '',
+        ].join('\n'),
+      );
+      writeFileSync(
+        join(dir, 'tests', 'v1.2', 'test_dotted.py'),
+        'class TestX:\n    def test_y(self):\n        pass\n',
+      );
+      const run = spawnSync(
+        'python3',
+        [
+          '-m',
+          'pytest',
+          '-q',
+          '-p',
+          'no:cacheprovider',
+          '--junitxml=out.xml',
+          '-o',
+          'junit_family=xunit1',
+          'tests',
+        ],
+        { cwd: dir, encoding: 'utf8' },
+      );
+      expect(run.status).toBe(1);
+      const collected = execFileSync(
+        'python3',
+        ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--collect-only', 'tests'],
+        { cwd: dir, encoding: 'utf8' },
+      )
+        .split('\n')
+        .filter((l) => l.startsWith('tests/'))
+        .sort();
+      const r = parsePytestJUnit(readFileSync(join(dir, 'out.xml'), 'utf8'));
+      expect(Object.keys(r.tests).sort()).toEqual(collected);
+      expect(r.tests).toEqual({
+        'tests/test_dup.py::TestAmf::TestCase::test_decode': 'fail',
+        'tests/test_dup.py::TestSmf::TestCase::test_decode': 'pass',
+        'tests/test_dup.py::test_fails_then_teardown_errors': 'fail',
+        'tests/test_dup.py::test_param[a.b]': 'pass',
+        'tests/test_dup.py::test_param[c::d]': 'pass',
+        'tests/v1.2/test_dotted.py::TestX::test_y': 'pass',
+      });
+      // the teardown error pytest writes as a second testcase of one id is not a conflict
+      expect(r.conflicts).toEqual([]);
+      expect(() => checkAgreement(r, 1, 'fix_1')).not.toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('two results for one id never merge silently (every log format)', () => {
+  it('pytest JUnit: two testcases of one id are a conflict, the failure kept', () => {
+    const xml = `<testsuites><testsuite name="pytest">
+      <testcase classname="tests.test_x.TestA" file="tests/test_x.py" name="test_y"><failure message="x"/></testcase>
+      <testcase classname="tests.test_x.TestA" file="tests/test_x.py" name="test_y"/>
+    </testsuite></testsuites>`;
+    const r = parsePytestJUnit(xml);
+    expect(r.conflicts).toEqual(['tests/test_x.py::TestA::test_y']);
+    expect(r.tests['tests/test_x.py::TestA::test_y']).toBe('fail');
+    expect(() => checkAgreement(r, 1, 'fix_1')).toThrow(/contradicting results/);
+  });
+
+  it('go test -json: a second terminal action of one test, even the same one, is a conflict', () => {
+    const log = [
+      ev({ Action: 'run', Package: P, Test: 'TestNil' }),
+      ev({ Action: 'pass', Package: P, Test: 'TestNil' }),
+      ev({ Action: 'pass', Package: P, Test: 'TestNil' }),
+      ev({ Action: 'pass', Package: P }),
+    ].join('\n');
+    expect(parseGoTestJson(log).conflicts).toEqual([`${P}::TestNil`]);
+  });
+
+  it('meson testlog: two results of one suite::name are a conflict; the name prefix beats introspect', () => {
+    const dup = [
+      ev({ name: 'cget:unit / t1', result: 'FAIL' }),
+      ev({ name: 'cget:unit / t1', result: 'OK' }),
+    ].join('\n');
+    const r = parseMesonTestLog(dup);
+    expect(r.conflicts).toEqual(['unit::t1']);
+    expect(r.tests['unit::t1']).toBe('fail');
+    // one name in two suites: introspect (keyed by name) would give both the last suite
+    const two = [
+      ev({ name: 'cget:unit / t1', result: 'FAIL' }),
+      ev({ name: 'cget:f2p / t1', result: 'OK' }),
+    ].join('\n');
+    const intro = JSON.stringify([
+      { name: 't1', suite: ['cget:unit'] },
+      { name: 't1', suite: ['cget:f2p'] },
+    ]);
+    const m = parseMesonTestLog(two, intro);
+    expect(m.tests).toEqual({ 'unit::t1': 'fail', 'f2p::t1': 'pass' });
+    expect(m.conflicts).toEqual([]);
   });
 });
 

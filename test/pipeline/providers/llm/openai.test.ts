@@ -72,6 +72,42 @@ describe('OpenAiCompatibleProvider against the scripted server', () => {
     }
   }
 
+  // Each OpenAI-compatible server family's documented reasoning shape (issue 14, section 3): the
+  // reader takes the field that has text; an empty or null field never shadows a filled one.
+  const families: [string, Record<string, 'text' | 'empty' | 'null'>][] = [
+    [
+      'a server sending reasoning "" beside reasoning_content',
+      { reasoning: 'empty', reasoning_content: 'text' },
+    ],
+    [
+      'a server sending reasoning_content "" beside reasoning',
+      { reasoning_content: 'empty', reasoning: 'text' },
+    ],
+    ['vLLM >= 0.10 (both fields, same text)', { reasoning: 'text', reasoning_content: 'text' }],
+    [
+      'vLLM < 0.10 / SGLang / llama.cpp deepseek format (reasoning_content, reasoning null)',
+      { reasoning_content: 'text', reasoning: 'null' },
+    ],
+    [
+      'Ollama /v1 and LM Studio (reasoning, reasoning_content null)',
+      { reasoning: 'text', reasoning_content: 'null' },
+    ],
+  ];
+  for (const stream of [true, false]) {
+    for (const [family, reasoningFields] of families) {
+      it(`reads the reasoning of ${family} (${stream ? 'SSE stream' : 'one JSON body'})`, async () => {
+        server.enqueue({
+          thinking: 'The slot is 0.5 ms. So option 2 fits.',
+          content: 'Final Answer: 2',
+          reasoningFields,
+        });
+        const r = await provider({ stream }).chat(ask('q'));
+        expect(r.thinking).toBe('The slot is 0.5 ms. So option 2 fits.');
+        expect(r.content).toBe('Final Answer: 2');
+      });
+    }
+  }
+
   it('accepts a base_url ending in /v1', async () => {
     const r = await new OpenAiCompatibleProvider({
       baseUrl: `${server.url}/v1/`,

@@ -66,4 +66,46 @@ describe('issue references', () => {
     ]);
     expect(mergeEvidence([ev, ev])).toHaveLength(3);
   });
+
+  it('counts a branch-name number only in an issue-like position (issue 16, false links)', () => {
+    const num = (b: string): string | undefined => refsInBranch(b, 'free5gc/free5gc')[0]?.issue;
+    // real free5GC branch names whose numbers are not issues
+    for (const b of [
+      'fix/correct-http-204-response',
+      'fix/smf-500-malformed-pdu-session-establishment',
+      'fix/udm/sdm-notify-204-nil-guard',
+      'fix/204-c-status-reply',
+      'patch-2',
+      'pr-83',
+      'fix/linter-error-0103',
+    ])
+      expect([b, num(b)]).toEqual([b, undefined]);
+    // issue-like positions
+    expect(num('fix/1079-reject-nia0')).toBe('free5gc/free5gc#1079');
+    expect(num('issue-1079')).toBe('free5gc/free5gc#1079');
+    expect(num('fix/issue587')).toBe('free5gc/free5gc#587');
+    expect(num('fix/904')).toBe('free5gc/free5gc#904');
+    expect(num('fix/handover-ack-nil-target-ue-1018')).toBe('free5gc/free5gc#1018');
+    expect(num('refactor/switch-dependency-from-smf-to-util-#734')).toBe('free5gc/free5gc#734');
+    expect(num('7-idgenerator-leak-1')).toBe('free5gc/free5gc#7');
+    expect(refsInBranch('fix/1079-reject-nia0', 'free5gc/free5gc')[0]!.note).toMatch(
+      /first token of the last segment.*kept only if free5gc\/free5gc#1079 exists/,
+    );
+  });
+
+  it('reads a bare #N of an NF repository in the issues repository, both candidates when ambiguous', () => {
+    const bare = { issuesRepo: 'free5gc/free5gc', ownMax: 95, ownPrs: new Set([60, 94]) };
+    const ev = refsInText('Fixes #1122, see #50 and #60', 'commit[0]', 'free5gc/udm', bare);
+    expect(ev.map((e) => [e.issue, e.kind, e.candidates])).toEqual([
+      ['free5gc/free5gc#1122', 'closing_keyword', undefined],
+      ['free5gc/free5gc#50', 'mention', ['free5gc/free5gc#50', 'free5gc/udm#50']],
+      ['free5gc/udm#60', 'mention', undefined],
+    ]);
+    expect(ev[0]!.note).toMatch(/free5gc\/udm has no #1122 \(its highest known number is 95\)/);
+    // where issues live in the PR's repository, GitHub's rule stands
+    expect(
+      refsInText('Fixes #1122', 'x', 'open5gs/open5gs', { ...bare, issuesRepo: 'open5gs/open5gs' }),
+    ).toEqual([expect.objectContaining({ issue: 'open5gs/open5gs#1122' })]);
+    expect(refsInText('Fixes #1122', 'x', 'open5gs/open5gs')[0]!.note).toBeUndefined();
+  });
 });

@@ -157,7 +157,11 @@ describe('swe5g mining on the GitHub API', () => {
     const ctx = {
       config: config(),
       store: {
-        outputs: <T>(stage: string) => state.store.doneOutputs<T>(stage, 1),
+        outputs: <T>(stage: string) =>
+          state.store.doneOutputs<T>(
+            stage,
+            swe5gMiningStages.find((s) => s.name === stage)!.version,
+          ),
         item: (st: string, k: string) => state.store.item(st, k),
         items: (st: string) => state.store.items(st),
       },

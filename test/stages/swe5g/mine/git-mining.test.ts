@@ -241,7 +241,7 @@ describe('git mirror source', () => {
   });
 
   it('recognises merge and squash PRs with their three commits, and foreign-forge merges', async () => {
-    const prs = await mineMirror(join(root, 'mirrors', 'free5gc+amf', 'repo'), {
+    const { prs } = await mineMirror(join(root, 'mirrors', 'free5gc+amf', 'repo'), {
       branch: 'main',
       issuesElsewhere: true,
     });
@@ -272,7 +272,7 @@ describe('git mirror source', () => {
   });
 
   it('treats (#N) as an issue in a repository holding its own issues unless refs/pull/N/head exists', async () => {
-    const prs = await mineMirror(join(root, 'mirrors', 'open5gs', 'open5gs.git'), {
+    const { prs } = await mineMirror(join(root, 'mirrors', 'open5gs', 'open5gs.git'), {
       branch: 'main',
       issuesElsewhere: false,
     });

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadRegistry, selectRepos } from '../../../../stages/swe5g/registry.js';
+import { loadRegistry, selectRepos, registryWarnings } from '../../../../stages/swe5g/registry.js';
 import { ConfigError } from '../../../../pipeline/errors.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -71,5 +71,59 @@ repositories:
     expect(() => selectRepos(entries, ['free5gc/nope'])).toThrow(
       /unknown repository id\(s\) "free5gc\/nope"/,
     );
+  });
+
+  it('accepts any SPDX id and any NF name, with a warning for what the project does not know (issue 16)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'telebench-reg-'));
+    const file = join(dir, 'repos.yaml');
+    const entry = (id: string, nf: string, license: string) => {
+      const [owner, name] = id.split('/');
+      return `  - { id: ${id}, owner: ${owner}, name: ${name}, language: go, nf: ${nf}, issues_repo: ${id}, license: ${license}, test: { scope: touched }, image: go }`;
+    };
+    try {
+      writeFileSync(
+        file,
+        [
+          'version: 1',
+          'repositories:',
+          entry('omec-project/amf', 'AMF', 'Apache-2.0'),
+          entry('acme/mme', 'MME', 'MIT'),
+          entry('acme/gw', 'Gateway-X', 'GPL-2.0-only'),
+          entry('acme/old', 'SMF', 'GPL-2.0'),
+        ].join('\n') + '\n',
+      );
+      // today's main rejects MIT, GPL-2.0-only and the NF name "Gateway-X"
+      const entries = loadRegistry(file);
+      expect(entries.map((e) => [e.nf, e.license])).toEqual([
+        ['AMF', 'Apache-2.0'],
+        ['MME', 'MIT'],
+        ['Gateway-X', 'GPL-2.0-only'],
+        ['SMF', 'GPL-2.0'],
+      ]);
+      const warnings = registryWarnings(entries);
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^repositories\[2\] acme\/gw: nf "Gateway-X" is not a known network function/,
+        ),
+        expect.stringMatching(
+          /^repositories\[2\] acme\/gw: license "GPL-2.0-only" is not one the release table knows/,
+        ),
+        expect.stringMatching(
+          /^repositories\[3\] acme\/old: license "GPL-2.0" .*deprecated SPDX id/,
+        ),
+      ]);
+      // not an SPDX id at all: still an error naming the field and line
+      writeFileSync(
+        file,
+        ['version: 1', 'repositories:', entry('acme/x', 'AMF', 'Apache2')].join('\n') + '\n',
+      );
+      expect(() => loadRegistry(file)).toThrow(
+        /repos\.yaml:3: repositories\[0\]\.license: an SPDX license id/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // the project's own registry raises no warning
+    expect(registryWarnings(loadRegistry(join(ROOT, 'config/repos.yaml')))).toEqual([]);
   });
 });

@@ -17,22 +17,29 @@ import type { Resolved } from '../../../../stages/swe5g/types.js';
 const store = new Store(join(mkdtempSync(join(tmpdir(), 'telebench-plan-')), 'state.db'));
 afterAll(() => store.close());
 
-function record(key: string, state: 'done' | 'failed'): void {
+const VERSIONS: Record<string, number> = {
+  'swe5g.resolve': resolveStage.version,
+  'swe5g.testgen': testgenStage.version,
+};
+
+function record(key: string, state: 'done' | 'failed' | 'skipped', stage = 'swe5g.resolve'): void {
   const input = JSON.stringify({ key });
-  store.planItem('swe5g.resolve', key, resolveStage.version, `h-${key}`, input, false);
-  store.startItem('swe5g.resolve', key, `a-${key}`, 'run-1');
+  store.planItem(stage, key, VERSIONS[stage]!, `h-${key}`, input, false);
+  store.startItem(stage, key, `a-${key}`, 'run-1');
   store.finishItem(
-    'swe5g.resolve',
+    stage,
     key,
     `a-${key}`,
     state === 'done'
       ? { state, output: { instance_id: key, repo: 'free5gc/amf' } }
-      : { state, error: { code: 'x' } },
+      : state === 'skipped'
+        ? { state, reason: 'no_fix_pattern', detail: 'no site' }
+        : { state, error: { code: 'x' } },
   );
 }
 
 const reader: StoreReader = {
-  outputs: <T>(stage: string) => store.doneOutputs<T>(stage, resolveStage.version),
+  outputs: <T>(stage: string) => store.doneOutputs<T>(stage, VERSIONS[stage]!),
   item: (stage, key) => store.item(stage, key),
   items: (stage) => store.items(stage),
 };
@@ -63,10 +70,22 @@ describe('planPerResolved', () => {
     expect(await keys(planPerResolved(ctx(0)))).toEqual([]);
   });
 
-  it('is the plan of swe5g.build and swe5g.testgen', async () => {
+  it('is the plan of swe5g.testgen', async () => {
     const all = await keys(planPerResolved(ctx(undefined)));
-    expect(await keys(buildStage.plan(ctx(undefined) as never))).toEqual(all);
     expect(await keys(testgenStage.plan(ctx(undefined) as never))).toEqual(all);
     expect(await keys(testgenStage.plan(ctx(1) as never))).toEqual(all.slice(0, 1));
+  });
+
+  it('swe5g.build plans only instances whose test generation is done (no image for no_fix_pattern)', async () => {
+    expect(await keys(buildStage.plan(ctx(undefined) as never))).toEqual([]);
+    record('free5gc__amf-9', 'skipped', 'swe5g.testgen');
+    record('free5gc__amf-161', 'done', 'swe5g.testgen');
+    expect(await keys(buildStage.plan(ctx(undefined) as never))).toEqual(['free5gc__amf-161']);
+    // item-level readiness: build item k waits for resolve k and testgen k only
+    expect(buildStage.itemNeeds!({ key: 'free5gc__amf-9', input: {} as Resolved })).toEqual({
+      'swe5g.resolve': ['free5gc__amf-9'],
+      'swe5g.testgen': ['free5gc__amf-9'],
+    });
+    expect(buildStage.needs).toContain('swe5g.testgen');
   });
 });

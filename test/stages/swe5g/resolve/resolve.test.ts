@@ -10,6 +10,7 @@ import {
   resolveCandidate,
 } from '../../../../stages/swe5g/resolve/resolve.js';
 import { SkipItem } from '../../../../pipeline/errors.js';
+import { filesOfPatch, packageDirs } from '../../../../stages/swe5g/resolve/packages.js';
 import { goFixture } from '../../../fixtures/repos/go-nil.js';
 import { pyFixture } from '../../../fixtures/repos/py-none.js';
 import { cFixture } from '../../../fixtures/repos/c-null.js';
@@ -36,6 +37,37 @@ describe('swe5g.resolve', () => {
     expect(r.patch).toMatch(/^diff --git a\/ngap\/handler.go/);
     expect(r.test_patch).toMatch(/^diff --git a\/ngap\/handler_nil_test.go/);
     expect(r.environment_setup_commit).toBe(fx.candidate.base_commit);
+  });
+
+  it('Go: a fix that also touches the root go.mod/go.sum tests its packages, not the root', async () => {
+    const fx = goFixture(join(root, 'src'), 'gomod');
+    const r = await resolveCandidate(await mirrored(fx), fx.candidate);
+    expect(r.patch).toContain('+++ b/go.mod');
+    expect(r.test_dirs).toEqual(['ngap']);
+  });
+
+  it('packageDirs: Go packages, C and Python source folders; filesOfPatch', () => {
+    const files = [
+      'go.mod',
+      'go.sum',
+      'ngap/handler.go',
+      'docs/x.md',
+      'main.go',
+      'lib/a.h',
+      'p/m.py',
+    ];
+    expect(packageDirs(files, 'go')).toEqual(['.', 'ngap']);
+    expect(
+      packageDirs(
+        files.filter((f) => f !== 'main.go'),
+        'go',
+      ),
+    ).toEqual(['ngap']);
+    expect(packageDirs(files, 'c')).toEqual(['lib']);
+    expect(packageDirs(files, 'python')).toEqual(['p']);
+    expect(
+      filesOfPatch('diff --git a/go.mod b/go.mod\n--- a/go.mod\ndiff --git a/x/y.go b/x/y.go\n'),
+    ).toEqual(['go.mod', 'x/y.go']);
   });
 
   it('Python and C: version from the newest tag reaching the base; tests/ is test_patch', async () => {

@@ -81,7 +81,7 @@ describe('testgen runner environment (issue 4: no secrets in the executor)', () 
     ].join('\n');
     const d = tree({ 'go.mod': GO_MOD, 'env_test.go': probe });
     expect(process.env.GITHUB_TOKEN).toContain(SECRET);
-    const run = await runTests(d, 'go', ['example.org/m::TestF2P_env'], 120_000);
+    const run = await runTests(d, 'go', ['example.org/m::TestF2P_env'], 900_000);
     expect(run.statuses).toEqual({ 'example.org/m::TestF2P_env': 'passed' });
     expect(run.log).toContain('GITHUB_TOKEN=[]');
     expect(run.log).not.toContain(SECRET);
@@ -98,7 +98,7 @@ describe('testgen runner environment (issue 4: no secrets in the executor)', () 
         '',
       ].join('\n'),
     });
-    const run = await runTests(d, 'python', ['tests/test_env.py::test_f2p_env'], 120_000);
+    const run = await runTests(d, 'python', ['tests/test_env.py::test_f2p_env'], 900_000);
     expect(run.statuses).toEqual({ 'tests/test_env.py::test_f2p_env': 'passed' });
     expect(run.log).not.toContain(SECRET);
   });
@@ -169,7 +169,7 @@ describe('testgen runner results come from structured channels', () => {
         '}',
       ].join('\n'),
     });
-    const run = await runTests(d, 'go', ['example.org/m::TestF2P_handle'], 120_000);
+    const run = await runTests(d, 'go', ['example.org/m::TestF2P_handle'], 900_000);
     expect(run.log).toContain('--- PASS: TestF2P_handle');
     expect(run.statuses).toEqual({ 'example.org/m::TestF2P_handle': 'failed' });
     expect(run.buildFailed).toBe(false);
@@ -186,7 +186,7 @@ describe('testgen runner results come from structured channels', () => {
         '',
       ].join('\n'),
     });
-    const run = await runTests(d, 'python', ['tests/test_f2p.py::test_f2p_x'], 120_000);
+    const run = await runTests(d, 'python', ['tests/test_f2p.py::test_f2p_x'], 900_000);
     expect(run.statuses).toEqual({ 'tests/test_f2p.py::test_f2p_x': 'failed' });
   });
 
@@ -209,7 +209,7 @@ describe('testgen runner results come from structured channels', () => {
         '}',
       ].join('\n'),
     });
-    const run = await runTests(d, 'go', ['example.org/m::TestF2P_big'], 120_000);
+    const run = await runTests(d, 'go', ['example.org/m::TestF2P_big'], 900_000);
     expect(run.statuses).toEqual({ 'example.org/m::TestF2P_big': 'passed' });
     expect(run.log.length).toBeLessThanOrEqual(LOG_CAP);
     expect(run.log.length).toBeGreaterThan(LOG_CAP / 2);

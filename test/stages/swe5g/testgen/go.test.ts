@@ -64,14 +64,19 @@ describe('swe5g.testgen on a Go nil-pointer fix', () => {
       'example.org/amfish/internal/ngap::TestF2PCall_Describe',
     ]);
     expect(gen.testgen.f2p_test_patch).toContain('+++ b/internal/ngap/f2p_call_test.go');
-    expect(gen.testgen.f2p_test_patch).toContain('f2pFill(reflect.ValueOf(&f2pArg0).Elem(), 4)');
+    expect(gen.testgen.f2p_test_patch).toContain(
+      'f2pFill(reflect.ValueOf(&f2pArg0).Elem(), 5, map[reflect.Type]bool{})',
+    );
     expect(gen.testgen.f2p_test_patch).toContain('f2pArg0.GNbId = nil');
     expect(
       gen.strategyA.check?.parent?.statuses[
         'example.org/amfish/internal/ngap::TestF2PCall_Describe'
       ],
     ).toBe('failed');
-    expect(gen.strategyA.check?.parent?.log).toMatch(/Describe panicked on nil\/zero input/);
+    // the log names where the call panicked (issue 16: why A was not kept on real code)
+    expect(gen.strategyA.check?.parent?.log).toMatch(
+      /Describe panicked on nil\/zero input: runtime error: invalid memory address or nil pointer dereference at example\.org\/amfish\/internal\/ngap\.Describe \(handler\.go:\d+\)/,
+    );
     expect(gen.testgen.bug_category).toBe('nil_pointer');
     expect(gen.testgen.spec_refs).toEqual(['TS 29.518 §6.1']);
   });
@@ -102,7 +107,7 @@ describe('swe5g.testgen on a Go nil-pointer fix', () => {
     };
     for (const [name, text] of Object.entries(fakes)) {
       const fake = repo.commit({ 'internal/ngap/handler.go': text }, `fake fix: ${name}`);
-      const run = await hostRunner(repo.dir, fake, gen.testgen.f2p_test_patch, 'go', [id], 120_000);
+      const run = await hostRunner(repo.dir, fake, gen.testgen.f2p_test_patch, 'go', [id], 900_000);
       expect({ name, build: run.buildFailed, status: run.statuses[id] }).toEqual({
         name,
         build: false,
@@ -118,7 +123,7 @@ describe('swe5g.testgen on a Go nil-pointer fix', () => {
       },
       'alternative fix',
     );
-    const altRun = await hostRunner(repo.dir, alt, gen.testgen.f2p_test_patch, 'go', [id], 120_000);
+    const altRun = await hostRunner(repo.dir, alt, gen.testgen.f2p_test_patch, 'go', [id], 900_000);
     expect(altRun.statuses[id]).toBe('passed');
   });
 
@@ -271,6 +276,66 @@ describe('swe5g.testgen on a Go nil-pointer fix', () => {
       );
     } finally {
       await server.close();
+    }
+  });
+
+  it('Strategy A reaches the guarded code through a logger held three pointers deep (issue 16, real free5GC shape)', async () => {
+    // free5GC's RanUe.Log is a *logrus.Entry whose Logger is one more pointer: filled 4 levels
+    // counting every struct, Logger stayed nil and the call panicked in the logger at both commits.
+    const UE = `package ngap
+
+// Logger is a leveled logger (logrus' shape: a zero Logger discards below its level).
+type Logger struct{ Level int }
+
+// Entry is a log entry bound to a Logger.
+type Entry struct{ Logger *Logger }
+
+// Infof logs when the level allows it.
+func (e *Entry) Infof(format string, args ...any) {
+	if e.Logger.Level > 3 {
+		println(format)
+	}
+}
+
+// Target is the handover target.
+type Target struct{ Name string }
+
+// RanUe is a UE of one RAN.
+type RanUe struct {
+	Log    *Entry
+	Target *Target
+}
+
+// HandoverAck answers a handover request acknowledge.
+func HandoverAck(ue *RanUe) string {
+	ue.Log.Infof("handover ack")
+	return ue.Target.Name
+}
+`;
+    const deep = buildRepo({
+      'go.mod': 'module example.org/deep\n\ngo 1.21\n',
+      'internal/ngap/ue.go': UE,
+    });
+    try {
+      const fix = deep.commit(
+        {
+          'internal/ngap/ue.go': UE.replace(
+            '\treturn ue.Target.Name',
+            '\tif ue.Target == nil {\n\t\treturn ""\n\t}\n\treturn ue.Target.Name',
+          ),
+        },
+        'fix nil target',
+      );
+      const gen = await generateTestGen(deep.dir, resolvedOf(deep, fix, 'go'), settings);
+      expect([gen.testgen.strategy, gen.strategyA.reason]).toEqual([
+        'A',
+        'fails at base_commit, passes at merge_commit',
+      ]);
+      expect(gen.strategyA.check?.parent?.log).toMatch(
+        /at example\.org\/deep\/internal\/ngap\.HandoverAck/,
+      );
+    } finally {
+      deep.cleanup();
     }
   });
 });

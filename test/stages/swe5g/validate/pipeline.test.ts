@@ -66,7 +66,7 @@ describe('swe5g pipeline: filter -> resolve -> testgen -> build -> validate', ()
         environments: {
           git_url_base: join(root, 'src'),
           base_source: 'offline',
-          limits: { timeout_s: 20, memory_mib: 1024 },
+          limits: { timeout_s: 900, memory_mib: 1024 },
         },
       }),
     };

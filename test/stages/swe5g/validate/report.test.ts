@@ -3,7 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../../../pipeline/store/store.js';
-import { validationMarkdown, validationRows } from '../../../../stages/swe5g/validate/report.js';
+import {
+  median,
+  validationMarkdown,
+  validationRows,
+} from '../../../../stages/swe5g/validate/report.js';
 import type { StageContext } from '../../../../pipeline/stage.js';
 
 const dirs: string[] = [];
@@ -27,6 +31,13 @@ function storeWith(
 }
 
 describe('swe5g validation report', () => {
+  it('median is the true median (mean of the two middle values for an even count)', () => {
+    expect(median([])).toBeNull();
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([10, 1, 4, 2])).toBe(3);
+    expect(median([5, 7])).toBe(6);
+  });
+
   it('counts built, validated and rejected instances per repository with reasons and median times', () => {
     const { store, ctx } = storeWith([
       ['swe5g.build', 'free5gc__amf-161', { state: 'done', output: {} }],
@@ -63,7 +74,7 @@ describe('swe5g validation report', () => {
       rejected: { f2p_does_not_fail_at_parent: 1 },
       medianStepSeconds: 3,
     });
-    expect(rows[2]).toMatchObject({ built: 3, validated: 2, medianStepSeconds: 15 });
+    expect(rows[2]).toMatchObject({ built: 3, validated: 2, medianStepSeconds: 9 }); // (3 + 15) / 2, not the upper middle;
     const md = validationMarkdown(ctx);
     expect(md).toContain('| free5gc/pcf | 2 |  | 1 | f2p_does_not_fail_at_parent 1 | 0 | 3.0 |');
     store.close();

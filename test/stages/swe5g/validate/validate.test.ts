@@ -11,7 +11,13 @@ import {
 import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
 import { validateInstance, type Validated } from '../../../../stages/swe5g/validate/validate.js';
 import { SkipItem } from '../../../../pipeline/errors.js';
-import { goFixture, GO_F2P, GO_P2P, type GoVariant } from '../../../fixtures/repos/go-nil.js';
+import {
+  goFixture,
+  GO_F2P,
+  GO_P2P,
+  GO_SOMETIMES,
+  type GoVariant,
+} from '../../../fixtures/repos/go-nil.js';
 import { cFixture, C_F2P, C_P2P } from '../../../fixtures/repos/c-null.js';
 import { pyFixture, PY_F2P, PY_P2P } from '../../../fixtures/repos/py-none.js';
 import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
@@ -132,7 +138,10 @@ describe('swe5g.validate in Docker', () => {
     ['envfail', 'p2p_fails_at_parent'],
     ['inject', 'ambiguous_log'],
   ] as const)('negative case %s ends as %s', async (variant, reason) => {
-    const { v, skip } = await validate(go(variant));
+    // The hanging fix needs a step timeout short enough to be reached; the others keep the
+    // harness's hang guard.
+    const over = variant === 'hang' ? { limits: { timeout_s: 60, memory_mib: 1024, cpus: 1 } } : {};
+    const { v, skip } = await validate(go(variant), 'docker', over);
     expect(v).toBeUndefined();
     expect(skip?.code).toBe(reason);
   });
@@ -169,6 +178,29 @@ describe('swe5g.validate in Docker', () => {
 });
 
 describe('swe5g.validate with the local executor', () => {
+  it('a fix that also touches the root go.mod validates (test dirs are Go packages, not ".")', async () => {
+    const { v, skip, logs } = await validate(go('gomod'), 'local');
+    expect(skip?.message).toBeUndefined();
+    expect(v!.FAIL_TO_PASS).toEqual([GO_F2P]);
+    const cmd = /^# command: (.*)$/m.exec(logs.get('parent_p2p') ?? '')?.[1] ?? '';
+    expect(cmd).toMatch(/ \.\/ngap$/);
+    expect(cmd).not.toMatch(/ \.( |$)/);
+  });
+
+  it('an existing test failing one run in three is listed as flaky, never rejects the instance', async () => {
+    // step 1 is re-run while it fails: it fails all 5 parent runs with probability (1/3)^5 = 0.41%
+    const { v, skip } = await validate(go('p2pflaky'), 'local');
+    expect(skip?.code).toBeUndefined();
+    expect(v!.FAIL_TO_PASS).toEqual([GO_F2P]);
+    // either seen flaky (dropped and listed) or lucky in every run (kept in PASS_TO_PASS)
+    expect(v!.dropped_flaky.includes(GO_SOMETIMES) !== v!.PASS_TO_PASS.includes(GO_SOMETIMES)).toBe(
+      true,
+    );
+    const parentRuns = Object.keys(v!.step_logs).filter((k) => k.startsWith('parent_p2p'));
+    if (v!.dropped_flaky.includes(GO_SOMETIMES)) expect(parentRuns.length).toBeGreaterThan(0);
+    expect(v!.PASS_TO_PASS).toEqual(expect.arrayContaining(GO_P2P));
+  });
+
   it('Go fix validated on the host toolchain', async () => {
     const { v, skip } = await validate(go('good'), 'local');
     expect(skip?.message).toBeUndefined();

@@ -1,0 +1,112 @@
+/**
+ * bench/swarm: executor `swarm` against executor `docker` on the same machine, one run.
+ * 1. Validation wall time (the three steps, five runs, of the C and Python fixtures) through
+ *    `swarm` (single-node swarm of this engine, images from a local registry) over the same
+ *    through `docker`, warm images, alternating per instance. Goal: <= 1.15 (the engine's cost).
+ * 2. Registry pull time of an instance image relative to its size: an image made for the bench
+ *    (a fresh 64 MiB layer on an instance image) is pushed, removed from the engine, and pulled
+ *    back by digest; prints MiB/s of the new layer and how many of its layers the engine said it
+ *    already held (not pulled again).
+ *
+ * Run: `npx tsx bench/swarm.bench.ts` (needs Docker, the offline base and Debian's
+ * docker-registry: `node scripts/setup.mjs`; puts the engine in Swarm mode if it is not).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DockerClient } from '../pipeline/providers/docker/client.js';
+import { DockerExecutor, type Executor } from '../pipeline/providers/docker/executor.js';
+import { SwarmExecutor } from '../pipeline/providers/docker/swarm.js';
+import { pushImage } from '../pipeline/providers/docker/registry.js';
+import { buildInstanceImages } from '../stages/swe5g/build/build.js';
+import { validateInstance } from '../stages/swe5g/validate/validate.js';
+import { cFixture } from '../test/fixtures/repos/c-null.js';
+import { pyFixture } from '../test/fixtures/repos/py-none.js';
+import type { Fixture } from '../test/fixtures/repos/builder.js';
+import { ensureTestBase, resolveFixture, testSettings } from '../test/fixtures/repos/harness.js';
+import { ensureSwarm, startRegistry } from '../test/fixtures/swarm.js';
+
+const docker = new DockerClient();
+await docker.ping();
+await ensureTestBase(docker);
+await ensureSwarm(docker);
+const registry = await startRegistry(docker);
+const root = mkdtempSync(join(tmpdir(), 'telebench-bench-swarm-'));
+const state = join(root, 'state');
+const settings = testSettings({ limits: { timeout_s: 120, memory_mib: 1024 } });
+
+try {
+  const fixtures: [string, Fixture][] = [
+    ['c', cFixture(join(root, 'src'))],
+    ['python', pyFixture(join(root, 'src'))],
+  ];
+  const swarm = new SwarmExecutor(docker, { registry: registry.address });
+  const dock = new DockerExecutor(docker);
+  let tDocker = 0;
+  let tSwarm = 0;
+  let instanceImage = '';
+  for (const [name, fx] of fixtures) {
+    const res = await resolveFixture(fx, state);
+    const built = await buildInstanceImages(res, { docker, settings, stateDir: state });
+    instanceImage = built.images.instance;
+    await pushImage(docker, built.images.instance, registry.address); // warm, like a built instance
+    const once = async (ex: Executor): Promise<number> => {
+      const t0 = performance.now();
+      const v = await validateInstance(
+        { resolved: res, testgen: fx.testgen, built },
+        { executor: ex, settings, saveLog: (s) => s },
+      );
+      if (v.FAIL_TO_PASS.length === 0) throw new Error(`${name}: no FAIL_TO_PASS`);
+      return performance.now() - t0;
+    };
+    await once(dock); // warm-up of the engine's caches for both
+    const d = await once(dock);
+    const s = await once(swarm);
+    tDocker += d;
+    tSwarm += s;
+    console.log(
+      `${name}: validation docker ${(d / 1000).toFixed(1)} s, swarm ${(s / 1000).toFixed(1)} s`,
+    );
+  }
+  console.log(
+    `validation wall time swarm/docker: ${(tSwarm / tDocker).toFixed(2)} (goal <= 1.15; ${(tSwarm / 1000).toFixed(1)} s vs ${(tDocker / 1000).toFixed(1)} s, C + Python fixtures, 5 steps each)`,
+  );
+
+  // 2. pull time of an instance image with one new 64 MiB layer
+  const ctx = mkdtempSync(join(tmpdir(), 'telebench-bench-pull-'));
+  writeFileSync(
+    join(ctx, 'Dockerfile'),
+    `FROM ${instanceImage}\nRUN head -c 67108864 /dev/urandom > /bench-layer\n`,
+  );
+  const tag = `telebench-bench-pull:${Date.now()}`;
+  await docker.build(ctx, tag, { 'telebench.bench': 'swarm' });
+  const size = (await docker.size(tag)) ?? 0;
+  const ref = await pushImage(docker, tag, registry.address);
+  await docker.docker.getImage(tag).remove();
+  await docker.docker.getImage(ref.split('@')[0]!).remove();
+  let already = 0;
+  let pulled = 0;
+  const t0 = performance.now();
+  const stream = await docker.docker.pull(ref);
+  await new Promise<void>((res, rej) =>
+    docker.docker.modem.followProgress(
+      stream,
+      (err: Error | null) => (err ? rej(err) : res()),
+      (ev: { status?: string }) => {
+        if (ev.status === 'Already exists') already++;
+        if (ev.status === 'Pull complete') pulled++;
+      },
+    ),
+  );
+  const ms = performance.now() - t0;
+  const newBytes = 64 * 2 ** 20;
+  console.log(
+    `registry pull of ${ref.split('@')[0]}: ${(ms / 1000).toFixed(2)} s for an image of ${(size / 2 ** 20).toFixed(0)} MiB; ${pulled} layer(s) pulled (${(newBytes / 2 ** 20 / (ms / 1000)).toFixed(0)} MiB/s of new layer), ${already} layer(s) already held (not pulled again); pull time / image size: ${(ms / (size / 2 ** 20)).toFixed(1)} ms per MiB`,
+  );
+  await docker.docker
+    .getImage(ref)
+    .remove()
+    .catch(() => undefined);
+} finally {
+  await registry.stop();
+}

@@ -1,0 +1,566 @@
+/**
+ * The stages of pipeline `swe5g-eval` (after `swe5g.validate`), over complete instances (validated,
+ * with a problem statement):
+ *
+ *     swe5g.eval.skills -> swe5g.eval.solve -> swe5g.eval.grade
+ *                                          \-> swe5g.eval.predictions
+ *
+ * - `swe5g.eval.skills`: one item per complete instance: its specification skill, checked
+ *   (skipped `no_spec_refs`, `no_skill_document`, `skill_rejected`).
+ * - `swe5g.eval.solve`: one item per model x mode x condition x instance (condition `none`
+ *   everywhere; `skill` on the A/B subset in `skills.ab_mode`): the solver loop, its turns,
+ *   answers (blobs), feedback runs and the final `model_patch`.
+ * - `swe5g.eval.grade`: one item per solve output and per row of an external predictions file
+ *   (`swe5g.evaluation.predictions`, `telebench evaluate --predictions FILE`): the patch graded in
+ *   a fresh sandbox. Invalid rows and unknown instances are skipped items with the line number.
+ * - `swe5g.eval.predictions`: one item per model x mode x condition: the SWE-bench predictions file
+ *   `<state>/swe5g-eval/predictions/<model>.<mode>.<condition>.jsonl` (written atomically).
+ * Every item is resumable like any other: a kill -9 loses at most the items in flight.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve as resolvePath } from 'node:path';
+import { defineStage, type StageContext } from '../../../pipeline/stage.js';
+import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
+import { DockerClient } from '../../../pipeline/providers/docker/client.js';
+import {
+  DockerExecutor,
+  LocalExecutor,
+  type Executor,
+} from '../../../pipeline/providers/docker/executor.js';
+import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
+import { createProvider } from '../../../pipeline/providers/llm/config.js';
+import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
+import { PROJECT_ROOT } from '../../../pipeline/manifest.js';
+import { swe5gSettings, type HasSwe5g } from '../config.js';
+import { loadRegistry } from '../registry.js';
+import type { Resolved, TestGen } from '../types.js';
+import type { Built } from '../build/build.js';
+import { selectTestDirs, type Validated } from '../validate/validate.js';
+import type { EvalModel, EvaluationSettings } from './config.js';
+import { chooseContext, type ContextChunk } from './context.js';
+import { runPatch, type EvalInstance, type Grade } from './grade.js';
+import { predictionsJsonl, readPredictions, type Prediction } from './predictions.js';
+import { solve, type SolveResult } from './solver.js';
+import {
+  assembleSkill,
+  checkSkill,
+  documentFor,
+  goldLeaks,
+  loadAreaDocuments,
+  type SkillCheck,
+} from './skills.js';
+
+/** Environment variable through which `telebench evaluate --predictions` names its file. */
+export const PREDICTIONS_ENV = 'TELEBENCH_PREDICTIONS_FILE';
+
+type Ctx = StageContext<HasSwe5g>;
+
+/** The evaluation settings. */
+export function evalSettings(ctx: Ctx): EvaluationSettings {
+  return swe5gSettings(ctx.config).evaluation;
+}
+
+/**
+ * Complete instances from the store: done `swe5g.validate` items whose instance is not
+ * `incomplete` and has a problem statement; with the test directories validation ran.
+ */
+export function evalInstances(
+  ctx: Ctx,
+): Map<string, EvalInstance & { language: Resolved['language'] }> {
+  return ctx.memo('swe5g.eval.instances', () => {
+    const env = swe5gSettings(ctx.config).environments;
+    const regFile = resolvePath(dirname(ctx.configFile), swe5gSettings(ctx.config).registry);
+    const scopes = new Map(
+      existsSync(regFile) ? loadRegistry(regFile).map((e) => [e.id, e.test.scope] as const) : [],
+    );
+    const out = new Map<string, EvalInstance & { language: Resolved['language'] }>();
+    for (const o of ctx.store.outputs<Validated>('swe5g.validate')) {
+      const v = o.output;
+      if (v.incomplete || v.problem_statement.trim() === '') continue;
+      const input = o.input as { resolved: Resolved; testgen: TestGen; built: Built };
+      const scope =
+        env.test_scope === 'registry'
+          ? (scopes.get(input.resolved.registry_id) ?? 'touched')
+          : env.test_scope;
+      out.set(v.instance_id, {
+        instance_id: v.instance_id,
+        repo: v.repo,
+        base_commit: v.base_commit,
+        problem_statement: v.problem_statement,
+        patch: v.patch,
+        test_patch: v.test_patch,
+        FAIL_TO_PASS: v.FAIL_TO_PASS,
+        PASS_TO_PASS: v.PASS_TO_PASS,
+        bug_category: v.bug_category,
+        nf: v.nf,
+        spec_refs: v.spec_refs,
+        image: v.images.instance,
+        image_recipe: v.image_recipe as RecipeName,
+        source_dir: input.built.source_dir,
+        module_dir: input.built.module_dir,
+        test_dirs: selectTestDirs({
+          recipe: v.image_recipe as RecipeName,
+          scope,
+          moduleDir: input.built.module_dir,
+          sourceDirs: input.resolved.test_dirs,
+          testPatches: [input.resolved.test_patch, input.testgen.f2p_test_patch],
+        }),
+        language: input.resolved.language,
+      });
+    }
+    return out;
+  });
+}
+
+/** The executor of grading and feedback runs (validation's choice: docker or local). */
+function evalExecutor(ctx: Ctx): Executor {
+  const settings = swe5gSettings(ctx.config).environments;
+  return settings.executor === 'docker'
+    ? new DockerExecutor(
+        ctx.memo('docker', () => new DockerClient()),
+        { onCleanupError: (e) => ctx.log(e.message, { code: e.code, ...e.context }) },
+      )
+    : new LocalExecutor();
+}
+
+// ---------------------------------------------------------------------------------------------
+// swe5g.eval.skills
+
+/** Output of `swe5g.eval.skills`. */
+export interface SkillOutput {
+  instance_id: string;
+  spec: string;
+  ref: string;
+  document: string;
+  text: string;
+  check: SkillCheck;
+}
+
+interface SkillInput {
+  instance_id: string;
+  spec_refs: string[];
+  problem_statement: string;
+  patch: string;
+  skillsDir: string;
+  limits: { min: number; max: number };
+}
+
+function skillsDir(ctx: Ctx): string {
+  const dir = evalSettings(ctx).skills.dir;
+  return dir ? resolvePath(dirname(ctx.configFile), dir) : join(PROJECT_ROOT, 'skills');
+}
+
+export const skillsStage = defineStage<SkillInput, SkillOutput, HasSwe5g>({
+  name: 'swe5g.eval.skills',
+  version: 1,
+  needs: ['swe5g.validate'],
+  description:
+    'Per-instance 3GPP specification skill (~350 tokens), checked for size, citation and gold-patch leaks.',
+  *plan(ctx) {
+    const s = evalSettings(ctx);
+    if (!s.skills.enabled) return;
+    let n = 0;
+    for (const inst of evalInstances(ctx).values()) {
+      if (ctx.limit !== undefined && n++ >= ctx.limit) return;
+      yield {
+        key: inst.instance_id,
+        input: {
+          instance_id: inst.instance_id,
+          spec_refs: inst.spec_refs,
+          problem_statement: inst.problem_statement,
+          patch: inst.patch,
+          skillsDir: skillsDir(ctx),
+          limits: { min: s.skills.min_tokens, max: s.skills.max_tokens },
+        },
+      };
+    }
+  },
+  async run(item) {
+    const i = item.input;
+    if (i.spec_refs.length === 0)
+      throw new SkipItem(
+        'no_spec_refs',
+        `${i.instance_id}: the instance cites no 3GPP specification`,
+      );
+    const found = documentFor(i.spec_refs, loadAreaDocuments(i.skillsDir));
+    if (!found)
+      throw new SkipItem(
+        'no_skill_document',
+        `${i.instance_id}: no document in ${i.skillsDir} for ${i.spec_refs.join(', ')}`,
+      );
+    const text = assembleSkill(found.doc, found.ref, i.problem_statement, i.limits.max);
+    const check = checkSkill(text, goldLeaks(i.patch, i.problem_statement), i.limits);
+    if (!check.ok)
+      throw new SkipItem(
+        'skill_rejected',
+        `${i.instance_id}: skill from ${found.doc.file} rejected: ${check.problems.join('; ')}`,
+        { text, check },
+      );
+    return {
+      instance_id: i.instance_id,
+      spec: found.doc.spec,
+      ref: found.ref,
+      document: found.doc.file,
+      text,
+      check,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// swe5g.eval.solve
+
+/** Input of one solve item. */
+export interface SolveInput {
+  instance: EvalInstance & { language: Resolved['language'] };
+  model: EvalModel;
+  mode: 'single' | 'multi';
+  condition: 'none' | 'skill';
+  skill: { spec: string; text: string; tokens: number } | null;
+  settings: Pick<
+    EvaluationSettings,
+    'turns' | 'feedback' | 'feedback_tokens' | 'context' | 'edits'
+  >;
+}
+
+/** Output of one solve item. */
+export interface SolveOutput extends SolveResult {
+  instance_id: string;
+  model_name_or_path: string;
+  condition: 'none' | 'skill';
+  skill_spec: string | null;
+  skill_tokens: number;
+  context: { rule: string; tokens: number; chunks: ContextChunk[] };
+}
+
+/** Key of a solve (and of its grade). */
+export function solveKey(model: string, mode: string, condition: string, instance: string): string {
+  return `${model}::${mode}::${condition}::${instance}`;
+}
+
+/** The A/B subset (config `skills.ab_size`): instances with an accepted skill, by instance_id. */
+export function abSubset(ctx: Ctx): Map<string, SkillOutput> {
+  const s = evalSettings(ctx);
+  const out = new Map<string, SkillOutput>();
+  if (!s.skills.enabled) return out;
+  const accepted = [...ctx.store.outputs<SkillOutput>('swe5g.eval.skills')]
+    .map((o) => o.output)
+    .sort((a, b) => a.instance_id.localeCompare(b.instance_id))
+    .slice(0, s.skills.ab_size);
+  for (const k of accepted) out.set(k.instance_id, k);
+  return out;
+}
+
+function providerFor(ctx: Ctx, model: EvalModel): LlmProvider {
+  return ctx.memo(`swe5g.eval.provider.${model.name}`, () =>
+    createProvider(model.llm, { kv: ctx.kv, blobs: ctx.blobs, onEvent: (e) => ctx.emit(e) }),
+  );
+}
+
+export const solveStage = defineStage<SolveInput, SolveOutput, HasSwe5g>({
+  name: 'swe5g.eval.solve',
+  version: 1,
+  needs: ['swe5g.validate', 'swe5g.eval.skills'],
+  description:
+    'Solver loop: single-turn or multi-turn (K turns, feedback) SEARCH/REPLACE answers per model and instance.',
+  concurrency: (cfg) =>
+    Math.max(
+      1,
+      ...swe5gSettings(cfg).evaluation.models.map((m) =>
+        m.llm.endpoints.reduce((n, e) => n + e.concurrency, 0),
+      ),
+    ),
+  async preflight(ctx) {
+    const s = evalSettings(ctx);
+    if (s.models.length === 0 || evalInstances(ctx).size === 0) return;
+    for (const m of s.models) {
+      const info = await providerFor(ctx, m).preflight(m.model ?? m.name, ctx.signal);
+      ctx.log(
+        `model ${m.name} at ${info.endpoint}: server ${info.serverVersion ?? 'unknown'}, digest ${info.modelDigest ?? 'unknown'}`,
+      );
+    }
+    if (swe5gSettings(ctx.config).environments.executor === 'docker' && s.modes.includes('multi'))
+      await ctx.memo('docker', () => new DockerClient()).ping();
+  },
+  *plan(ctx) {
+    const s = evalSettings(ctx);
+    const ab = abSubset(ctx);
+    const settings = {
+      turns: s.turns,
+      feedback: s.feedback,
+      feedback_tokens: s.feedback_tokens,
+      context: s.context,
+      edits: s.edits,
+    };
+    let n = 0;
+    for (const model of s.models) {
+      for (const inst of evalInstances(ctx).values()) {
+        const runs: { mode: 'single' | 'multi'; condition: 'none' | 'skill' }[] = (
+          model.modes ?? s.modes
+        ).map((mode) => ({
+          mode,
+          condition: 'none' as const,
+        }));
+        if (ab.has(inst.instance_id)) runs.push({ mode: s.skills.ab_mode, condition: 'skill' });
+        for (const r of runs) {
+          if (ctx.limit !== undefined && n >= ctx.limit) return;
+          n++;
+          const sk = r.condition === 'skill' ? ab.get(inst.instance_id)! : null;
+          yield {
+            key: solveKey(model.name, r.mode, r.condition, inst.instance_id),
+            input: {
+              instance: inst,
+              model,
+              mode: r.mode,
+              condition: r.condition,
+              skill: sk ? { spec: sk.spec, text: sk.text, tokens: sk.check.tokens } : null,
+              settings,
+            },
+          };
+        }
+      }
+    }
+  },
+  async run(item, ctx) {
+    const { instance: inst, model, settings } = item.input;
+    const context = chooseContext(inst.source_dir, inst.language, inst.problem_statement, {
+      maxTokens: settings.context.max_tokens,
+      minIdentifier: settings.context.min_identifier_length,
+    });
+    const executor = evalExecutor(ctx);
+    const env = swe5gSettings(ctx.config).environments;
+    let result: SolveResult;
+    try {
+      result = await solve(
+        {
+          mode: item.input.mode,
+          turns: settings.turns,
+          feedback: settings.feedback,
+          feedbackTokens: settings.feedback_tokens,
+          fuzzy: { threshold: settings.edits.fuzzy_threshold, margin: settings.edits.fuzzy_margin },
+          language: inst.language === 'go' ? 'Go' : inst.language === 'c' ? 'C' : 'Python',
+          recipe: inst.image_recipe,
+          problem: inst.problem_statement,
+          context: context.text,
+          ...(item.input.skill ? { skill: item.input.skill.text } : {}),
+        },
+        {
+          provider: providerFor(ctx, model),
+          request: {
+            model: model.model ?? model.name,
+            numCtx: model.num_ctx,
+            maxTokens: model.max_tokens,
+            temperature: model.temperature,
+            think: false,
+            ...(model.seed !== undefined ? { seed: model.seed } : {}),
+          },
+          readBase: (p) => {
+            const abs = join(inst.source_dir, p);
+            return existsSync(abs) ? readFileSync(abs, 'utf8') : null;
+          },
+          runTests: (patch, step) =>
+            runPatch(inst, patch, step, {
+              executor,
+              settings: env,
+              saveLog: (name, text) => ctx.artifact(`runs/${name}`, text, 'text/plain'),
+              signal: ctx.signal,
+            }),
+          saveAnswer: (t, text) => ctx.artifact(`answers/turn_${t}`, text, 'text/plain'),
+          signal: ctx.signal,
+        },
+      );
+    } catch (err) {
+      // a prompt that does not fit, an unreadable answer: a content outcome of this model
+      if (err instanceof TelebenchError && err.tier === 'content')
+        throw new SkipItem(err.code, `${inst.instance_id}: ${err.message}`, err.context);
+      throw err;
+    }
+    return {
+      ...result,
+      instance_id: inst.instance_id,
+      model_name_or_path: model.name,
+      condition: item.input.condition,
+      skill_spec: item.input.skill?.spec ?? null,
+      skill_tokens: item.input.skill?.tokens ?? 0,
+      context: { rule: context.rule, tokens: context.tokens, chunks: context.chunks },
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// swe5g.eval.grade
+
+/** Input of one grade item. */
+export interface GradeInput {
+  source: 'solver' | 'external';
+  model_name_or_path: string;
+  mode: 'single' | 'multi' | 'external';
+  condition: 'none' | 'skill';
+  instance_id: string;
+  instance: EvalInstance | null;
+  model_patch: string;
+  /** External rows: the file and line; a row that could not be read has `invalid`. */
+  origin?: { file: string; line: number };
+  invalid?: string;
+}
+
+/** Output of one grade item. */
+export interface GradeOutput extends Grade {
+  source: GradeInput['source'];
+  model_name_or_path: string;
+  mode: GradeInput['mode'];
+  condition: GradeInput['condition'];
+}
+
+function predictionsFile(ctx: Ctx): string | undefined {
+  const fromEnv = process.env[PREDICTIONS_ENV];
+  if (fromEnv) return resolvePath(fromEnv);
+  const p = evalSettings(ctx).predictions;
+  return p ? resolvePath(dirname(ctx.configFile), p) : undefined;
+}
+
+export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
+  name: 'swe5g.eval.grade',
+  version: 1,
+  needs: ['swe5g.eval.solve'],
+  description:
+    'Grades each model patch (solver or external predictions) in a fresh sandbox: FAIL_TO_PASS and PASS_TO_PASS.',
+  async preflight(ctx) {
+    if (swe5gSettings(ctx.config).environments.executor === 'docker')
+      await ctx.memo('docker', () => new DockerClient()).ping();
+  },
+  *plan(ctx) {
+    const instances = evalInstances(ctx);
+    let n = 0;
+    const within = (): boolean => ctx.limit === undefined || n++ < ctx.limit;
+    for (const o of ctx.store.outputs<SolveOutput>('swe5g.eval.solve')) {
+      if (!within()) return;
+      const s = o.output;
+      yield {
+        key: o.key,
+        input: {
+          source: 'solver',
+          model_name_or_path: s.model_name_or_path,
+          mode: s.mode,
+          condition: s.condition,
+          instance_id: s.instance_id,
+          instance: instances.get(s.instance_id) ?? null,
+          model_patch: s.model_patch,
+        },
+      };
+    }
+    const file = predictionsFile(ctx);
+    if (!file) return;
+    const { rows, bad } = readPredictions(file);
+    for (const b of bad) {
+      if (!within()) return;
+      yield {
+        key: `external::invalid::line-${b.line}`,
+        input: {
+          source: 'external',
+          model_name_or_path: '',
+          mode: 'external',
+          condition: 'none',
+          instance_id: '',
+          instance: null,
+          model_patch: '',
+          origin: { file, line: b.line },
+          invalid: b.reason,
+        },
+      };
+    }
+    for (const r of rows) {
+      if (!within()) return;
+      yield {
+        key: `external::${r.model_name_or_path}::${r.instance_id}`,
+        input: {
+          source: 'external',
+          model_name_or_path: r.model_name_or_path,
+          mode: 'external',
+          condition: 'none',
+          instance_id: r.instance_id,
+          instance: instances.get(r.instance_id) ?? null,
+          model_patch: r.model_patch,
+          origin: { file, line: r.line },
+        },
+      };
+    }
+  },
+  async run(item, ctx) {
+    const i = item.input;
+    if (i.invalid)
+      throw new SkipItem(
+        'invalid_prediction',
+        `${i.origin?.file}:${i.origin?.line}: ${i.invalid}`,
+        { ...i.origin },
+      );
+    if (!i.instance)
+      throw new SkipItem(
+        'unknown_instance',
+        `${i.origin ? `${i.origin.file}:${i.origin.line}: ` : ''}${i.instance_id} is not a complete validated instance in this state`,
+        { ...i.origin },
+      );
+    const run = await runPatch(i.instance, i.model_patch, 'grade', {
+      executor: evalExecutor(ctx),
+      settings: swe5gSettings(ctx.config).environments,
+      saveLog: (name, text) => ctx.artifact(`runs/${name}`, text, 'text/plain'),
+      signal: ctx.signal,
+    });
+    return {
+      ...run.grade,
+      source: i.source,
+      model_name_or_path: i.model_name_or_path,
+      mode: i.mode,
+      condition: i.condition,
+    };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// swe5g.eval.predictions
+
+interface ExportInput {
+  file: string;
+  rows: Prediction[];
+}
+
+/** Folder of the predictions files the models' runs write. */
+export function predictionsDir(stateDir: string): string {
+  return join(stateDir, 'swe5g-eval', 'predictions');
+}
+
+export const exportStage = defineStage<ExportInput, { file: string; rows: number }, HasSwe5g>({
+  name: 'swe5g.eval.predictions',
+  version: 1,
+  needs: ['swe5g.eval.solve'],
+  description: "Writes each model run's patches as SWE-bench predictions (JSON Lines).",
+  *plan(ctx) {
+    const groups = new Map<string, Prediction[]>();
+    for (const o of ctx.store.outputs<SolveOutput>('swe5g.eval.solve')) {
+      const s = o.output;
+      const name = `${s.model_name_or_path.replace(/[^\w.+@-]+/g, '_')}.${s.mode}.${s.condition}`;
+      const rows = groups.get(name) ?? [];
+      rows.push({
+        instance_id: s.instance_id,
+        model_name_or_path: s.model_name_or_path,
+        model_patch: s.model_patch,
+      });
+      groups.set(name, rows);
+    }
+    for (const [name, rows] of groups)
+      yield {
+        key: name,
+        input: { file: join(predictionsDir(ctx.stateDir), `${name}.jsonl`), rows },
+      };
+  },
+  async run(item) {
+    mkdirSync(dirname(item.input.file), { recursive: true });
+    const tmp = `${item.input.file}.tmp`;
+    writeFileSync(tmp, predictionsJsonl(item.input.rows));
+    renameSync(tmp, item.input.file);
+    return { file: item.input.file, rows: item.input.rows.length };
+  },
+});
+
+/** The stages of `swe5g-eval`, in pipeline order. */
+export const evalStages = [skillsStage, solveStage, gradeStage, exportStage];

@@ -1,0 +1,102 @@
+// The command as users get it: the compiled bundle (dist/telebench.js, scripts/build.mjs) runs from
+// a packed tarball through `npx telebench` without the TypeScript sources, and in a checkout a
+// bundle older than its sources is rebuilt before it runs (a stale bundle never runs silently).
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../pipeline/manifest.js';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'telebench-pack-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function sh(cmd: string, args: string[], cwd: string, env: Record<string, string> = {}) {
+  return spawnSync(cmd, args, { cwd, encoding: 'utf8', env: { ...process.env, ...env } });
+}
+
+describe('the packed package', () => {
+  it('`npm pack` ships the bundle, not the sources, and `npx telebench` runs from it', () => {
+    const pack = sh('npm', ['pack', '--json', '--pack-destination', dir], PROJECT_ROOT);
+    expect(pack.status, pack.stderr).toBe(0);
+    const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
+    const files = info!.files.map((f) => f.path);
+    expect(files).toContain('dist/telebench.js');
+    expect(files).toContain('bin/telebench.js');
+    expect(files).toContain('config/default.yaml');
+    expect(files.filter((f) => f.endsWith('.ts'))).toEqual([]);
+
+    // what npm install does with the tarball: the package under node_modules, its bin linked;
+    // its dependencies (as package.json lists them) taken from this checkout's node_modules
+    const app = join(dir, 'app');
+    const pkgDir = join(app, 'node_modules', 'telebench');
+    mkdirSync(pkgDir, { recursive: true });
+    const untar = sh(
+      'tar',
+      ['xzf', join(dir, info!.filename), '-C', pkgDir, '--strip-components=1'],
+      dir,
+    );
+    expect(untar.status, untar.stderr).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    for (const dep of Object.keys(manifest.dependencies)) {
+      const target = join(app, 'node_modules', dep);
+      mkdirSync(join(target, '..'), { recursive: true });
+      symlinkSync(join(PROJECT_ROOT, 'node_modules', dep), target);
+    }
+    mkdirSync(join(app, 'node_modules', '.bin'));
+    symlinkSync('../telebench/bin/telebench.js', join(app, 'node_modules', '.bin', 'telebench'));
+    chmodSync(join(pkgDir, 'bin', 'telebench.js'), 0o755);
+
+    const env = { npm_config_offline: 'true', TELEBENCH_HOME: join(dir, 'state') };
+    const help = sh('npx', ['--no-install', 'telebench', '--help'], app, env);
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toContain('Usage: telebench');
+    // the packaged default configuration is found and valid
+    const check = sh('npx', ['--no-install', 'telebench', 'config', 'check'], app, env);
+    expect(check.status, check.stderr).toBe(0);
+    // the native SQLite module loads: a run and its status
+    const run = sh('npx', ['--no-install', 'telebench', 'run', 'selftest', '--limit', '3'], app, {
+      ...env,
+      CI: 'true',
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const status = sh('npx', ['--no-install', 'telebench', 'status', '--json'], app, env);
+    expect(status.status, status.stderr).toBe(0);
+    expect(status.stdout).toContain('selftest');
+    // nothing was compiled in the installed package: it has no sources to compare
+    expect(existsSync(join(pkgDir, 'pipeline'))).toBe(false);
+  });
+});
+
+describe('the bundle in a checkout', () => {
+  it('a bundle older than its sources is rebuilt before it runs', () => {
+    const bundle = join(PROJECT_ROOT, 'dist', 'telebench.js');
+    const first = sh(process.execPath, [join(PROJECT_ROOT, 'bin', 'telebench.js'), '--help'], dir);
+    expect(first.status, first.stderr).toBe(0);
+    const old = new Date('2001-01-01T00:00:00Z');
+    utimesSync(bundle, old, old);
+    const again = sh(process.execPath, [join(PROJECT_ROOT, 'bin', 'telebench.js'), '--help'], dir);
+    expect(again.status, again.stderr).toBe(0);
+    expect(statSync(bundle).mtimeMs).toBeGreaterThan(old.getTime());
+    const inputs = JSON.parse(
+      readFileSync(join(PROJECT_ROOT, 'dist', 'telebench.inputs.json'), 'utf8'),
+    ) as string[];
+    expect(inputs).toContain('pipeline/cli/main.ts');
+    expect(inputs).toContain('stages/index.ts');
+  });
+});

@@ -1,0 +1,297 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
+import {
+  DockerExecutor,
+  type Executor,
+  type StepSpec,
+} from '../../../../pipeline/providers/docker/executor.js';
+import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
+import { validateInstance, type Validated } from '../../../../stages/swe5g/validate/validate.js';
+import { goFixture, GO_F2P, GO_P2P } from '../../../fixtures/repos/go-nil.js';
+import { cFixture, C_F2P, C_P2P } from '../../../fixtures/repos/c-null.js';
+import { pyFixture, PY_F2P, PY_P2P } from '../../../fixtures/repos/py-none.js';
+import type { Fixture } from '../../../fixtures/repos/builder.js';
+import {
+  SwarmExecutor,
+  SWARM_LABEL,
+  readFrame,
+  swarmTasksPerNode,
+} from '../../../../pipeline/providers/docker/swarm.js';
+import { pushImage, registryName } from '../../../../pipeline/providers/docker/registry.js';
+import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
+import {
+  ensureSwarm,
+  freePort,
+  startRegistry,
+  type LocalRegistry,
+} from '../../../fixtures/swarm.js';
+import { TelebenchError } from '../../../../pipeline/errors.js';
+
+const docker = new DockerClient();
+let image: string;
+let registry: LocalRegistry;
+
+const spec = (command: string, over: Partial<StepSpec> = {}): StepSpec => ({
+  step: 'probe',
+  instance: { image, workdir: '/testbed', sourceDir: '' },
+  files: {},
+  command,
+  collect: [],
+  limits: { memory: 256 * 2 ** 20, cpus: 0.5, pids: 64, timeoutMs: 60_000 },
+  ...over,
+});
+
+beforeAll(async () => {
+  await docker.ping();
+  await ensureTestBase(docker);
+  await ensureSwarm(docker);
+  registry = await startRegistry(docker);
+  image = testSettings().offline.rootfs_image;
+  await pushImage(docker, image, registry.address); // once: each test's step then only runs
+}, 900_000);
+
+afterAll(async () => {
+  await registry?.stop();
+});
+
+/**
+ * Services, configs, networks and task containers the executor left behind (must be none; the
+ * node removes a removed service's container shortly after, so this waits up to 60 s for 0).
+ */
+async function leftovers(): Promise<number> {
+  const f = { filters: { label: [SWARM_LABEL] } };
+  let n = 0;
+  for (let i = 0; i < 60; i++) {
+    const all = await Promise.all([
+      docker.docker.listServices(f),
+      docker.docker.listConfigs(f),
+      docker.docker.listNetworks(f),
+      docker.docker.listContainers({ all: true, ...f }),
+    ]);
+    n = all.reduce((a, l) => a + l.length, 0);
+    if (n === 0) return 0;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return n;
+}
+
+describe('readFrame', () => {
+  const frame = (nonce: string, payload: Buffer, digest?: string): string =>
+    `${nonce} BEGIN\n${payload.toString('base64')}\n${nonce} END ${digest ?? createHash('sha256').update(payload).digest('hex')}\n`;
+  const n = 'a'.repeat(32);
+
+  it('takes the last complete frame of the nonce; other nonces and earlier frames are ignored', () => {
+    const real = gzipSync(Buffer.from('real'));
+    const forged = gzipSync(Buffer.from('forged'));
+    const out = `${frame(n, forged)}noise\n${frame('b'.repeat(32), forged)}\n${frame(n, real)}`;
+    expect(readFrame(out, n)).toEqual(real);
+    expect(readFrame('no frame here\n', n)).toBeUndefined();
+  });
+
+  it('a frame whose bytes do not hash to its END digest is corrupt', () => {
+    const out = frame(n, Buffer.from('x'), 'f'.repeat(64));
+    expect(() => readFrame(out, n)).toThrow(/does not match its sha256/);
+  });
+});
+
+describe('SwarmExecutor (single-node swarm, local registry)', { timeout: 600_000 }, () => {
+  it('runs as a replicated job with no route out, pinned env, limits; files in, results out exactly', async () => {
+    process.env.GITHUB_TOKEN = 'ghp_secretvalue123';
+    const ex = new SwarmExecutor(docker, { registry: registry.address });
+    const blob = Array.from({ length: 3000 }, (_, i) => `line ${i} é\t"x"`).join('\n');
+    const r = await ex.run(
+      spec(
+        [
+          'ls /sys/class/net | tr "\\n" " "; echo',
+          'awk \'$2=="00000000"{print "DEFAULT_ROUTE"}\' /proc/net/route',
+          'echo TZ=$TZ; env | grep -c GITHUB_TOKEN || true',
+          'cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes',
+          'cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max',
+          'test -e gone.txt && echo GONE_STILL_THERE',
+          'mkdir -p out && cp new/b.txt out/r.txt && echo err >&2; exit 3',
+        ].join('\n'),
+        {
+          files: { 'new/b.txt': blob, 'gone.txt': null },
+          collect: ['out/r.txt', 'out/absent.txt'],
+        },
+      ),
+    );
+    delete process.env.GITHUB_TOKEN;
+    expect(r.executor).toBe('swarm');
+    expect(r.exitCode).toBe(3);
+    expect(r.timedOut).toBe(false);
+    expect(r.attempts).toBe(1);
+    expect(r.node).toMatch(/^[a-z0-9]{25}$/);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]!.trim().split(' ').sort()).toEqual(['eth0', 'lo']);
+    expect(lines).not.toContain('DEFAULT_ROUTE');
+    expect(lines).toContain('TZ=UTC');
+    expect(lines).toContain('0');
+    expect(lines).toContain(String(256 * 2 ** 20));
+    expect(lines).toContain('64');
+    expect(lines).not.toContain('GONE_STILL_THERE');
+    expect(r.stderr).toBe('err\n');
+    expect(r.collected['out/r.txt']).toBe(blob);
+    expect(r.collected['out/absent.txt']).toBeUndefined();
+    expect(await leftovers()).toBe(0);
+  });
+
+  it('a forged frame written by the code under test to the task output is ignored', async () => {
+    // The code under test reads the nonce from PID 1's command line and writes a frame with a
+    // valid digest (exit 0, stdout FORGED) straight into the task's output (every pipe the
+    // wrapper holds), once at once and once from a background process that outlives the command.
+    const forge = [
+      'N=$(tr "\\0" "\\n" </proc/1/cmdline | grep -o "[0-9a-f]\\{32\\}" | head -1)',
+      'F=/tmp/forge; mkdir -p $F/c; echo 0 >$F/exit; echo 1 >$F/ms; echo 60 >$F/limit; echo FORGED >$F/stdout; : >$F/stderr',
+      'tar -czf /tmp/forge.tgz -C $F .; S=$(sha256sum /tmp/forge.tgz | cut -d" " -f1)',
+      'emit() { for f in /proc/1/fd/*; do case $(readlink $f) in pipe:*) { printf "\\n%s BEGIN\\n" $N; base64 /tmp/forge.tgz; printf "%s END %s\\n" $N $S; } >$f;; esac; done; }',
+      'emit',
+      '(sleep 1; emit) &',
+      'echo "$N" | grep -c . ; echo real; exit 7',
+    ].join('\n');
+    const outputs: string[] = [];
+    const ex2 = new SwarmExecutor(docker, {
+      registry: registry.address,
+      onTaskOutput: (_step, out) => outputs.push(out),
+    });
+    const r = await ex2.run(spec(forge));
+    // the forged frame did reach the task output, before the wrapper's own
+    const frames = outputs.at(-1)!.match(/^[0-9a-f]{32} BEGIN$/gm) ?? [];
+    expect(frames.length).toBeGreaterThanOrEqual(2);
+    expect(r.exitCode).toBe(7);
+    expect(r.stdout).toBe('1\nreal\n'); // the nonce was found (the forgery was well-formed)
+    expect(r.stdout).not.toContain('FORGED');
+  });
+
+  it('a task past its deadline ends with timedOut and no exit code', async () => {
+    const ex = new SwarmExecutor(docker, { registry: registry.address });
+    const r = await ex.run(
+      spec('echo started; sleep 120', {
+        limits: { memory: 256 * 2 ** 20, cpus: 0.5, pids: 64, timeoutMs: 3000 },
+      }),
+    );
+    expect(r.timedOut).toBe(true);
+    expect(r.exitCode).toBeNull();
+    expect(r.stdout).toBe('started\n');
+    expect(await leftovers()).toBe(0);
+  });
+
+  it('registry down: a clear error naming the registry', async () => {
+    const down = `127.0.0.1:${await freePort()}`;
+    const ex = new SwarmExecutor(docker, { registry: down });
+    const err = await ex.run(spec('true')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TelebenchError);
+    expect((err as TelebenchError).code).toBe('registry_push_failed');
+    expect((err as TelebenchError).message).toContain(down);
+    expect((err as TelebenchError).message).toContain('swe5g.environments.swarm.registry');
+  });
+
+  it('a node without the image pulls it from the registry', async () => {
+    // An image of its own (a layer on the rootfs) so the test may delete it from the engine.
+    const ctx = mkdtempSync(join(tmpdir(), 'telebench-swarm-img-'));
+    const marker = `pulled-${Date.now()}`;
+    writeFileSync(join(ctx, 'Dockerfile'), `FROM ${image}\nRUN echo ${marker} > /marker\n`);
+    const tag = `telebench-swarmtest:${marker}`;
+    await docker.build(ctx, tag, { 'telebench.test': 'swarm' });
+    const ref = await pushImage(docker, tag, registry.address);
+    expect(ref).toMatch(/@sha256:[0-9a-f]{64}$/);
+    // the engine (the only node) forgets the image: tags and the digest reference
+    await docker.docker.getImage(tag).remove();
+    await docker.docker.getImage(registryName(registry.address, tag)).remove();
+    expect(await docker.hasImage(ref)).toBe(false);
+    const ex = new SwarmExecutor(docker, { registry: registry.address });
+    const r = await ex.run({
+      ...spec('cat /marker'),
+      instance: { image: tag, workdir: '/', sourceDir: '' },
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(`${marker}\n`);
+    expect(await docker.hasImage(ref)).toBe(true); // pulled by the node
+    await docker.docker
+      .getImage(ref)
+      .remove()
+      .catch(() => undefined);
+  });
+
+  it('a node that leaves mid-step (drained): the step runs again and comes back once', async () => {
+    const self = await ensureSwarm(docker);
+    const setAvailability = async (availability: 'active' | 'drain'): Promise<void> => {
+      const node = docker.docker.getNode(self);
+      const info = (await node.inspect()) as { Version: { Index: number }; Spec: object };
+      await node.update({ version: info.Version.Index, ...info.Spec, Availability: availability });
+    };
+    const logs: string[] = [];
+    const ex = new SwarmExecutor(docker, { registry: registry.address, log: (m) => logs.push(m) });
+    const p = ex.run(spec('echo start; sleep 15; echo done'));
+    const runningTasks = async (): Promise<number> => {
+      const services = await docker.docker.listServices({ filters: { label: [SWARM_LABEL] } });
+      if (!services.length) return 0;
+      const tasks = (await docker.docker.listTasks({
+        filters: { service: services.map((x) => x.ID) },
+      })) as { Status: { State: string } }[];
+      return tasks.filter((t) => t.Status.State === 'running').length;
+    };
+    for (let i = 0; i < 600 && (await runningTasks()) === 0; i++)
+      await new Promise((r) => setTimeout(r, 500));
+    await setAvailability('drain');
+    try {
+      for (let i = 0; i < 600 && logs.length === 0; i++)
+        await new Promise((r) => setTimeout(r, 500));
+    } finally {
+      await setAvailability('active');
+    }
+    const r = await p;
+    expect(logs[0]).toMatch(/left during attempt 1 .*running it again elsewhere/);
+    expect(r.attempts).toBe(2);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe('start\ndone\n');
+    expect(await leftovers()).toBe(0);
+  });
+
+  it('status: tasks per node and the cluster task budget', async () => {
+    const { nodes, budget } = await swarmTasksPerNode(docker, { cpus: 0.5, memory: 256 * 2 ** 20 });
+    expect(nodes.length).toBeGreaterThanOrEqual(1);
+    const self = nodes.find((n) => n.state === 'ready');
+    expect(self!.cpus).toBeGreaterThan(0);
+    expect(budget).toBeGreaterThanOrEqual(Math.floor(self!.cpus / 0.5));
+  });
+});
+
+/** candidate -> resolved -> built -> validated with `executor` (SkipItem message on failure). */
+async function validateWith(fx: Fixture, executor: Executor, state: string): Promise<Validated> {
+  const settings = testSettings();
+  const res = await resolveFixture(fx, state);
+  const built = await buildInstanceImages(res, { docker, settings, stateDir: state });
+  return validateInstance(
+    { resolved: res, testgen: fx.testgen, built },
+    { executor, settings, saveLog: (step) => `digest-${step}` },
+  );
+}
+
+describe('swe5g.validate through executor swarm = through docker', { timeout: 1_800_000 }, () => {
+  const root = mkdtempSync(join(tmpdir(), 'telebench-swarm-validate-'));
+  const state = join(root, 'state');
+  it.each([
+    ['C (meson)', () => cFixture(join(root, 'src')), [C_F2P], [C_P2P]],
+    ['Python (pytest)', () => pyFixture(join(root, 'src')), [PY_F2P], [PY_P2P]],
+    ['Go (go test -json)', () => goFixture(join(root, 'src'), 'good'), [GO_F2P], GO_P2P],
+  ] as const)('%s: same FAIL_TO_PASS / PASS_TO_PASS', async (_name, fx, f2p, p2p) => {
+    const viaDocker = await validateWith(fx(), new DockerExecutor(docker), state);
+    const viaSwarm = await validateWith(
+      fx(),
+      new SwarmExecutor(docker, { registry: registry.address }),
+      state,
+    );
+    expect(viaSwarm.executor).toBe('swarm');
+    expect(viaDocker.FAIL_TO_PASS).toEqual([...f2p]);
+    expect(viaDocker.PASS_TO_PASS).toEqual([...p2p]);
+    expect(viaSwarm.FAIL_TO_PASS).toEqual(viaDocker.FAIL_TO_PASS);
+    expect(viaSwarm.PASS_TO_PASS).toEqual(viaDocker.PASS_TO_PASS);
+    expect(Object.keys(viaSwarm.step_logs)).toEqual(Object.keys(viaDocker.step_logs));
+  });
+});
