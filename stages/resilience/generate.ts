@@ -250,6 +250,8 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
       );
     }
     const thinkingDigest = ctx.artifact('thinking', chat.thinking, 'text/plain');
+    const traceDigest =
+      wi.input.trace === 'reply' ? ctx.artifact('trace', chat.content, 'text/plain') : undefined;
     if (
       isCutOffReply({ content: chat.content, thinking: chat.thinking, doneReason: chat.doneReason })
     ) {
@@ -259,8 +261,6 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
         { ...facts, thinking_digest: thinkingDigest },
       );
     }
-    const traceDigest =
-      wi.input.trace === 'reply' ? ctx.artifact('trace', chat.content, 'text/plain') : undefined;
     const verdict = judge(item, chat, wi.input.rules, wi.input.tolerance);
     if (!verdict) {
       throw new SkipItem(
