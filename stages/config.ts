@@ -9,12 +9,14 @@ import { selftestConfigSchema } from './selftest/selftest.js';
 import { swe5gConfigSchema } from './swe5g/config.js';
 import { resilienceConfigSchema } from './resilience/config.js';
 import { releaseConfigSchema } from './release/config.js';
+import { resilienceEvalConfigSchema } from './resilience-eval/config.js';
 
 export const appConfigSchema = z.strictObject({
   ...engineConfigShape,
   selftest: selftestConfigSchema.optional(),
   swe5g: swe5gConfigSchema.optional(),
   resilience: resilienceConfigSchema.optional(),
+  resilience_eval: resilienceEvalConfigSchema.optional(),
   release: releaseConfigSchema.optional(),
 });
 

@@ -14,6 +14,8 @@ import type { Command } from 'commander';
 import { swe5gMiningStages, miningFunnelMarkdown } from './swe5g/mining.js';
 import { addMineCommand } from './swe5g/commands.js';
 import { addScoreCommand } from './resilience-eval/commands.js';
+import { evalStages as resilienceEvalStages } from './resilience-eval/stages.js';
+import { resilienceEvalPipeline } from './resilience-eval/pipeline.js';
 import { resilienceStages, resiliencePipeline } from './resilience/pipeline.js';
 import { testgenStage } from './swe5g/testgen/testgen.js';
 import { testgenMarkdown } from './swe5g/testgen/report.js';
@@ -25,7 +27,7 @@ import { addImagesCommand } from './swe5g/build/images-command.js';
 import { localReleaseStages } from './release/stage.js';
 import { releaseCommands, type ReleaseCommandWiring } from './release/commands.js';
 import { swe5gVerifier } from './release/verifier.js';
-import { evalStages } from './swe5g/evaluate/stages.js';
+import { evalStages as swe5gEvalStages } from './swe5g/evaluate/stages.js';
 import { swe5gEvalMarkdown } from './swe5g/evaluate/report.js';
 import { addEvaluateCommand } from './swe5g/evaluate/command.js';
 
@@ -35,6 +37,7 @@ export { appConfigSchema, type AppConfig } from './config.js';
 const stages: Stage<any, any, any>[] = [
   ...swe5gMiningStages,
   ...resilienceStages,
+  ...resilienceEvalStages,
   selftestItems,
   selftestEcho,
   selftestSummary,
@@ -42,7 +45,7 @@ const stages: Stage<any, any, any>[] = [
   resolveStage,
   buildStage,
   validateStage,
-  ...evalStages,
+  ...swe5gEvalStages,
 ];
 
 /**
@@ -127,6 +130,7 @@ const branchPipelines: Pipeline<AppConfig>[] = [
   swe5gEvaluatePipeline,
   swe5gMinePipeline,
   resiliencePipeline as Pipeline<AppConfig>,
+  resilienceEvalPipeline as Pipeline<AppConfig>,
   selftestPipeline as Pipeline<AppConfig>,
 ];
 
@@ -138,6 +142,7 @@ const allPipeline: Pipeline<AppConfig> = {
     ...swe5gPipeline.stages,
     ...swe5gEvalPipeline.stages,
     ...resiliencePipeline.stages,
+    ...resilienceEvalPipeline.stages,
     'release.swe5g',
     'release.resilience',
   ],

@@ -29,6 +29,7 @@ import { statusReport, runReport, swarmStatusReport } from './reports.js';
 import { DockerClient } from '../providers/docker/client.js';
 import { swarmTasksPerNode } from '../providers/docker/swarm.js';
 import { redact } from '../secrets.js';
+import { addServeModelCommand } from './serve-model.js';
 
 /** Resolves `--config` (default `config/default.yaml` in the current folder, else in the checkout). */
 export function resolveConfigPath(flag: string | undefined): string {
@@ -408,6 +409,7 @@ export function buildProgram(): Command {
       process.stdout.write(`wrote ${flags.out}\n`);
     });
 
+  addServeModelCommand(program);
   for (const add of commands) add(program);
   return program;
 }

@@ -37,7 +37,7 @@ export function detailTable(m: ModeMetrics): string[] {
   for (const [s, g] of rows) {
     const ci = g.cfr_ci ? ` [${g.cfr_ci[0].toFixed(1)}, ${g.cfr_ci[1].toFixed(1)}]` : '';
     lines.push(
-      `| ${s} | ${g.n} | ${g.scored} | ${g.counts.correct_flip} | ${g.counts.no_flip} | ${g.counts.wrong_flip} | ${g.counts.incorrect} | ${g.counts.parse_failure} (${g.ambiguous}) | ${g.counts.excluded} | ${fmtRate(g.cfr)}${ci} | ${fmtRate(g.parse_failure_rate)} | ${fmtRate(g.mean_output_tokens, 0)} | ${g.cut_rows} | ${fmtRate(g.cut_share_of_correct)}% |`,
+      `| ${s} | ${g.n} | ${g.scored} | ${g.counts.correct_flip} | ${g.counts.no_flip} | ${g.counts.wrong_flip} | ${g.counts.incorrect} | ${g.counts.parse_failure} (${g.ambiguous}) | ${g.counts.excluded} | ${fmtRate(g.cfr)}${ci} | ${fmtRate(g.parse_failure_rate)} | ${fmtRate(g.mean_output_tokens, 0)} | ${g.cut_rows} | ${g.cut_share_of_correct === null ? 'unavailable' : `${g.cut_share_of_correct.toFixed(1)}%`} |`,
     );
   }
   return lines;

@@ -76,6 +76,8 @@ export interface GenerateOutput {
   done_reason: string;
   latency_ms: number;
   cached: boolean;
+  /** paper profile: the server slid the window (prompt + output went past num_ctx). */
+  context_shifted: boolean;
   endpoint: string;
   raw_digest: string | null;
   model: { name: string; digest: string | null; server_version: string | null; provider: string };
@@ -120,6 +122,9 @@ export function buildRequest(g: GeneratorConfig, item: PromptedItem, numCtx: num
     numCtx,
     maxTokens: paper ? PAPER_PROFILE.numPredict : g.num_predict,
     temperature: paper ? PAPER_PROFILE.temperature : g.temperature,
+    // paper: the published halves show the generator's thinking ran past the 2048 window, which
+    // only Ollama's context shift allows; the shift is allowed and every shifted reply flagged.
+    ...(paper ? { contextShift: true } : {}),
     ...(g.seed !== undefined ? { seed: g.seed } : {}),
   };
 }
@@ -245,8 +250,6 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
       );
     }
     const thinkingDigest = ctx.artifact('thinking', chat.thinking, 'text/plain');
-    const traceDigest =
-      wi.input.trace === 'reply' ? ctx.artifact('trace', chat.content, 'text/plain') : undefined;
     if (
       isCutOffReply({ content: chat.content, thinking: chat.thinking, doneReason: chat.doneReason })
     ) {
@@ -256,6 +259,8 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
         { ...facts, thinking_digest: thinkingDigest },
       );
     }
+    const traceDigest =
+      wi.input.trace === 'reply' ? ctx.artifact('trace', chat.content, 'text/plain') : undefined;
     const verdict = judge(item, chat, wi.input.rules, wi.input.tolerance);
     if (!verdict) {
       throw new SkipItem(
@@ -282,6 +287,7 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
       output_tokens: chat.outputTokens,
       done_reason: chat.doneReason,
       latency_ms: chat.latencyMs,
+      context_shifted: chat.contextShifted === true,
       cached: chat.cached,
       endpoint: chat.endpoint,
       raw_digest: chat.rawDigest ?? null,

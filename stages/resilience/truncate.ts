@@ -22,7 +22,7 @@ export interface TruncateInput {
 
 export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance, HasResilience>({
   name: 'resilience.truncate',
-  version: 1,
+  version: 2,
   needs: ['resilience.generate'],
   // item k reads generation k only: it starts as soon as that answer exists (streaming)
   itemNeeds: (wi) => ({ 'resilience.generate': [wi.key] }),

@@ -195,8 +195,31 @@ export function isTestPath(language: RepoLanguage, path: string): boolean {
 }
 
 /**
+ * Splits git output written with `-z` into paths: NUL-separated, never quoted, so a name with
+ * non-ASCII letters (`größe.go`), a space, a quote or a newline comes back exactly as the file is
+ * named (without `-z` git prints `"gr\303\266\303\237e.go"`). The one reader of path lists from git.
+ * @param out the output of a git command run with `-z` (`diff --name-only -z`, `ls-tree -z
+ *   --name-only`, `ls-files -z`)
+ * @returns the paths in git's order, empty entries dropped
+ */
+export function splitNulPaths(out: string): string[] {
+  return out.split('\0').filter((p) => p !== '');
+}
+
+/**
+ * Paths a git command lists, read NUL-separated (`-z` is added to `args`).
+ * @param args the git command without `-z`, e.g. `['diff', '--name-only', '--no-renames', a, b]`
+ * @throws GitError (simple-git) when git fails
+ */
+export async function gitPaths(repoDir: string, args: readonly string[]): Promise<string[]> {
+  const [cmd, ...rest] = args;
+  return splitNulPaths(await git(repoDir).raw([cmd!, '-z', ...rest]));
+}
+
+/**
  * Unified diff `from..to` split into source and test files (binary diffs included, full index).
  * @returns `patch` (non-test files), `test_patch` (test files), and the changed paths of each
+ *   (exact names, read NUL-separated)
  */
 export async function diffSplit(
   repoDir: string,
@@ -204,9 +227,7 @@ export async function diffSplit(
   to: string,
   language: RepoLanguage,
 ): Promise<{ patch: string; test_patch: string; source_files: string[]; test_files: string[] }> {
-  const names = (await git(repoDir).raw(['diff', '--name-only', '--no-renames', from, to]))
-    .split('\n')
-    .filter(Boolean);
+  const names = await gitPaths(repoDir, ['diff', '--name-only', '--no-renames', from, to]);
   const test_files = names.filter((p) => isTestPath(language, p));
   const source_files = names.filter((p) => !isTestPath(language, p));
   const diffOf = async (files: string[]): Promise<string> =>

@@ -81,6 +81,12 @@ export interface EmbeddedOptions {
   fetch?: typeof fetch;
 }
 
+/** A piece of an answer as it is generated (for streaming: `telebench serve-model`). */
+export interface EmbeddedDelta {
+  content?: string;
+  thinking?: string;
+}
+
 /** What the preflight of an embedded endpoint learned, beside {@link ModelInfo}. */
 export interface EmbeddedRuntimeInfo {
   /** `node-llama-cpp 3.21.1`. */
@@ -354,7 +360,10 @@ export class EmbeddedProvider implements LlmProvider {
    *   (config) when `numCtx` exceeds a fixed `context_size`; `llm_runtime_error` (infra) when
    *   llama.cpp fails; PreflightError when the model cannot be found or loaded
    */
-  async chat(request: ChatRequest, options: { signal?: AbortSignal } = {}): Promise<ChatResult> {
+  async chat(
+    request: ChatRequest,
+    options: { signal?: AbortSignal; onDelta?: (delta: EmbeddedDelta) => void } = {},
+  ): Promise<ChatResult> {
     if (!sameName(request.model, this.options.model)) {
       throw new TelebenchError(
         'model_not_found',
@@ -366,13 +375,14 @@ export class EmbeddedProvider implements LlmProvider {
       );
     }
     const loaded = await this.load(options.signal);
-    return this.limit(() => this.generate(loaded, request, options.signal));
+    return this.limit(() => this.generate(loaded, request, options.signal, options.onDelta));
   }
 
   private async generate(
     loaded: Loaded,
     request: ChatRequest,
     signal: AbortSignal | undefined,
+    onDelta: ((delta: EmbeddedDelta) => void) | undefined,
   ): Promise<ChatResult> {
     const m = await nodeLlamaCpp();
     const wrapper = this.wrapperFor(m, loaded.model, loaded.info.chatTemplate, request.think);
@@ -425,6 +435,11 @@ export class EmbeddedProvider implements LlmProvider {
         budgets: { thoughtTokens: Infinity, commentTokens: Infinity },
         onResponseChunk: (chunk) => {
           outputTokens += chunk.tokens.length;
+          if (onDelta && chunk.text !== '') {
+            if (chunk.type === 'segment') {
+              if (chunk.segmentType === 'thought') onDelta({ thinking: chunk.text });
+            } else onDelta({ content: chunk.text });
+          }
         },
         ...(signal ? { signal } : {}),
       });

@@ -282,8 +282,11 @@ export async function withRetries<T>(
 }
 
 /**
- * Parses a JSON body against a schema.
- * @throws TelebenchError `bad_response` (tier `content`) naming the endpoint, the path and the
+ * Parses a JSON body against a schema. A body that is not the JSON expected (garbled, cut short by
+ * a proxy or a dropped connection, an HTML error page) is a transport fault, not an answer: tier
+ * `transient`, so the retry loop retries it like a 5xx and, after the retries, the item fails (and
+ * `--retry-failed` runs it again) instead of being skipped for good.
+ * @throws TelebenchError `bad_response` (tier `transient`) naming the endpoint, the path and the
  *   first problem
  */
 export function parseBody<S extends z.ZodType>(
@@ -299,7 +302,7 @@ export function parseBody<S extends z.ZodType>(
     throw new TelebenchError(
       'bad_response',
       `${endpoint}: ${path} returned a body that is not JSON: ${JSON.stringify(text.slice(0, 120))}`,
-      { tier: 'content', context: { endpoint, path, bodyStart: text.slice(0, 300) }, cause: err },
+      { tier: 'transient', context: { endpoint, path, bodyStart: text.slice(0, 300) }, cause: err },
     );
   }
   const parsed = schema.safeParse(value);
@@ -308,7 +311,7 @@ export function parseBody<S extends z.ZodType>(
     throw new TelebenchError(
       'bad_response',
       `${endpoint}: ${path} returned an unexpected JSON shape at ${issue.path.join('.') || '(top)'}: ${issue.message}`,
-      { tier: 'content', context: { endpoint, path, bodyStart: text.slice(0, 300) } },
+      { tier: 'transient', context: { endpoint, path, bodyStart: text.slice(0, 300) } },
     );
   }
   return parsed.data as z.output<S>;

@@ -270,7 +270,7 @@ export class OllamaProvider implements LlmProvider {
   /**
    * One chat completion through `/api/chat` (see {@link LlmProvider.chat}).
    * @throws TelebenchError `prompt_too_long` (content) before sending when the prompt cannot fit
-   *   `numCtx`; `bad_response` (content) for a body that is not Ollama's; `model_not_found`
+   *   `numCtx`; `bad_response` (transient: retried, then thrown) for a body that is not Ollama's; `model_not_found`
    *   (config); `llm_rate_limited` / `llm_server_error` / `llm_timeout` / `llm_unreachable` after
    *   the retries
    */
@@ -360,7 +360,7 @@ export class OllamaProvider implements LlmProvider {
         'bad_response',
         `${this.endpoint}: /api/chat returned an empty body`,
         {
-          tier: 'content',
+          tier: 'transient',
           context: { endpoint: this.endpoint, path: '/api/chat' },
         },
       );

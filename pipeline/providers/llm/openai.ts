@@ -249,7 +249,8 @@ export class OpenAiCompatibleProvider implements LlmProvider {
   /**
    * One chat completion (see {@link LlmProvider.chat}).
    * @throws TelebenchError `prompt_too_long` (content) before sending, or when the server answers
-   *   400 about its maximum context length; `bad_response` (content); `model_not_found`,
+   *   400 about its maximum context length; `bad_response` (transient: retried, then thrown);
+   *   `model_not_found`,
    *   `llm_unauthorized` (config); `llm_rate_limited` / `llm_server_error` / `llm_timeout` /
    *   `llm_unreachable` after the retries
    */
@@ -390,7 +391,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
         'bad_response',
         `${this.endpoint}: ${path} returned an empty event stream`,
         {
-          tier: 'content',
+          tier: 'transient',
           context: { endpoint: this.endpoint, path },
         },
       );

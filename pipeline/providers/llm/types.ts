@@ -89,9 +89,10 @@ export interface LlmProvider {
    */
   preflight(model: string, signal?: AbortSignal): Promise<ModelInfo>;
   /**
-   * One chat completion. Retries 408/409/429/5xx with backoff honouring `retry-after`.
-   * @throws TelebenchError tier `rate-limit` | `transient` after the retries, `content` for an
-   *   unparseable response body (code `bad_response`), `config` for 4xx that retrying cannot fix
+   * One chat completion. Retries 408/409/429/5xx and malformed bodies with backoff honouring
+   * `retry-after`.
+   * @throws TelebenchError tier `rate-limit` | `transient` after the retries (an unparseable
+   *   response body is `bad_response`, transient), `config` for 4xx that retrying cannot fix
    */
   chat(request: ChatRequest, options?: { signal?: AbortSignal }): Promise<ChatResult>;
 }

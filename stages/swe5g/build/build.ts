@@ -282,12 +282,18 @@ export async function buildInstanceImages(res: Resolved, bc: BuildContext): Prom
     (err: unknown) => {
       // A module the proxy no longer (or not yet) serves: say so instead of a generic build failure.
       const msg = err instanceof Error ? err.message : String(err);
-      const m = /go: (\S+@\S+): reading (\S+): (\d{3}[^\n]*)/.exec(msg);
+      const m = /go: (\S+@\S+): reading (\S+): (\d{3})([^\n]*)/.exec(msg);
       if (!m) throw err;
+      // 403/404/410: the proxy refuses or does not have the module; retrying will not help
+      const permanent = ['403', '404', '410'].includes(m[3]!);
       throw new TelebenchError(
         'dependency_unavailable',
-        `${res.instance_id}: the env layer cannot download ${m[1]} (${m[3]} from ${m[2]}); retry when the module proxy serves it, or use go_modules: host with a filled module cache`,
-        { tier: 'infra', context: { module: m[1], url: m[2], image: env.name }, cause: err },
+        `${res.instance_id}: the env layer cannot download ${m[1]} (${m[3]}${m[4]} from ${m[2]}); ${permanent ? 'the proxy refuses it (permanent): ' : 'retry later, or '}use go_modules: host, which reads the host's module cache (go env GOMODCACHE) before the host's GOPROXY`,
+        {
+          tier: 'infra',
+          context: { module: m[1], url: m[2], status: Number(m[3]), permanent, image: env.name },
+          cause: err,
+        },
       );
     },
   );
@@ -376,6 +382,8 @@ async function buildLocal(
 /** Go variables `go mod download` on the host may see (proxy, checksum database, caches). */
 const GO_ENV_VARS = [
   'GOPROXY',
+  'GOFLAGS',
+  'GOMODCACHE',
   'GOSUMDB',
   'GONOSUMDB',
   'GONOPROXY',
@@ -388,11 +396,16 @@ const GO_ENV_VARS = [
 ];
 
 /**
- * Fills a module cache on the host (`go mod download` with the host's Go and GOPROXY, in the
- * minimal {@link hostEnv} environment: no tokens) for the
- * `go_modules: host` mode; keyed by the hash of go.mod + go.sum.
- * @returns the cache folder
- * @throws TelebenchError `go_mod_download_failed` (tier transient)
+ * Fills a module cache on the host for the `go_modules: host` mode, keyed by the hash of
+ * go.mod + go.sum: `go mod download` with the host's Go in the minimal {@link hostEnv} environment
+ * (no tokens) plus the user's Go variables (GOPROXY, GOFLAGS, GOMODCACHE, ...). The host's own
+ * module cache (`go env GOMODCACHE`) is read first, as a `file://` proxy ahead of the user's
+ * GOPROXY, so a module the host already holds (e.g. compiled during test generation) is never
+ * downloaded again and a module the proxy refuses still builds.
+ * @returns the cache folder (only this go.mod's modules: it is copied into the env image)
+ * @throws TelebenchError `dependency_unavailable` (tier infra, `permanent: true`) when the proxy
+ *   answers 403/404/410 for a module the host cache lacks; `go_mod_download_failed` (tier
+ *   transient) for any other failure
  */
 export async function hostModCache(
   stateDir: string,
@@ -405,25 +418,46 @@ export async function hostModCache(
   mkdirSync(work, { recursive: true });
   writeFileSync(join(work, 'go.mod'), depFiles['go.mod'] ?? '');
   writeFileSync(join(work, 'go.sum'), depFiles['go.sum'] ?? '');
+  const userEnv = hostEnv(GO_ENV_VARS);
+  const goEnv = async (name: string): Promise<string> =>
+    (
+      await zx().$({ cwd: work, quiet: true, env: userEnv, nothrow: true })`go env ${name}`
+    ).stdout.trim();
+  const hostCache = await goEnv('GOMODCACHE');
+  const userProxy = (await goEnv('GOPROXY')) || 'https://proxy.golang.org,direct';
+  const hostDownloads = hostCache ? join(hostCache, 'cache', 'download') : '';
+  const proxy =
+    hostDownloads && existsSync(hostDownloads) ? `file://${hostDownloads},${userProxy}` : userProxy;
+  const userFlags = (userEnv.GOFLAGS ?? '').replace(/-mod=\S+/g, '').trim();
   try {
     await zx().$({
       cwd: work,
       quiet: true,
-      // The minimal host environment (no tokens), plus the Go variables that pick proxy and caches.
       env: {
-        ...hostEnv(GO_ENV_VARS),
+        ...userEnv,
+        GOPROXY: proxy,
         GOMODCACHE: join(cache, 'mod'),
-        GOFLAGS: '-mod=mod',
+        GOFLAGS: `${userFlags} -mod=mod`.trim(),
       },
     })`go mod download`;
   } catch (err) {
+    const text = String((err as { stderr?: string }).stderr ?? (err as Error).message);
+    const m = /(\S+@\S+): reading (\S+): (40[34]|410)\b[^\n]*/.exec(text);
+    if (m) {
+      throw new TelebenchError(
+        'dependency_unavailable',
+        `go mod download on the host: ${m[1]} is in neither the host module cache (${hostCache || 'none'}) nor served by the proxy (${m[2]}: ${m[3]}); fill the host cache (go mod download in a checkout of the base commit) or set GOPROXY/GOFLAGS to a proxy that serves it`,
+        {
+          tier: 'infra',
+          context: { module: m[1], url: m[2], status: Number(m[3]), hostCache, permanent: true },
+          cause: err,
+        },
+      );
+    }
     throw new TelebenchError(
       'go_mod_download_failed',
-      `go mod download on the host failed: ${(err as Error).message}`,
-      {
-        tier: 'transient',
-        cause: err,
-      },
+      `go mod download on the host failed: ${text}`,
+      { tier: 'transient', cause: err },
     );
   }
   await zx().$({ quiet: true })`chmod -R u+w ${join(cache, 'mod')}`;

@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { posix } from 'node:path';
 import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
+import { splitNulPaths } from '../../../pipeline/providers/git/repo.js';
 import type { Resolved, TestGen } from '../types.js';
 import { bugCategory, specRefs } from './classify.js';
 import { readDiff, languageOfPath } from './diffinfo.js';
@@ -183,12 +184,12 @@ export function gitFileReader(gitDir: string, commit: string): (path: string) =>
   return (path) => {
     if (cache.has(path)) return cache.get(path)!;
     listing ??= new Set(
-      execFileSync('git', ['-C', gitDir, 'ls-tree', '-r', '--name-only', commit], {
-        encoding: 'utf8',
-        maxBuffer: 256 << 20,
-      })
-        .split('\n')
-        .filter(Boolean),
+      splitNulPaths(
+        execFileSync('git', ['-C', gitDir, 'ls-tree', '-r', '-z', '--name-only', commit], {
+          encoding: 'utf8',
+          maxBuffer: 256 << 20,
+        }),
+      ),
     );
     const v = listing.has(path)
       ? execFileSync('git', ['-C', gitDir, 'show', `${commit}:${path}`], {

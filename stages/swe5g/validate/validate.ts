@@ -141,7 +141,8 @@ export function testCommand(
     };
   }
   return {
-    command: `${cd}(meson setup .telebench/build >/dev/null && meson compile -C .telebench/build && meson introspect --tests .telebench/build > .telebench/tests.json) || exit 97; meson test -C .telebench/build --print-errorlogs -t 1`,
+    // meson's own output (its errors included) stays in the step log: nothing goes to /dev/null
+    command: `${cd}(meson setup .telebench/build && meson compile -C .telebench/build && meson introspect --tests .telebench/build > .telebench/tests.json) || { echo 'telebench: meson setup/compile failed (exit 97), see the output above' >&2; exit 97; }; meson test -C .telebench/build --print-errorlogs -t 1`,
     collect: [`${pre}.telebench/build/meson-logs/testlog.json`, `${pre}.telebench/tests.json`],
   };
 }

@@ -52,7 +52,10 @@ describe('profiles', () => {
       temperature: 0,
       think: true,
       seed: 7,
+      contextShift: true,
     });
+    // default never lets the server slide the window
+    expect(buildRequest(generatorConfigSchema.parse({}), item, 4096).contextShift).toBeUndefined();
     expect(chooseNumCtx(generatorConfigSchema.parse({ num_ctx: 6000 }), [99999])).toBe(6000);
   });
 });

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import {
   halfTrace,
   lastReferenceSentenceEnd,
+  publishedReasoning,
   stripTrailingFinalAnswer,
 } from '../../../stages/resilience/half-trace.js';
 import { encodeCl100k, decodeCl100k } from '../../../pipeline/providers/tokenizer/cl100k.js';
@@ -44,14 +45,15 @@ describe('HalfTrace on hand-made traces (exact cuts)', () => {
     expect(halfTrace(t).half).toBe('Plan:\n1. Read the question\n2.');
   });
 
-  it('never cuts inside a decimal such as 3.5, even when the midpoint falls right after "3."', () => {
+  // Expected values below are the published construction's output on the same input (checked
+  // with the authors' rule run under Python tiktoken; see the module comment of half-trace.ts).
+  it('reference cuts at "3." of "3.5" when the token midpoint ends right there, as published; intl does not', () => {
     const t = 'Fine. Gain 3.5 dB at the cell edge';
     const ids = encodeCl100k(t);
     expect(ids.length).toBe(12);
-    // The token midpoint ends exactly at "3." (the reference rule, which looks only inside the
-    // decoded half, would end the sentence there).
     expect(decodeCl100k(ids.slice(0, 6))).toBe('Fine. Gain 3.');
-    expect(halfTrace(t).half).toBe('Fine.');
+    expect(halfTrace(t).half).toBe('Fine. Gain 3.');
+    expect(halfTrace(t, { boundary: 'intl' }).half).toBe('Fine.');
     const noEnd =
       'The gain is 3.5 dB at the edge and 4.25 dB at the centre while the loss is 1.75 dB so the margin is 3.5 minus 1.75 which is';
     const h = halfTrace(noEnd);
@@ -59,15 +61,24 @@ describe('HalfTrace on hand-made traces (exact cuts)', () => {
     expect(h.half).toBe('The gain is 3.5 dB at the edge and 4.25 dB at the centre while the');
   });
 
-  it('keeps CRLF line endings and treats \\r as whitespace after a sentence end', () => {
-    const t =
+  it('reference turns \r\n, \r and other Python line breaks into \n, as published; intl keeps them', () => {
+    const crlf =
       'First step done.\r\nSecond step: compute the SNR.\r\nThird step is long and keeps going without any stop at all for a while yes';
-    const h = halfTrace(t);
-    expect(h.half).toBe('First step done.\r\nSecond step: compute the SNR.');
-    expect(t.startsWith(h.half)).toBe(true);
+    const want = 'First step done.\nSecond step: compute the SNR.';
+    expect(halfTrace(crlf).half).toBe(want);
+    expect(halfTrace(crlf).reasoning).toBe(crlf.replaceAll('\r\n', '\n'));
+    expect(halfTrace(crlf.replaceAll('\r\n', '\r')).half).toBe(want);
+    expect(halfTrace(crlf.replaceAll('\r\n', '\n')).fullTokens).toBe(28);
+    const ls =
+      'Step one is done. Step two follows\u2028with a line separator. And the rest keeps going on and on.';
+    expect(halfTrace(ls).reasoning).toBe(ls.replace('\u2028', '\n'));
+    expect(halfTrace(ls).half).toBe('Step one is done.');
+    const i = halfTrace(crlf, { boundary: 'intl' });
+    expect(i.half).toBe('First step done.\r\nSecond step: compute the SNR.');
+    expect(crlf.startsWith(i.half)).toBe(true);
   });
 
-  it('handles non-ASCII text and never splits a character a token boundary cuts through', () => {
+  it('reference keeps a character the token midpoint splits, as published; intl leaves it out', () => {
     const fr =
       'Le débit est de 10 Mbit/s. Ensuite, on calcule l\u2019énergie par bit — très simple ! Puis on vérifie la réponse finale avec soin 😀😀 encore.';
     expect(halfTrace(fr).half).toBe('Le débit est de 10 Mbit/s.');
@@ -76,11 +87,53 @@ describe('HalfTrace on hand-made traces (exact cuts)', () => {
     expect(decodeCl100k(ids.slice(0, Math.floor(ids.length / 2)))).toBe('😀😀😀\uFFFD');
     const h = halfTrace(emoji);
     expect(h.cut).toBe('token-cut');
-    expect(h.half).toBe('😀😀😀');
-    expect(h.half.includes('\uFFFD')).toBe(false);
+    expect(h.half).toBe('😀😀😀😀');
+    const i = halfTrace(emoji, { boundary: 'intl' });
+    expect(i.half).toBe('😀😀😀');
+    expect(i.half.includes('\uFFFD')).toBe(false);
   });
 
-  it('removes trailing Final Answer lines before halving', () => {
+  it('reference keeps list-item and Markdown Final Answer lines (the published pattern does not match them)', () => {
+    const t = 'Reason one. Reason two is here. Reason three.\n*   Final Answer: 2';
+    const h = halfTrace(t);
+    expect(h.reasoning).toBe(t);
+    expect(h.fullTokens).toBe(18);
+    expect(h.half).toBe('Reason one. Reason two is here.');
+    const blank =
+      'The SCS is 30 kHz. So the slot is 0.5 ms. Then option 2 fits best here.\n\n*   Final Answer: 2\n';
+    expect(halfTrace(blank).reasoning).toBe(blank.trimEnd());
+    expect(halfTrace(blank).half).toBe('The SCS is 30 kHz.');
+    // intl (our rule) drops them
+    expect(halfTrace(t, { boundary: 'intl' }).reasoning).toBe(
+      'Reason one. Reason two is here. Reason three.',
+    );
+  });
+
+  it('reference drops only the trailing run of plain Final Answer lines, as published', () => {
+    const crlf =
+      'The SCS is 30 kHz.\r\nSo the slot is 0.5 ms.\r\nThen option 2 fits best here.\r\nFinal Answer: 2\r\n';
+    expect(halfTrace(crlf).reasoning).toBe(
+      'The SCS is 30 kHz.\nSo the slot is 0.5 ms.\nThen option 2 fits best here.',
+    );
+    expect(halfTrace(crlf).half).toBe('The SCS is 30 kHz.');
+    // a blank line stops the published loop: the first Final Answer line stays
+    const two =
+      'Reason one. Reason two is here. Reason three.\n\nFinal Answer: 2\n\nFinal Answer: 3';
+    expect(halfTrace(two).reasoning).toBe(
+      'Reason one. Reason two is here. Reason three.\n\nFinal Answer: 2',
+    );
+    expect(halfTrace(two).fullTokens).toBe(16);
+    expect(halfTrace(two).half).toBe('Reason one. Reason two is here.');
+    expect(publishedReasoning('  Reason.\nfinal answer :3\n FINAL  ANSWER: 1 ')).toBe('Reason.');
+    // Python's whitespace after a sentence end (no-break space counts there)
+    expect(
+      halfTrace(
+        'Total is 12. \u00a0Then we add more words here to pass the midpoint of this trace.',
+      ).half,
+    ).toBe('Total is 12.');
+  });
+
+  it('intl (our rule) removes trailing Final Answer lines, Markdown forms included, before halving', () => {
     expect(stripTrailingFinalAnswer('Reason one.\n\nFinal Answer: 2\n**Final Answer:** 2\n')).toBe(
       'Reason one.',
     );
@@ -89,6 +142,9 @@ describe('HalfTrace on hand-made traces (exact cuts)', () => {
     );
     const h = halfTrace('Reason one. Reason two is here. Reason three.\nFinal Answer: 2\n');
     expect(h.reasoning).toBe('Reason one. Reason two is here. Reason three.');
+    expect(
+      halfTrace('Reason one. Reason two.\n**Final Answer:** 2', { boundary: 'intl' }).reasoning,
+    ).toBe('Reason one. Reason two.');
     expect(h.fullTokens).toBe(encodeCl100k(h.reasoning).length);
     expect(h.half).toBe('Reason one.');
   });
@@ -157,4 +213,31 @@ describe('HalfTrace on the 77 published TeleMath half traces', () => {
       expect(h.halfTokens).toBeLessThanOrEqual(h.midpointTokens);
     }
   });
+});
+
+describe('HalfTrace token counts', () => {
+  // halfTokens re-encodes only the half's last word or line (see the module comment): it must
+  // equal a plain re-encoding of the half on every input.
+  const rows = JSON.parse(readFileSync(AUX, 'utf8')) as { half_reasoning_trace: string }[];
+  it('halfTokens equals encoding the half on published traces and their variants', () => {
+    let checked = 0;
+    for (const r of rows.slice(0, 20)) {
+      const t = r.half_reasoning_trace;
+      for (const v of [
+        t,
+        `${t}\n${t}`,
+        t.replaceAll('\n', '\r\n'),
+        t.replaceAll('\n', '\r'),
+        t.replaceAll(' ', '\u00a0'),
+        t.replaceAll('\n', ' '),
+      ]) {
+        for (const boundary of ['reference', 'intl'] as const) {
+          const h = halfTrace(v, { boundary });
+          expect(h.halfTokens).toBe(encodeCl100k(h.half).length);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBe(20 * 6 * 2);
+  }, 600_000);
 });

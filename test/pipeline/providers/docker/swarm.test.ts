@@ -264,7 +264,10 @@ describe('SwarmExecutor (single-node swarm, local registry)', { timeout: 600_000
 
 /** candidate -> resolved -> built -> validated with `executor` (SkipItem message on failure). */
 async function validateWith(fx: Fixture, executor: Executor, state: string): Promise<Validated> {
-  const settings = testSettings();
+  // a generous step timeout: meson compiles slowly on a loaded 2-core machine
+  const settings = testSettings({
+    limits: { timeout_s: 300, memory_mib: 1024, cpus: 1, pids: 512 },
+  });
   const res = await resolveFixture(fx, state);
   const built = await buildInstanceImages(res, { docker, settings, stateDir: state });
   return validateInstance(

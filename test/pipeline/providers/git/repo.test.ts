@@ -162,3 +162,26 @@ describe('hostEnv', () => {
     }
   });
 });
+
+describe('paths from git are read NUL-separated (issue 14, section 1)', () => {
+  it('a fix that adds größe.go keeps its exact name in source_files and its diff in patch', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'telebench-git-names-'));
+    git(dir, 'init', '-q', '-b', 'main');
+    git(dir, 'config', 'user.email', 't@t');
+    git(dir, 'config', 'user.name', 't');
+    writeFileSync(join(dir, 'a.go'), 'package a\n');
+    git(dir, 'add', '.');
+    git(dir, 'commit', '-qm', 'base');
+    const base = git(dir, 'rev-parse', 'HEAD');
+    writeFileSync(join(dir, 'größe.go'), 'package a\n\nfunc Size() int { return 1 }\n');
+    writeFileSync(join(dir, 'with space_test.go'), 'package a\n');
+    git(dir, 'add', '.');
+    git(dir, 'commit', '-qm', 'fix');
+    const fix = git(dir, 'rev-parse', 'HEAD');
+    const s = await diffSplit(dir, base, fix, 'go');
+    expect(s.source_files).toEqual(['größe.go']);
+    expect(s.test_files).toEqual(['with space_test.go']);
+    expect(s.patch).toContain('func Size()');
+    expect(s.test_patch).toContain('with space_test.go');
+  });
+});

@@ -247,15 +247,27 @@ describe('OllamaProvider against the scripted server', () => {
     expect(server.chatRequests()).toHaveLength(3);
   });
 
-  it('an unparseable body is a clear bad_response naming the endpoint, not retried', async () => {
-    server.enqueue({ body: '<html>proxy error</html>' });
+  it('an unparseable body is retried like a 5xx, then is a clear bad_response naming the endpoint', async () => {
+    const html = { body: '<html>proxy error</html>' };
+    server.enqueue(html, html, html, html);
     const e = await expectError(
       new OllamaProvider({ baseUrl: server.url, http: FAST }).chat(ask('q')),
     );
     expect(e.code).toBe('bad_response');
+    expect(e.tier).toBe('transient');
     expect(e.message).toContain(server.url);
     expect(e.message).toContain('/api/chat');
-    expect(server.chatRequests()).toHaveLength(1);
+    expect(server.chatRequests()).toHaveLength(FAST.retries + 1);
+  });
+
+  it('a truncated NDJSON body once is retried and the answer read', async () => {
+    server.enqueue(
+      { body: '{"model":"qwen3.5:2b","message":{"role":"assistant","content":"Fin' },
+      { thinking: 'Checked.', content: 'Final Answer: 3' },
+    );
+    const r = await new OllamaProvider({ baseUrl: server.url, http: FAST }).chat(ask('q'));
+    expect(r.content).toBe('Final Answer: 3');
+    expect(server.chatRequests()).toHaveLength(2);
   });
 
   it('a slow response past the idle timeout is retried, then fails with llm_timeout', async () => {

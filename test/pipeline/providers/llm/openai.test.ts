@@ -187,13 +187,35 @@ describe('OpenAiCompatibleProvider against the scripted server', () => {
     expect(events[0]).toMatchObject({ kind: 'rate-limit', waitSeconds: 1 });
   });
 
-  it('an unparseable body is bad_response naming the endpoint', async () => {
-    server.enqueue({ body: '{"choices": "nope"}' });
+  it('an unparseable body is retried like a 5xx, then is bad_response (transient) naming the endpoint', async () => {
+    const bad = { body: '{"choices": "nope"}' };
+    server.enqueue(bad, bad, bad, bad);
     const e = await expectError(provider({ stream: false }).chat(ask('q')));
     expect(e.code).toBe('bad_response');
+    expect(e.tier).toBe('transient');
     expect(e.message).toContain(server.url);
     expect(e.message).toContain('choices');
+    expect(server.chatRequests()).toHaveLength(4);
   });
+
+  for (const stream of [true, false]) {
+    it(`a garbled or truncated body once is retried and the answer read (${stream ? 'SSE stream' : 'one JSON body'})`, async () => {
+      server.enqueue(
+        {
+          body: stream
+            ? 'data: {"id":"c","choices":[{"index":0,"delta":{"content":"Fin'
+            : '{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assi',
+          headers: stream ? { 'content-type': 'text/event-stream' } : {},
+        },
+        { thinking: 'Checked.', content: 'Final Answer: 3' },
+      );
+      const events: TelebenchEvent[] = [];
+      const r = await provider({ stream, onEvent: (e) => events.push(e) }).chat(ask('q'));
+      expect(r.content).toBe('Final Answer: 3');
+      expect(server.chatRequests()).toHaveLength(2);
+      expect(events.map((e) => e.kind)).toEqual(['retry']);
+    });
+  }
 
   it('an error event inside the stream is retried as a transient failure', async () => {
     server.enqueue(

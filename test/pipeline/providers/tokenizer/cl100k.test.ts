@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import {
   cl100k,
+  cl100kTokenByteLengths,
   countCl100k,
   decodeCl100k,
   encodeCl100k,
@@ -36,6 +37,23 @@ describe('cl100k_base helpers', () => {
     const ids = encodeCl100k('日');
     if (ids.length > 1) expect(decodeCl100k(ids.slice(0, 1))).toContain('\uFFFD');
     else expect(decodeCl100k(ids)).toBe('日');
+  });
+
+  it('splits whitespace as tiktoken does (Unicode White_Space: U+FEFF is not, U+0085 is)', () => {
+    // ids from tiktoken 0.14 (cl100k_base) on the same strings; JavaScript's own \s gave
+    // [1178, 220, 3305, 3684] for the first (U+FEFF taken for a space)
+    expect(encodeCl100k('word \ufeffnext')).toEqual([1178, 76880, 3684]);
+    expect(encodeCl100k('word\u0085 next')).toEqual([1178, 126, 227, 1828]);
+  });
+
+  it('knows the UTF-8 length of every token', () => {
+    const lengths = cl100kTokenByteLengths();
+    for (const text of ['hello world', 'größe 😀 日本語', 'a\r\n\tb']) {
+      const ids = encodeCl100k(text);
+      const sum = ids.reduce((n, id) => n + lengths[id]!, 0);
+      expect(sum).toBe(Buffer.byteLength(text, 'utf8'));
+    }
+    expect(lengths[15339]).toBe(5); // "hello"
   });
 
   it('loads the rank table once', () => {

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { selectTestDirs } from '../../../../stages/swe5g/validate/validate.js';
+import { selectTestDirs, testCommand } from '../../../../stages/swe5g/validate/validate.js';
 
 const touched = (path: string): string =>
   `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-a\n+b\n`;
@@ -51,5 +51,15 @@ describe('selectTestDirs', () => {
     const base = { moduleDir: '', sourceDirs: ['src'], testPatches: [touched('tests/t.c')] };
     expect(selectTestDirs({ ...base, recipe: 'go', scope: 'repo' })).toBe('all');
     expect(selectTestDirs({ ...base, recipe: 'c-meson', scope: 'touched' })).toBe('all');
+  });
+});
+
+describe('testCommand', () => {
+  it("keeps every tool's own output in the step log (nothing sent to /dev/null)", () => {
+    for (const recipe of ['go', 'python', 'c-meson'] as const) {
+      const { command } = testCommand(recipe, 'all', 60, '');
+      expect(command, recipe).not.toContain('/dev/null');
+    }
+    expect(testCommand('c-meson', 'all', 60, '').command).toContain('exit 97');
   });
 });

@@ -1,0 +1,263 @@
+/**
+ * The `resilience-eval` pipeline (`telebench run resilience-eval`) and its report
+ * (`telebench report resilience-eval`): Markdown on stdout and one self-contained HTML page at
+ * `<state>/reports/resilience-eval.html` with Table I per parse mode and figures like the paper's
+ * Figures 3-7 (CFR per subset, CFR against mean output tokens, CFR against VRAM, CFR by
+ * difficulty).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Pipeline, StageContext } from '../../pipeline/stage.js';
+import { renderReportPage, type ReportBlock } from '../../pipeline/report/html.js';
+import type { ChartSpec } from '../../pipeline/report/charts.js';
+import { evalStages, reportPath, type EvalScoreOutput } from './stages.js';
+import { DISCRETE_SUBSETS, fmtRate, type ModeMetrics } from './metrics.js';
+import { detailTable, tableOne } from './tables.js';
+import { PARSE_MODES } from './parse-modes.js';
+import type { HasResilienceEval } from './config.js';
+
+const VL = 'https://vega.github.io/schema/vega-lite/v6.json';
+
+/** Figure specs of the report (inline data). Pure. */
+export function evalFigures(
+  scores: readonly EvalScoreOutput[],
+  mode: 'strict' | 'lenient' | 'published',
+): {
+  id: string;
+  caption: string;
+  spec: ChartSpec;
+  marks: number;
+}[] {
+  const perSubset = scores.flatMap((s) =>
+    DISCRETE_SUBSETS.flatMap((sub) => {
+      const g = s.modes[mode].by_subset[sub];
+      return g && g.cfr !== null ? [{ model: s.target, subset: sub, cfr: g.cfr }] : [];
+    }),
+  );
+  const perModel = scores.flatMap((s) =>
+    s.modes[mode].macro.cfr === null
+      ? []
+      : [
+          {
+            model: s.target,
+            cfr: s.modes[mode].macro.cfr,
+            tokens: s.modes[mode].micro.mean_output_tokens,
+            vram_gib: s.vram.bytes === null ? null : s.vram.bytes / 2 ** 30,
+            vram_method: s.vram.method,
+          },
+        ],
+  );
+  const withTokens = perModel.filter((p) => p.tokens !== null);
+  const withVram = perModel.filter((p) => p.vram_gib !== null);
+  const byDiff = scores.flatMap((s) =>
+    Object.entries(s.modes[mode].by_difficulty).flatMap(([d, g]) =>
+      g.cfr === null ? [] : [{ model: s.target, difficulty: d, cfr: g.cfr }],
+    ),
+  );
+  const base = { $schema: VL, width: 420, height: 240 } as const;
+  return [
+    {
+      id: 'cfr-by-subset',
+      caption: `CFR per sub-benchmark and model (${mode} parse), like the paper's Figure 3.`,
+      marks: perSubset.length,
+      spec: {
+        ...base,
+        data: { values: perSubset },
+        mark: 'bar',
+        encoding: {
+          x: { field: 'subset', type: 'nominal', title: 'sub-benchmark' },
+          xOffset: { field: 'model' },
+          y: { field: 'cfr', type: 'quantitative', title: 'CFR %' },
+          color: { field: 'model', type: 'nominal' },
+        },
+      } as ChartSpec,
+    },
+    {
+      id: 'cfr-vs-tokens',
+      caption: 'Macro CFR against mean output tokens per model, like the paper\u2019s Figure 4.',
+      marks: withTokens.length,
+      spec: {
+        ...base,
+        data: { values: withTokens },
+        mark: { type: 'point', filled: true, size: 80 },
+        encoding: {
+          x: { field: 'tokens', type: 'quantitative', title: 'mean output tokens' },
+          y: { field: 'cfr', type: 'quantitative', title: 'macro CFR %' },
+          color: { field: 'model', type: 'nominal' },
+        },
+      } as ChartSpec,
+    },
+    {
+      id: 'cfr-vs-vram',
+      caption:
+        'Macro CFR against measured VRAM (GiB) per model, like the paper\u2019s Figure 5; the method (nvidia-smi peak, Ollama allocation, process RSS) is in the table.',
+      marks: withVram.length,
+      spec: {
+        ...base,
+        data: { values: withVram },
+        mark: { type: 'point', filled: true, size: 80 },
+        encoding: {
+          x: { field: 'vram_gib', type: 'quantitative', title: 'VRAM GiB' },
+          y: { field: 'cfr', type: 'quantitative', title: 'macro CFR %' },
+          color: { field: 'model', type: 'nominal' },
+          shape: { field: 'vram_method', type: 'nominal' },
+        },
+      } as ChartSpec,
+    },
+    {
+      id: 'cfr-by-difficulty',
+      caption: 'CFR by source difficulty label, like the paper\u2019s Figures 6-7.',
+      marks: byDiff.length,
+      spec: {
+        ...base,
+        data: { values: byDiff },
+        mark: 'bar',
+        encoding: {
+          x: { field: 'difficulty', type: 'nominal' },
+          xOffset: { field: 'model' },
+          y: { field: 'cfr', type: 'quantitative', title: 'CFR %' },
+          color: { field: 'model', type: 'nominal' },
+        },
+      } as ChartSpec,
+    },
+  ];
+}
+
+const scoresOf = (ctx: StageContext<unknown>): EvalScoreOutput[] =>
+  [...ctx.store.outputs<EvalScoreOutput>('resilience-eval.score')].map((o) => o.output);
+
+/** Markdown of the evaluation. Pure over the store. */
+export function evalMarkdown(scores: readonly EvalScoreOutput[], htmlPath: string | null): string {
+  const out = ['# TeleResilienceBench evaluation', ''];
+  if (!scores.length) {
+    out.push(
+      'No target scored yet (configure `resilience_eval.targets` and run `telebench run resilience-eval`).',
+    );
+    return `${out.join('\n')}\n`;
+  }
+  for (const s of scores) {
+    const cut = s.modes.lenient.micro;
+    out.push(
+      `- ${s.target} (${s.model}, profile ${s.profile}${s.num_ctx ? `, num_ctx ${s.num_ctx}` : ''}): ${s.rows} replies, ${s.failed} failed items; VRAM ${s.vram.bytes === null ? 'unavailable' : `${(s.vram.bytes / 2 ** 30).toFixed(2)} GiB`} (${s.vram.method}: ${s.vram.detail}); rows with a cut prompt, context shift or exhausted budget: ${cut.cut_rows}.`,
+    );
+  }
+  for (const mode of PARSE_MODES) {
+    const entries = scores.map((s) => ({ model: s.target, m: s.modes[mode] }));
+    out.push('', `## Table I, ${mode} parse`, '', ...tableOne(entries));
+    const tm = entries.filter((e) => e.m.telemath);
+    if (tm.length)
+      out.push(
+        '',
+        `TeleMath CR%: ${tm.map((e) => `${e.model} ${fmtRate(e.m.telemath!.cfr)}`).join('; ')}.`,
+      );
+    for (const e of entries) out.push('', `### ${e.model} (${mode})`, '', ...detailTable(e.m));
+  }
+  if (htmlPath) out.push('', `HTML report: ${htmlPath}`);
+  return `${out.join('\n')}\n`;
+}
+
+const tableBlock = (caption: string, entries: { model: string; m: ModeMetrics }[]): ReportBlock => {
+  const subs = DISCRETE_SUBSETS.filter((s) => entries.some((e) => e.m.by_subset[s]));
+  return {
+    kind: 'table',
+    caption,
+    header: [
+      'model',
+      ...subs.flatMap((s) => [`${s} CFR`, 'NFR', 'WFR']),
+      'macro CFR',
+      'NFR',
+      'WFR',
+      'TeleMath CR',
+    ],
+    rows: entries.map(({ model, m }) => [
+      model,
+      ...subs.flatMap((s) => {
+        const g = m.by_subset[s];
+        return [g?.cfr ?? null, g?.nfr ?? null, g?.wfr ?? null].map((x) =>
+          x === null ? null : x.toFixed(1),
+        );
+      }),
+      ...[m.macro.cfr, m.macro.nfr, m.macro.wfr, m.telemath?.cfr ?? null].map((x) =>
+        x === null ? null : x.toFixed(1),
+      ),
+    ]),
+  };
+};
+
+/**
+ * Writes the HTML page and returns the Markdown (`telebench report resilience-eval`).
+ * @throws TelebenchError `chart_render_failed` when a figure cannot be drawn
+ */
+export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<string> {
+  const scores = scoresOf(ctx);
+  const path = reportPath(ctx.stateDir);
+  const sections = PARSE_MODES.map((mode) => ({
+    title: `${mode} parse`,
+    blocks: [
+      tableBlock(
+        `Table I (${mode}): CFR / NFR / WFR % per sub-benchmark, macro = unweighted mean of the discrete subsets`,
+        scores.map((s) => ({ model: s.target, m: s.modes[mode] })),
+      ),
+      ...(mode === 'lenient'
+        ? evalFigures(scores, mode).map((f): ReportBlock => ({
+            kind: 'figure',
+            id: f.id,
+            caption: f.caption,
+            spec: f.spec,
+          }))
+        : []),
+    ],
+  }));
+  sections.push({
+    title: 'Models, VRAM and cut prompts',
+    blocks: [
+      {
+        kind: 'table',
+        header: [
+          'model',
+          'profile',
+          'replies',
+          'failed',
+          'VRAM GiB',
+          'VRAM method',
+          'cut rows',
+          'correct flips from cut rows %',
+          'mean output tokens',
+        ],
+        rows: scores.map((s) => [
+          s.target,
+          s.profile,
+          s.rows,
+          s.failed,
+          s.vram.bytes === null ? null : (s.vram.bytes / 2 ** 30).toFixed(2),
+          s.vram.method,
+          s.modes.lenient.micro.cut_rows,
+          s.modes.lenient.micro.cut_share_of_correct === null
+            ? null
+            : s.modes.lenient.micro.cut_share_of_correct.toFixed(1),
+          s.modes.lenient.micro.mean_output_tokens === null
+            ? null
+            : s.modes.lenient.micro.mean_output_tokens.toFixed(0),
+        ]),
+      },
+    ],
+  });
+  const html = await renderReportPage({
+    title: 'TeleResilienceBench evaluation',
+    intro:
+      'Target models continue flawed half reasoning traces (arXiv:2605.09929). Three parse modes side by side: strict, lenient (our chain; ambiguous, retracted and cut-off replies refused), published (re-implementation of the published scorer). Figures use the lenient parse.',
+    sections,
+    footer: `telebench, state ${ctx.stateDir}`,
+  });
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, html);
+  return evalMarkdown(scores, path);
+}
+
+export const resilienceEvalPipeline: Pipeline<HasResilienceEval> = {
+  name: 'resilience-eval',
+  description:
+    'TeleResilienceBench evaluation: target models continue the flawed half traces; CFR/NFR/WFR in three parse modes; report.',
+  stages: evalStages.map((s) => s.name),
+  report: evalReport,
+};

@@ -1,0 +1,410 @@
+/**
+ * The evaluation stages (issue 10):
+ *
+ *   resilience-eval.instances -> resilience-eval.continue -> resilience-eval.score
+ *
+ * - `instances`: one item; reads the instances to evaluate (this project's construction output,
+ *   or files in our schema or the published one) into {@link EvalInstance}s.
+ * - `continue`: one item per (target, sample_id); the target model continues the half trace with
+ *   the paper's continuation template (Appendix A) through the project's providers, response
+ *   cache and truncation checks; the reply is parsed in the three modes and given an outcome per
+ *   mode. Every failure to get a usable reply is an `excluded` outcome with its reason
+ *   (`prompt_too_long`, `prompt_truncated`, `budget_exhausted`), counted; a provider failure
+ *   (after the provider's retries) fails the item, so `--retry-failed` runs it again. VRAM is
+ *   measured after each reply (see vram.ts).
+ * - `score`: one item per target; the metrics of each mode (metrics.ts).
+ */
+import { join, resolve, dirname } from 'node:path';
+import { defineStage, type StageContext } from '../../pipeline/stage.js';
+import { TelebenchError } from '../../pipeline/errors.js';
+import { createProvider, stageLlmDeps } from '../../pipeline/providers/llm/config.js';
+import type { ChatRequest, LlmProvider } from '../../pipeline/providers/llm/types.js';
+import { estimatePromptTokens, requiredContext } from '../../pipeline/providers/llm/truncation.js';
+import { countCl100k } from '../../pipeline/providers/tokenizer/cl100k.js';
+import { hashJson } from '../../pipeline/hash.js';
+import type { ResilienceInstance } from '../resilience/instance.js';
+import {
+  loadPromptTemplates,
+  renderOptions,
+  renderTemplate,
+  requireTemplate,
+} from '../resilience/prompts.js';
+import {
+  evalSettings,
+  PAPER_EVAL_PROFILE,
+  targetName,
+  type HasResilienceEval,
+  type TargetConfig,
+} from './config.js';
+import { readEvalInstances, toEvalInstance, type EvalInstance } from './eval-instance.js';
+import { PARSE_MODES, parseInMode, type ModeParse, type ParseMode } from './parse-modes.js';
+import { classifyOutcome, modeMetrics, type ModeMetrics, type Outcome } from './metrics.js';
+import { measureVram, type VramSample } from './vram.js';
+
+/** Output of `resilience-eval.instances`. */
+export interface EvalInstancesOutput {
+  source: string;
+  instances: EvalInstance[];
+}
+
+/** Input of one continuation. */
+export interface ContinueInput {
+  target: string;
+  profile: 'default' | 'paper';
+  instance: EvalInstance;
+  request: ChatRequest;
+  prompt_version: string;
+}
+
+/** Output of one continuation. */
+export interface ContinueOutput {
+  target: string;
+  model: string;
+  profile: 'default' | 'paper';
+  sample_id: string;
+  sub_benchmark: string;
+  subset: string;
+  difficulty: string | null;
+  excluded: string | null;
+  /** Flags of the published run's conditions (paper profile) or of a cut (default: excluded). */
+  flags: { prompt_truncated: boolean; context_shifted: boolean; budget_exhausted: boolean };
+  content: string;
+  thinking_digest: string | null;
+  done_reason: string | null;
+  prompt_tokens: number | null;
+  output_tokens: number | null;
+  cached: boolean;
+  parses: Record<ParseMode, ModeParse>;
+  outcomes: Record<ParseMode, Outcome>;
+  vram: VramSample;
+}
+
+/** Output of `resilience-eval.score` (one per target). */
+export interface EvalScoreOutput {
+  target: string;
+  model: string;
+  profile: 'default' | 'paper';
+  num_ctx: number | null;
+  modes: Record<ParseMode, ModeMetrics>;
+  vram: VramSample;
+  rows: number;
+  failed: number;
+}
+
+const relTo = (ctx: StageContext<unknown>, p: string) => resolve(dirname(ctx.configFile), p);
+
+export const evalInstances = defineStage<
+  { source: string; files: string[]; construction: string | null },
+  EvalInstancesOutput,
+  HasResilienceEval
+>({
+  name: 'resilience-eval.instances',
+  version: 1,
+  needs: ['resilience.instances'],
+  description:
+    'Reads the instances to evaluate (project construction output, a snapshot, or the published files).',
+  *plan(ctx) {
+    const s = evalSettings(ctx.config);
+    const construction =
+      s.input.source === 'project'
+        ? hashJson(
+            [...ctx.store.outputs('resilience.truncate')].map((o) => [o.key, hashJson(o.output)]),
+          )
+        : null;
+    yield {
+      key: 'instances',
+      input: {
+        source: s.input.source,
+        files: s.input.files.map((f) => relTo(ctx, f)),
+        construction,
+      },
+    };
+  },
+  async run(item, ctx) {
+    const { source, files } = item.input;
+    let instances: EvalInstance[];
+    if (source === 'project') {
+      instances = [...ctx.store.outputs<ResilienceInstance>('resilience.truncate')].map((o) =>
+        toEvalInstance(o.output, `resilience.truncate ${o.key}`),
+      );
+    } else {
+      if (!files.length)
+        throw new TelebenchError(
+          'config_invalid',
+          'resilience_eval.input.source is file but resilience_eval.input.files is empty',
+          { tier: 'config' },
+        );
+      instances = files.flatMap((f) => readEvalInstances(f));
+    }
+    ctx.log(`${instances.length} instances to evaluate (${source})`);
+    return Promise.resolve({ source, instances });
+  },
+});
+
+/** The provider of one target, built once per run. */
+function targetProvider(ctx: StageContext<HasResilienceEval>, t: TargetConfig): LlmProvider {
+  return ctx.memo(`resilience-eval.provider.${targetName(t)}`, () =>
+    createProvider(t.llm, stageLlmDeps(ctx)),
+  );
+}
+
+/** The continuation prompt of one instance (paper Appendix A template). */
+export function continuationPrompt(
+  ctx: StageContext<HasResilienceEval>,
+  i: EvalInstance,
+): { prompt: string; version: string } {
+  const s = evalSettings(ctx.config);
+  const dir = relTo(ctx, ctx.config.resilience?.prompts_dir ?? 'prompts/resilience');
+  const templates = ctx.memo(`resilience-eval.templates.${dir}`, () => loadPromptTemplates(dir));
+  const name = i.kind === 'mc' ? s.prompts.mc : s.prompts.numeric;
+  const t = requireTemplate(templates, name, i.kind, `resilience_eval.prompts.${i.kind}`);
+  const prompt = renderTemplate(t, {
+    QUESTION: i.question,
+    OPTIONS: renderOptions(i.choices),
+    NUM_OPTIONS: String(i.choices.length),
+    HALF_TRACE: i.half_reasoning_trace,
+  });
+  return { prompt, version: t.version };
+}
+
+/** The context window of a target: paper 2048; default fits the largest prompt + the budget. */
+function targetNumCtx(
+  t: TargetConfig,
+  promptTokens: number[],
+  margin: { ratio: number; tokens: number },
+): number {
+  if (t.num_ctx !== 'auto') return t.num_ctx;
+  if (t.profile === 'paper') return PAPER_EVAL_PROFILE.numCtx;
+  const policy = { marginRatio: margin.ratio, marginTokens: margin.tokens, slackTokens: 1 };
+  const overhead = estimatePromptTokens([{ role: 'user', content: '' }]);
+  const max = Math.max(0, ...promptTokens.map((n) => requiredContext(n + overhead, policy)));
+  return Math.ceil((max + t.num_predict + 1) / 1024) * 1024;
+}
+
+const evalInstancesOf = (ctx: StageContext<unknown>): EvalInstance[] =>
+  [...ctx.store.outputs<EvalInstancesOutput>('resilience-eval.instances')].flatMap(
+    (o) => o.output.instances,
+  );
+
+export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResilienceEval>({
+  name: 'resilience-eval.continue',
+  version: 1,
+  needs: ['resilience-eval.instances'],
+  description: 'Each target model continues each flawed half trace; replies parsed in three modes.',
+  concurrency: (cfg) =>
+    Math.max(
+      1,
+      evalSettings(cfg).targets.reduce(
+        (n, t) => n + t.llm.endpoints.reduce((m, e) => m + e.concurrency, 0),
+        0,
+      ),
+    ),
+  async preflight(ctx) {
+    for (const t of evalSettings(ctx.config).targets) {
+      const info = await targetProvider(ctx, t).preflight(t.model, ctx.signal);
+      ctx.log(
+        `target ${targetName(t)} (${t.model}) at ${info.endpoint}: server ${info.serverVersion ?? 'unknown'}`,
+      );
+    }
+  },
+  *plan(ctx) {
+    const s = evalSettings(ctx.config);
+    const instances = evalInstancesOf(ctx);
+    const prompts = new Map(instances.map((i) => [i.sample_id, continuationPrompt(ctx, i)]));
+    for (const t of s.targets) {
+      const paper = t.profile === 'paper';
+      const numCtx = targetNumCtx(
+        t,
+        [...prompts.values()].map((p) => countCl100k(p.prompt)),
+        { ratio: t.llm.prompt_check.margin_ratio, tokens: t.llm.prompt_check.margin_tokens },
+      );
+      for (const i of instances) {
+        const p = prompts.get(i.sample_id)!;
+        yield {
+          key: `${targetName(t)}::${i.sample_id}`,
+          input: {
+            target: targetName(t),
+            profile: t.profile,
+            instance: i,
+            prompt_version: p.version,
+            request: {
+              model: t.model,
+              messages: [{ role: 'user', content: p.prompt }],
+              think: paper ? PAPER_EVAL_PROFILE.think : t.think,
+              numCtx,
+              maxTokens: paper ? PAPER_EVAL_PROFILE.numPredict : t.num_predict,
+              temperature: paper ? PAPER_EVAL_PROFILE.temperature : t.temperature,
+              contextShift: paper,
+              ...(t.seed !== undefined ? { seed: t.seed } : {}),
+            },
+          },
+        };
+      }
+    }
+  },
+  async run(wi, ctx) {
+    const { instance: i, request, profile } = wi.input;
+    const t = evalSettings(ctx.config).targets.find((x) => targetName(x) === wi.input.target);
+    if (!t)
+      throw new TelebenchError(
+        'config_invalid',
+        `target ${wi.input.target} is no longer in resilience_eval.targets`,
+        {
+          tier: 'config',
+        },
+      );
+    const provider = targetProvider(ctx, t);
+    const inProcess = t.llm.endpoints.every((e) => e.kind === 'embedded');
+    const target = { kind: i.kind, numOptions: i.choices.length, choices: i.choices };
+    const ot = {
+      kind: i.kind,
+      goldIndex: i.gold_index,
+      goldValue: i.gold_value,
+      generatorIndex: i.generator_index,
+      generatorValue: i.generator_value,
+    };
+    const base = {
+      target: wi.input.target,
+      model: request.model,
+      profile,
+      sample_id: i.sample_id,
+      sub_benchmark: i.sub_benchmark,
+      subset: i.subset,
+      difficulty: i.difficulty,
+    };
+    let chat;
+    try {
+      chat = await provider.chat(request, { signal: ctx.signal });
+    } catch (err) {
+      if (err instanceof TelebenchError && err.code === 'prompt_too_long') {
+        const none: ModeParse = {
+          status: 'no_answer',
+          rule: null,
+          index: null,
+          value: null,
+          matched: null,
+        };
+        return {
+          ...base,
+          excluded: 'prompt_too_long',
+          flags: { prompt_truncated: true, context_shifted: false, budget_exhausted: false },
+          content: '',
+          thinking_digest: null,
+          done_reason: null,
+          prompt_tokens: null,
+          output_tokens: null,
+          cached: false,
+          parses: { strict: none, lenient: none, published: none },
+          outcomes: { strict: 'excluded', lenient: 'excluded', published: 'excluded' },
+          vram: await measureVram(provider, request.model, inProcess, ctx.signal),
+        };
+      }
+      throw err;
+    }
+    const flags = {
+      prompt_truncated: chat.promptTruncated,
+      context_shifted: chat.contextShifted === true,
+      budget_exhausted: chat.budgetExhausted,
+    };
+    // default never cuts: a cut prompt or an exhausted budget is excluded; paper scores and flags.
+    const excluded =
+      profile === 'default'
+        ? flags.prompt_truncated
+          ? 'prompt_truncated'
+          : flags.budget_exhausted
+            ? 'budget_exhausted'
+            : null
+        : null;
+    const reply = { content: chat.content, thinking: chat.thinking, doneReason: chat.doneReason };
+    const parses = Object.fromEntries(
+      PARSE_MODES.map((m) => [m, parseInMode(m, reply, target)]),
+    ) as Record<ParseMode, ModeParse>;
+    const outcomes = Object.fromEntries(
+      PARSE_MODES.map((m) => [m, classifyOutcome(parses[m], ot, excluded)]),
+    ) as Record<ParseMode, Outcome>;
+    return {
+      ...base,
+      excluded,
+      flags,
+      content: chat.content,
+      thinking_digest: chat.thinking ? ctx.artifact('thinking', chat.thinking, 'text/plain') : null,
+      done_reason: chat.doneReason,
+      prompt_tokens: chat.promptTokens,
+      output_tokens: chat.outputTokens,
+      cached: chat.cached,
+      parses,
+      outcomes,
+      vram: await measureVram(provider, request.model, inProcess, ctx.signal),
+    };
+  },
+});
+
+export const evalScore = defineStage<
+  { target: string; outputs: string },
+  EvalScoreOutput,
+  HasResilienceEval
+>({
+  name: 'resilience-eval.score',
+  version: 1,
+  needs: ['resilience-eval.continue'],
+  description:
+    'CFR/NFR/WFR, parse failures, macro and micro, bootstrap intervals per target and parse mode.',
+  *plan(ctx) {
+    const byTarget = new Map<string, string[]>();
+    for (const o of ctx.store.outputs<ContinueOutput>('resilience-eval.continue')) {
+      const list = byTarget.get(o.output.target) ?? [];
+      list.push(`${o.key}:${hashJson(o.output.outcomes)}`);
+      byTarget.set(o.output.target, list);
+    }
+    for (const t of evalSettings(ctx.config).targets) {
+      const name = targetName(t);
+      yield { key: name, input: { target: name, outputs: hashJson(byTarget.get(name) ?? []) } };
+    }
+  },
+  async run(item, ctx) {
+    const t = evalSettings(ctx.config).targets.find((x) => targetName(x) === item.input.target)!;
+    const outs = [...ctx.store.outputs<ContinueOutput>('resilience-eval.continue')]
+      .map((o) => o.output)
+      .filter((o) => o.target === item.input.target);
+    const failed = [...ctx.store.items('resilience-eval.continue')].filter(
+      (r) => r.key.startsWith(`${item.input.target}::`) && r.state === 'failed',
+    ).length;
+    const modes = Object.fromEntries(
+      PARSE_MODES.map((m) => [
+        m,
+        modeMetrics(
+          outs.map((o) => ({
+            sample_id: o.sample_id,
+            sub_benchmark: o.subset,
+            outcome: o.outcomes[m],
+            parse_status: o.parses[m].status,
+            output_tokens: o.output_tokens,
+            difficulty: o.difficulty,
+            cut: o.flags.prompt_truncated || o.flags.context_shifted || o.flags.budget_exhausted,
+          })),
+        ),
+      ]),
+    ) as Record<ParseMode, ModeMetrics>;
+    const peak = outs
+      .map((o) => o.vram)
+      .filter((v) => v.bytes !== null)
+      .sort((a, b) => b.bytes! - a.bytes!)[0];
+    return Promise.resolve({
+      target: item.input.target,
+      model: t.model,
+      profile: t.profile,
+      num_ctx:
+        t.num_ctx !== 'auto' ? t.num_ctx : t.profile === 'paper' ? PAPER_EVAL_PROFILE.numCtx : null,
+      modes,
+      vram: peak ?? { bytes: null, method: 'unavailable', detail: 'no measurement' },
+      rows: outs.length,
+      failed,
+    });
+  },
+});
+
+export const evalStages = [evalInstances, evalContinue, evalScore] as const;
+
+/** Where the HTML report is written. */
+export const reportPath = (stateDir: string): string =>
+  join(stateDir, 'reports', 'resilience-eval.html');
