@@ -53,8 +53,16 @@ export const resilienceConfigSchema = z.strictObject({
   subsets_file: z.string().min(1).default('subsets.yaml'),
   /** Folder of prompt templates (with its `prompts.yaml`), relative to the configuration file. */
   prompts_dir: z.string().min(1).default('prompts/resilience'),
-  /** Root of local source files named in the registry, relative to the configuration file. */
-  data_root: z.string().min(1).default('../../shared/data'),
+  /**
+   * Root of local source files named in the registry, relative to the configuration file. Unset:
+   * `$TELEBENCH_DATA_ROOT`, else `<state>/data`, filled once from `data_url_base`.
+   */
+  data_root: z.string().min(1).optional(),
+  /**
+   * Where missing local sources are downloaded from when no data root is configured:
+   * `<data_url_base>/<owner>/<repo>/<ref>/<path>` (raw.githubusercontent.com layout).
+   */
+  data_url_base: z.string().min(1).default('https://raw.githubusercontent.com'),
   /** Only these subsets (by `name`, or `source:name`); empty means every enabled entry. */
   only_subsets: z.array(z.string().min(1)).default([]),
   hub: z

@@ -17,6 +17,7 @@
  * the generation stage, which plans one item per row from these outputs. Rejected rows are listed
  * in the output with file and row (and logged), never guessed.
  */
+import { ensureSourceFile } from './sources.js';
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve, dirname, join } from 'node:path';
 import { defineStage, type StageContext } from '../../pipeline/stage.js';
@@ -25,7 +26,7 @@ import { sha256 } from '../../pipeline/hash.js';
 import { countCl100k } from '../../pipeline/providers/tokenizer/cl100k.js';
 import { downloadHubFile } from '../../pipeline/providers/hub/download.js';
 import { resilienceSettings, type HasResilience, type ResilienceConfig } from './config.js';
-import { loadSubsets, type ResolvedSubset } from './subsets.js';
+import { configuredDataRoot, loadSubsets, SOURCE_FILES, type ResolvedSubset } from './subsets.js';
 import { readRows, normaliseRows } from './adapters.js';
 import {
   loadPromptTemplates,
@@ -154,10 +155,17 @@ async function loadLocal(
   s: ResolvedSubset,
   ctx: StageContext<HasResilience>,
 ): Promise<SubsetLoadOutput> {
+  const cfg = resilienceSettings(ctx.config);
+  const rel = s.file ?? '';
+  if (!existsSync(s.path!) && !configuredDataRoot(ctx.configFile, cfg) && SOURCE_FILES[rel]) {
+    const url = `${cfg.data_url_base.replace(/\/+$/, '')}/${SOURCE_FILES[rel]}`;
+    ctx.log(`downloading ${url} into ${s.path!}`);
+    await ensureSourceFile(url, s.path!, { signal: ctx.signal, timeoutMs: cfg.hub.timeout_ms });
+  }
   if (!existsSync(s.path!)) {
     throw new TelebenchError(
       'subset_file_missing',
-      `subset ${s.id}: file ${s.path} does not exist (resilience.data_root + file in config/subsets.yaml)`,
+      `subset ${s.id}: file ${s.path} does not exist (resilience.data_root or $TELEBENCH_DATA_ROOT + file in config/subsets.yaml)`,
       { tier: 'config', context: { subset: s.id, file: s.path } },
     );
   }
@@ -198,7 +206,7 @@ export const resilienceLoad = defineStage<LoadInput, SubsetLoadOutput, HasResili
     const cfg = resilienceSettings(ctx.config);
     const templates = templateRefs(templatesMemo(ctx));
     let warned = false;
-    for (const s of loadSubsets(ctx.configFile, cfg)) {
+    for (const s of loadSubsets(ctx.configFile, cfg, ctx.stateDir)) {
       if (s.source === 'ot-lite') {
         if (!warned && !/^[0-9a-f]{40}$/.test(cfg.hub.revision)) {
           warned = true;

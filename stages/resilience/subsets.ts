@@ -7,7 +7,7 @@
  * Source: paper section III (seven discrete-choice ot-lite subsets plus TeleMath) and issue 6
  * (further sources under their own names, never substituted for an ot-lite subset).
  */
-import { resolve, dirname } from 'node:path';
+import { resolve, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { loadConfigFile } from '../../pipeline/config/load.js';
 import { ConfigError } from '../../pipeline/errors.js';
@@ -140,11 +140,15 @@ export interface ResolvedSubset extends SubsetEntry {
  * @throws ConfigError when the registry file is missing or invalid, or `only_subsets` names an
  *   unknown subset
  */
-export function loadSubsets(configFile: string, cfg: ResilienceConfig): ResolvedSubset[] {
+export function loadSubsets(
+  configFile: string,
+  cfg: ResilienceConfig,
+  stateDir?: string,
+): ResolvedSubset[] {
   const base = dirname(configFile);
   const file = resolve(base, cfg.subsets_file);
   const registry = loadConfigFile(file, subsetRegistrySchema);
-  const dataRoot = resolve(base, cfg.data_root);
+  const dataRoot = dataRootOf(configFile, cfg, stateDir);
   const all = registry.subsets.map((s) => resolveEntry(s, dataRoot, cfg.hub.file_pattern));
   for (const want of cfg.only_subsets) {
     if (!all.some((s) => s.id === want || s.name === want)) {
@@ -162,6 +166,38 @@ export function loadSubsets(configFile: string, cfg: ResilienceConfig): Resolved
         cfg.only_subsets.includes(s.name)),
   );
 }
+
+/** Environment variable naming the local sources folder when `resilience.data_root` is unset. */
+export const DATA_ROOT_ENV = 'TELEBENCH_DATA_ROOT';
+
+/**
+ * The configured local sources folder: `resilience.data_root` (relative to the config file), else
+ * `$TELEBENCH_DATA_ROOT` (relative to the working directory), else undefined.
+ */
+export function configuredDataRoot(configFile: string, cfg: ResilienceConfig): string | undefined {
+  if (cfg.data_root) return resolve(dirname(configFile), cfg.data_root);
+  const env = process.env[DATA_ROOT_ENV];
+  return env ? resolve(env) : undefined;
+}
+
+/** {@link configuredDataRoot}, else `<stateDir>/data` (else `data` beside the config file). */
+export function dataRootOf(configFile: string, cfg: ResilienceConfig, stateDir?: string): string {
+  return (
+    configuredDataRoot(configFile, cfg) ??
+    (stateDir ? join(stateDir, 'data') : resolve(dirname(configFile), 'data'))
+  );
+}
+
+/**
+ * Publisher location of each local source file (path under the data root, same layout as the
+ * build machine's shared/data): `<owner>/<repo>/<ref>/<path>` under `resilience.data_url_base`.
+ */
+export const SOURCE_FILES: Readonly<Record<string, string>> = {
+  'oran-bench-13k/fin_E.json': 'prnshv/ORAN-Bench-13K/main/Benchmark/fin_E.json',
+  'oran-bench-13k/fin_M.json': 'prnshv/ORAN-Bench-13K/main/Benchmark/fin_M.json',
+  'oran-bench-13k/fin_H.json': 'prnshv/ORAN-Bench-13K/main/Benchmark/fin_H.json',
+  'srsranbench/srsRANBench.json': 'prnshv/srsRANBench/main/srsRANBench.json',
+};
 
 /** Fills the defaults of one entry. Pure. */
 export function resolveEntry(

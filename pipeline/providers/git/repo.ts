@@ -69,7 +69,8 @@ export function git(dir: string): SimpleGit {
 
 /**
  * Makes sure a bare mirror of `source` (URL or local path) exists at `mirrorDir` and holds
- * `needCommits`. An existing mirror is fetched only when one of them is missing (offline friendly).
+ * `needCommits`. An existing mirror is fetched only when one of them is missing (offline friendly),
+ * or always with `opts.refresh` (`swe5g.mine` keeps `<state>/mirrors` current that way).
  * @returns `mirrorDir`
  * @throws TelebenchError `git_mirror_failed` (tier transient) when clone/fetch fails;
  *   `commit_not_found` (tier content) when a commit is still missing after a fetch
@@ -78,12 +79,13 @@ export async function ensureMirror(
   source: string,
   mirrorDir: string,
   needCommits: readonly string[] = [],
+  opts: { refresh?: boolean } = {},
 ): Promise<string> {
   // One clone/fetch per mirror folder at a time within this process.
   const prev = mirrorLocks.get(mirrorDir) ?? Promise.resolve();
   const next = prev.then(
-    () => ensureMirrorUnlocked(source, mirrorDir, needCommits),
-    () => ensureMirrorUnlocked(source, mirrorDir, needCommits),
+    () => ensureMirrorUnlocked(source, mirrorDir, needCommits, opts.refresh === true),
+    () => ensureMirrorUnlocked(source, mirrorDir, needCommits, opts.refresh === true),
   );
   mirrorLocks.set(mirrorDir, next);
   return next;
@@ -95,13 +97,14 @@ async function ensureMirrorUnlocked(
   source: string,
   mirrorDir: string,
   needCommits: readonly string[],
+  refresh: boolean,
 ): Promise<string> {
   try {
     if (!existsSync(join(mirrorDir, 'HEAD'))) {
       mkdirSync(dirname(mirrorDir), { recursive: true });
       rmSync(mirrorDir, { recursive: true, force: true });
       await git(dirname(mirrorDir)).raw(['clone', '--mirror', '--quiet', source, mirrorDir]);
-    } else if ((await missingCommits(mirrorDir, needCommits)).length > 0) {
+    } else if (refresh || (await missingCommits(mirrorDir, needCommits)).length > 0) {
       await git(mirrorDir).raw(['fetch', '--prune', '--quiet', source, '+refs/*:refs/*']);
     }
   } catch (err) {

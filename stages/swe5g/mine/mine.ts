@@ -27,7 +27,16 @@ import {
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import { githubRepoOf, registryWarnings, type RegistryEntry } from '../registry.js';
 import { aliasOf, instanceIdOf, type CandidateSource, type MinedPR } from '../types.js';
-import { githubClient, mirrorOf, probeApi, selectedEntries, mirrorsDir } from './source.js';
+import {
+  cloneMirrors,
+  configuredMirrorsDir,
+  githubClient,
+  mirrorOf,
+  probeApi,
+  selectedEntries,
+  mirrorsDir,
+  type CloneFailure,
+} from './source.js';
 import { PreflightError, TelebenchError } from '../../../pipeline/errors.js';
 
 /** Input of one mining item. */
@@ -97,6 +106,22 @@ export function ownsChange(
   return siblingPaths.every((p) => lines(p) < mine || (lines(p) === mine && entry.path! < p));
 }
 
+const MIRROR_HINT = `make swe5g.environments.git_url_base (default https://github.com) reachable so that the mine stage clones the repositories into <state>/mirrors, or set swe5g.mining.mirrors_dir (or ${'$'}TELEBENCH_MIRRORS_DIR) to a folder of bare clones laid out as <owner>+<name>/repo or <owner>/<name>.git (git clone --mirror https://github.com/free5gc/amf free5gc/amf.git)`;
+
+/** Where mirrors were looked for, and which clones failed (URL and git's message). */
+function describeMirrors(ctx: Parameters<typeof mirrorsDir>[0], failures: CloneFailure[]): string {
+  const conf = configuredMirrorsDir(ctx);
+  if (conf) return `none found under ${conf} (swe5g.mining.mirrors_dir / $TELEBENCH_MIRRORS_DIR)`;
+  return `no mirrors_dir is configured and cloning into ${mirrorsDir(ctx)} failed: ${failures
+    .map((f) => `${f.url} unreachable (${f.message.split('\n')[0]})`)
+    .join('; ')}`;
+}
+
+function logPartial(ctx: Parameters<typeof mirrorsDir>[0], failures: CloneFailure[]): void {
+  for (const f of failures)
+    ctx.log(`warning: could not clone ${f.url}; ${f.repo} is skipped this run: ${f.message}`);
+}
+
 export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
   name: 'swe5g.mine',
   version: 2,
@@ -110,24 +135,33 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
     const entries = selectedEntries(ctx);
     for (const w of registryWarnings(entries)) ctx.log(`registry warning: ${w}`);
     if (s.source === 'git' || s.source === 'auto') {
+      if (s.source === 'auto') {
+        const probe = await probeApi(ctx);
+        if (probe.usable) return;
+      }
+      // No mirrors folder configured: clone (or update) the registry's repositories into
+      // <state>/mirrors from swe5g.environments.git_url_base.
+      const failures = await cloneMirrors(ctx, entries);
       const withMirror = entries.filter((e) => mirrorOf(ctx, e) !== undefined);
+      const where = describeMirrors(ctx, failures);
       if (s.source === 'git') {
         if (withMirror.length === 0)
           throw new PreflightError(
             'git mirrors',
-            `swe5g.source is "git" but no mirror of the ${entries.length} selected repositories was found under ${mirrorsDir(ctx) ?? '(swe5g.mining.mirrors_dir is not set)'}`,
-            'set swe5g.mining.mirrors_dir to a folder of bare clones laid out as <owner>+<name>/repo or <owner>/<name>.git (git clone --mirror https://github.com/free5gc/amf free5gc/amf.git)',
+            `swe5g.source is "git" but no mirror of the ${entries.length} selected repositories is available: ${where}`,
+            MIRROR_HINT,
           );
+        logPartial(ctx, failures);
         return;
       }
       const probe = await probeApi(ctx);
-      if (probe.usable) return;
       if (withMirror.length === 0)
         throw new PreflightError(
           'github',
-          `swe5g.source is "auto": the GitHub API is not usable (${probe.why}) and no git mirror of the ${entries.length} selected repositories exists under ${mirrorsDir(ctx) ?? '(swe5g.mining.mirrors_dir is not set)'}`,
-          'set GITHUB_TOKEN (or GITHUB_TOKENS) and make api.github.com reachable, or set swe5g.mining.mirrors_dir to a folder of bare clones (<owner>+<name>/repo or <owner>/<name>.git)',
+          `swe5g.source is "auto": the GitHub API is not usable (${probe.why}) and no git mirror of the ${entries.length} selected repositories is available: ${where}`,
+          `set GITHUB_TOKEN (or GITHUB_TOKENS) and make api.github.com reachable, or ${MIRROR_HINT}`,
         );
+      logPartial(ctx, failures);
       ctx.log(
         `GitHub API not usable (${probe.why}); mining ${withMirror.length}/${entries.length} repositories from git mirrors: ${withMirror.map((e) => e.id).join(', ')}`,
       );
@@ -175,7 +209,7 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
       if (!mirror)
         throw new SkipItem(
           'no_mirror',
-          `no git mirror of ${githubRepoOf(entry)} under ${mirrorsDir(ctx) ?? '(mirrors_dir unset)'}`,
+          `no git mirror of ${githubRepoOf(entry)} under ${mirrorsDir(ctx)}`,
         );
       use = 'git';
     } else if ((await probeApi(ctx)).usable) use = 'api';
@@ -183,7 +217,7 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
     else
       throw new SkipItem(
         'no_source',
-        `GitHub API not usable and no git mirror of ${githubRepoOf(entry)} under ${mirrorsDir(ctx) ?? '(mirrors_dir unset)'}`,
+        `GitHub API not usable and no git mirror of ${githubRepoOf(entry)} under ${mirrorsDir(ctx)}`,
       );
     const out = use === 'api' ? await mineApi(item.input, ctx) : await mineGit(item.input, mirror!);
     for (const w of out.warnings ?? []) ctx.log(`swe5g.mine ${entry.id}: warning: ${w}`);

@@ -2,8 +2,9 @@
  * Source selection and shared clients of `swe5g.mine` / `swe5g.link`: the GitHub client (one per
  * run), whether the API is reachable (probed once per run), and where a repository's git mirror is.
  */
-import { resolve, dirname } from 'node:path';
+import { resolve, dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { ensureMirror } from '../../../pipeline/providers/git/repo.js';
 import type { StageContext } from '../../../pipeline/stage.js';
 import { GithubClient, tokensFromEnv } from '../../../pipeline/providers/github/client.js';
 import { findMirror } from '../../../pipeline/providers/git/mirror-source.js';
@@ -72,10 +73,82 @@ export function probeApi(ctx: StageContext<HasSwe5g>): Promise<ApiProbe> {
   });
 }
 
-/** Absolute mirrors folder from the config (relative to the config file), if configured. */
-export function mirrorsDir(ctx: StageContext<HasSwe5g>): string | undefined {
+/** Environment variable naming a folder of bare mirrors when `swe5g.mining.mirrors_dir` is unset. */
+export const MIRRORS_DIR_ENV = 'TELEBENCH_MIRRORS_DIR';
+
+/**
+ * The mirrors folder the user configured: `swe5g.mining.mirrors_dir` (relative to the config
+ * file), else `$TELEBENCH_MIRRORS_DIR` (relative to the working directory), else undefined.
+ */
+export function configuredMirrorsDir(ctx: StageContext<HasSwe5g>): string | undefined {
   const d = swe5gSettings(ctx.config).mining.mirrors_dir;
-  return d ? resolve(dirname(ctx.configFile), d) : undefined;
+  if (d) return resolve(dirname(ctx.configFile), d);
+  const env = process.env[MIRRORS_DIR_ENV];
+  return env ? resolve(env) : undefined;
+}
+
+/**
+ * Absolute mirrors folder: the configured one ({@link configuredMirrorsDir}), else
+ * `<state>/mirrors` (filled by {@link cloneMirrors} with `git clone --mirror` from `git_url_base`).
+ */
+export function mirrorsDir(ctx: StageContext<HasSwe5g>): string {
+  return configuredMirrorsDir(ctx) ?? join(ctx.stateDir, 'mirrors');
+}
+
+/** `swe5g.environments.git_url_base`: a URL as is, a folder relative to the config file. */
+export function gitUrlBase(ctx: StageContext<HasSwe5g>): string {
+  const b = swe5gSettings(ctx.config).environments.git_url_base;
+  return /^[a-z]+:\/\//.test(b) || b.startsWith('git@')
+    ? b.replace(/\/$/, '')
+    : resolve(dirname(ctx.configFile), b);
+}
+
+/** A repository that could not be cloned into `<state>/mirrors`. */
+export interface CloneFailure {
+  repo: string;
+  url: string;
+  message: string;
+}
+
+/**
+ * When no mirrors folder is configured: clones each selected repository with `git clone --mirror
+ * <git_url_base>/<owner>/<name>.git` into `<state>/mirrors/<owner>/<name>.git` (first run), or
+ * fetches an existing clone (later runs; a failed fetch is logged and the old clone is used).
+ * Logs one line per repository. Does nothing when a mirrors folder is configured.
+ * @returns the repositories whose first clone failed, each with its URL and git's message
+ */
+export async function cloneMirrors(
+  ctx: StageContext<HasSwe5g>,
+  entries: readonly RegistryEntry[],
+): Promise<CloneFailure[]> {
+  if (configuredMirrorsDir(ctx)) return [];
+  const base = gitUrlBase(ctx);
+  const failures: CloneFailure[] = [];
+  const seen = new Set<string>();
+  for (const e of entries) {
+    const repo = `${e.owner}/${e.name}`;
+    if (seen.has(repo)) continue;
+    seen.add(repo);
+    const url = `${base}/${repo}.git`;
+    const dir = join(mirrorsDir(ctx), e.owner, `${e.name}.git`);
+    const had = existsSync(join(dir, 'HEAD'));
+    ctx.log(
+      had
+        ? `updating mirror ${dir} from ${url}`
+        : `cloning ${url} into ${dir} (git clone --mirror)`,
+    );
+    try {
+      await ensureMirror(url, dir, [], { refresh: true });
+    } catch (err) {
+      const message = (err as Error).message;
+      if (had)
+        ctx.log(
+          `warning: could not update ${dir} from ${url}, mining the existing clone: ${message}`,
+        );
+      else failures.push({ repo, url, message });
+    }
+  }
+  return failures;
 }
 
 /** The git mirror of a registry entry, if one exists under the mirrors folder. */

@@ -4,12 +4,13 @@
  * `environment_setup_commit`, `version` (go.mod `go` line, else the newest tag reaching the base)
  * and `test_dirs` (the Go packages / C and Python source folders the fix touches, see packages.ts). Works on a bare mirror per repository in the
  * state folder (`<state>/git/<owner>+<name>.git`), cloned from a local mirror when
- * `swe5g.mining.mirrors_dir` has one, else from `<git_url_base>/<owner>/<name>.git`.
+ * the mirrors folder has one (`swe5g.mining.mirrors_dir`, `$TELEBENCH_MIRRORS_DIR`, else
+ * `<state>/mirrors` that `swe5g.mine` fills), else from `<git_url_base>/<owner>/<name>.git`.
  *
  * Commit terms (SWE-Bench 5G contract): `base_commit` is the first parent of `merge_commit`.
  */
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve as resolvePath } from 'node:path';
+import { join } from 'node:path';
 import { defineStage } from '../../../pipeline/stage.js';
 import { SkipItem } from '../../../pipeline/errors.js';
 import {
@@ -22,7 +23,8 @@ import {
 import type { Candidate, Resolved } from '../types.js';
 import { sameKeyIn } from './plan.js';
 import { packageDirs } from './packages.js';
-import { swe5gSettings, type HasSwe5g } from '../config.js';
+import { type HasSwe5g } from '../config.js';
+import { gitUrlBase, mirrorsDir } from '../mine/source.js';
 
 /** Local folder of the bare mirror of `owner/name` inside the state folder. */
 export function mirrorPath(stateDir: string, repo: string): string {
@@ -118,17 +120,8 @@ export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
     }
   },
   async run(item, ctx) {
-    const s = swe5gSettings(ctx.config);
     const cand = item.input;
-    const env = s.environments;
-    const mirrorsDir = s.mining.mirrors_dir
-      ? resolvePath(dirname(ctx.configFile), s.mining.mirrors_dir)
-      : undefined;
-    const gitBase =
-      /^[a-z]+:\/\//.test(env.git_url_base) || env.git_url_base.startsWith('git@')
-        ? env.git_url_base
-        : resolvePath(dirname(ctx.configFile), env.git_url_base);
-    const source = mirrorSource(cand.repo, gitBase, mirrorsDir);
+    const source = mirrorSource(cand.repo, gitUrlBase(ctx), mirrorsDir(ctx));
     const dir = mirrorPath(ctx.stateDir, cand.repo);
     await ensureMirror(source, dir, [cand.base_commit, cand.merge_commit]);
     return resolveCandidate(dir, cand);

@@ -262,9 +262,17 @@ describe('swe5g mining on the GitHub API', () => {
     const cfg = config();
     cfg.swe5g.source = 'auto';
     cfg.swe5g.mining.github.base_url = 'http://127.0.0.1:9'; // discard port: connection refused
-    const { result, events } = await run(cfg);
+    // No mirrors folder configured: the preflight tries to clone into <state>/mirrors from here.
+    cfg.swe5g.environments.git_url_base = 'http://127.0.0.1:9';
+    const saved = process.env.TELEBENCH_MIRRORS_DIR;
+    delete process.env.TELEBENCH_MIRRORS_DIR;
+    const { result, events } = await run(cfg).finally(() => {
+      if (saved !== undefined) process.env.TELEBENCH_MIRRORS_DIR = saved;
+    });
     expect(result.exitCode).toBe(3);
     const pf = events.find((e) => e.kind === 'stage-preflight-failed');
-    expect(JSON.stringify(pf)).toMatch(/unreachable.*mirrors_dir/);
+    expect(JSON.stringify(pf)).toMatch(
+      /unreachable.*http:\/\/127\.0\.0\.1:9\/.*\.git unreachable.*mirrors_dir/,
+    );
   });
 });

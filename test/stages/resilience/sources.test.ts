@@ -1,0 +1,100 @@
+/**
+ * Local sources without a configured data root: `<state>/data` filled once from a local HTTP
+ * server laid out like raw.githubusercontent.com (real srsRANBench bytes from ../shared/data when
+ * present, else a small JSON Lines file), `$TELEBENCH_DATA_ROOT` honoured, unreachable URL named.
+ */
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ensureSourceFile } from '../../../stages/resilience/sources.js';
+import {
+  DATA_ROOT_ENV,
+  SOURCE_FILES,
+  dataRootOf,
+  loadSubsets,
+} from '../../../stages/resilience/subsets.js';
+import { resilienceConfigSchema } from '../../../stages/resilience/config.js';
+
+const SHARED = resolve(import.meta.dirname, '../../../../shared/data/srsranbench/srsRANBench.json');
+const BODY = existsSync(SHARED)
+  ? readFileSync(SHARED)
+  : Buffer.from('["Q?", ["1. a", "2. b"], "1"]\n');
+const CONFIG = resolve(import.meta.dirname, '../../../config/default.yaml');
+
+let server: Server;
+let base = '';
+const requests: string[] = [];
+let dir = '';
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'telebench-sources-'));
+  server = createServer((req, res) => {
+    requests.push(req.url ?? '');
+    if (req.url === `/${SOURCE_FILES['srsranbench/srsRANBench.json']}`) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(BODY);
+    } else {
+      res.writeHead(404);
+      res.end('not found');
+    }
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const addr = server.address();
+  base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+});
+
+afterAll(async () => {
+  await new Promise((ok) => server.close(ok));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('local sources downloaded into <state>/data', () => {
+  it('downloads a missing file once and reuses it afterwards', async () => {
+    const dest = join(dir, 'state', 'data', 'srsranbench', 'srsRANBench.json');
+    const url = `${base}/${SOURCE_FILES['srsranbench/srsRANBench.json']}`;
+    expect(await ensureSourceFile(url, dest)).toBe(true);
+    expect(readFileSync(dest).equals(BODY)).toBe(true);
+    const n = requests.length;
+    expect(await ensureSourceFile(url, dest)).toBe(false);
+    expect(requests.length).toBe(n);
+  });
+
+  it('names the URL when the source answers 404 or cannot be reached (source_unreachable)', async () => {
+    const dest = join(dir, 'state', 'data', 'oran-bench-13k', 'fin_E.json');
+    const url = `${base}/${SOURCE_FILES['oran-bench-13k/fin_E.json']}`;
+    await expect(ensureSourceFile(url, dest)).rejects.toMatchObject({
+      code: 'source_unreachable',
+      tier: 'transient',
+      message: expect.stringContaining(`${url} into ${dest}: HTTP 404`),
+    });
+    const dead = 'http://127.0.0.1:9/prnshv/srsRANBench/main/srsRANBench.json';
+    await expect(ensureSourceFile(dead, dest)).rejects.toThrow(
+      new RegExp(`could not download ${dead.replaceAll('.', '\\.')}`),
+    );
+    expect(existsSync(dest)).toBe(false);
+  });
+
+  it('data root: config key, else $TELEBENCH_DATA_ROOT, else <state>/data', () => {
+    const saved = process.env[DATA_ROOT_ENV];
+    try {
+      delete process.env[DATA_ROOT_ENV];
+      const cfg = resilienceConfigSchema.parse({});
+      const state = join(dir, 'st');
+      expect(dataRootOf(CONFIG, cfg, state)).toBe(join(state, 'data'));
+      const paths = loadSubsets(CONFIG, cfg, state).flatMap((s) => (s.path ? [s.path] : []));
+      expect(paths).toContain(join(state, 'data', 'srsranbench', 'srsRANBench.json'));
+      // every local file of the default registry has a publisher URL
+      for (const p of paths)
+        expect(SOURCE_FILES[p.slice(join(state, 'data').length + 1)]).toBeDefined();
+      process.env[DATA_ROOT_ENV] = join(dir, 'envroot');
+      expect(dataRootOf(CONFIG, cfg, state)).toBe(join(dir, 'envroot'));
+      const own = resilienceConfigSchema.parse({ data_root: 'mine' });
+      expect(dataRootOf(CONFIG, own, state)).toBe(resolve(CONFIG, '..', 'mine'));
+    } finally {
+      if (saved === undefined) delete process.env[DATA_ROOT_ENV];
+      else process.env[DATA_ROOT_ENV] = saved;
+    }
+  });
+});
