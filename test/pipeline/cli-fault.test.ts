@@ -183,7 +183,7 @@ describe('telebench run under faults', () => {
     const before = log.length;
     expect(cli(args).status).toBe(0);
     expect(lines(attemptsLog).length).toBe(before);
-  }, 600_000);
+  });
 
   it('SIGINT finishes or abandons in-flight items, persists state and exits 130; SIGTERM exits 143', async () => {
     const attemptsLog = join(dir, 'attempts-int.log');

@@ -137,70 +137,66 @@ resilience_eval:
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it(
-    'continues every instance with the paper template, scores three modes, and reports',
-    { timeout: 900_000 },
-    async () => {
-      const state = join(dir, 'state');
-      const run = await runCli([
-        '--state',
-        state,
-        'run',
-        'resilience-eval',
-        '--config',
-        join(dir, 'config.yaml'),
-      ]);
-      expect(run.code, run.stderr).toBe(0);
-      const chats = llm.chatRequests();
-      expect(chats).toHaveLength(6);
-      const prompt = (chats[0]!.body as { messages: { content: string }[] }).messages[0]!.content;
-      expect(prompt).toContain('Partial reasoning (incomplete — continue from here):\n' + half);
-      expect(prompt).toMatch(/\nUse the model's thinking stream to extend this partial trace\./);
+  it('continues every instance with the paper template, scores three modes, and reports', async () => {
+    const state = join(dir, 'state');
+    const run = await runCli([
+      '--state',
+      state,
+      'run',
+      'resilience-eval',
+      '--config',
+      join(dir, 'config.yaml'),
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const chats = llm.chatRequests();
+    expect(chats).toHaveLength(6);
+    const prompt = (chats[0]!.body as { messages: { content: string }[] }).messages[0]!.content;
+    expect(prompt).toContain('Partial reasoning (incomplete — continue from here):\n' + half);
+    expect(prompt).toMatch(/\nUse the model's thinking stream to extend this partial trace\./);
 
-      // a second run repeats nothing
-      const again = await runCli([
-        '--state',
-        state,
-        'run',
-        'resilience-eval',
-        '--config',
-        join(dir, 'config.yaml'),
-      ]);
-      expect(again.code).toBe(0);
-      expect(llm.chatRequests()).toHaveLength(6);
+    // a second run repeats nothing
+    const again = await runCli([
+      '--state',
+      state,
+      'run',
+      'resilience-eval',
+      '--config',
+      join(dir, 'config.yaml'),
+    ]);
+    expect(again.code).toBe(0);
+    expect(llm.chatRequests()).toHaveLength(6);
 
-      const rep = await runCli([
-        '--state',
-        state,
-        'report',
-        'resilience-eval',
-        '--config',
-        join(dir, 'config.yaml'),
-      ]);
-      expect(rep.code, rep.stderr).toBe(0);
-      const md = rep.stdout;
-      // lenient: teleqna 1 correct, 1 no flip, 1 ambiguous of 3; oranbench: retracted/cut + wrong flip
-      expect(md).toMatch(
-        /## Table I, lenient parse[\s\S]*?\| target:1b \| 33\.3 \/ 33\.3 \/ 0\.0 \| 0\.0 \/ 0\.0 \/ 50\.0 \|/,
-      );
-      // published reads the retracted draft (2 = the generator's answer) and the hedge's 4
-      expect(md).toMatch(
-        /## Table I, published parse[\s\S]*?\| target:1b \| 33\.3 \/ 33\.3 \/ 33\.3 \| 0\.0 \/ 50\.0 \/ 50\.0 \|/,
-      );
-      // lenient reads the concluded value 293; the published scorer reads 256 (its defect)
-      expect(md).toMatch(/## Table I, lenient parse[\s\S]*?TeleMath CR%: target:1b 100\.0/);
-      expect(md).toMatch(/## Table I, published parse[\s\S]*?TeleMath CR%: target:1b 0\.0/);
-      expect(md).toMatch(/VRAM 3\.00 GiB \(ollama-allocated/);
+    const rep = await runCli([
+      '--state',
+      state,
+      'report',
+      'resilience-eval',
+      '--config',
+      join(dir, 'config.yaml'),
+    ]);
+    expect(rep.code, rep.stderr).toBe(0);
+    const md = rep.stdout;
+    // lenient: teleqna 1 correct, 1 no flip, 1 ambiguous of 3; oranbench: retracted/cut + wrong flip
+    expect(md).toMatch(
+      /## Table I, lenient parse[\s\S]*?\| target:1b \| 33\.3 \/ 33\.3 \/ 0\.0 \| 0\.0 \/ 0\.0 \/ 50\.0 \|/,
+    );
+    // published reads the retracted draft (2 = the generator's answer) and the hedge's 4
+    expect(md).toMatch(
+      /## Table I, published parse[\s\S]*?\| target:1b \| 33\.3 \/ 33\.3 \/ 33\.3 \| 0\.0 \/ 50\.0 \/ 50\.0 \|/,
+    );
+    // lenient reads the concluded value 293; the published scorer reads 256 (its defect)
+    expect(md).toMatch(/## Table I, lenient parse[\s\S]*?TeleMath CR%: target:1b 100\.0/);
+    expect(md).toMatch(/## Table I, published parse[\s\S]*?TeleMath CR%: target:1b 0\.0/);
+    expect(md).toMatch(/VRAM 3\.00 GiB \(ollama-allocated/);
 
-      const html = join(state, 'reports', 'resilience-eval.html');
-      expect(readFileSync(html, 'utf8')).toContain('<figure data-figure="cfr-by-subset">');
-      const seen = await checkPage(html);
-      expect(seen.consoleErrors).toEqual([]);
-      expect(seen.textLength).toBeGreaterThan(200);
-      expect(seen.figures['cfr-by-subset']!.marks).toBe(2); // teleqna and oranbench, one model
-      expect(seen.figures['cfr-vs-tokens']!.marks).toBe(1);
-      expect(seen.figures['cfr-vs-vram']!.marks).toBe(1);
-      expect(seen.figures['cfr-by-difficulty']!.marks).toBe(2); // easy, hard
-    },
-  );
+    const html = join(state, 'reports', 'resilience-eval.html');
+    expect(readFileSync(html, 'utf8')).toContain('<figure data-figure="cfr-by-subset">');
+    const seen = await checkPage(html);
+    expect(seen.consoleErrors).toEqual([]);
+    expect(seen.textLength).toBeGreaterThan(200);
+    expect(seen.figures['cfr-by-subset']!.marks).toBe(2); // teleqna and oranbench, one model
+    expect(seen.figures['cfr-vs-tokens']!.marks).toBe(1);
+    expect(seen.figures['cfr-vs-vram']!.marks).toBe(1);
+    expect(seen.figures['cfr-by-difficulty']!.marks).toBe(2); // easy, hard
+  });
 });

@@ -239,5 +239,5 @@ describe('HalfTrace token counts', () => {
       }
     }
     expect(checked).toBe(20 * 6 * 2);
-  }, 600_000);
+  });
 });

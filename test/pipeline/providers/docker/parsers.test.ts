@@ -190,7 +190,7 @@ describe('parsePytestJUnit against real pytest (issue 14, section 2)', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  });
 });
 
 describe('two results for one id never merge silently (every log format)', () => {

@@ -53,7 +53,7 @@ beforeAll(async () => {
   registry = await startRegistry(docker);
   image = testSettings().offline.rootfs_image;
   await pushImage(docker, image, registry.address); // once: each test's step then only runs
-}, 900_000);
+});
 
 afterAll(async () => {
   await registry?.stop();
@@ -99,7 +99,7 @@ describe('readFrame', () => {
   });
 });
 
-describe('SwarmExecutor (single-node swarm, local registry)', { timeout: 600_000 }, () => {
+describe('SwarmExecutor (single-node swarm, local registry)', () => {
   it('runs as a replicated job with no route out, pinned env, limits; files in, results out exactly', async () => {
     process.env.GITHUB_TOKEN = 'ghp_secretvalue123';
     const ex = new SwarmExecutor(docker, { registry: registry.address });

@@ -64,7 +64,7 @@ describe('hostModCache (go_modules: host)', () => {
     process.env.GOFLAGS = '';
     const mod = await hostModCache(join(root, 'state1'), { 'go.mod': goMod, 'go.sum': '' });
     expect(existsSync(join(mod, 'example.com', 'dep@v1.0.0', 'dep.go'))).toBe(true);
-  }, 300_000);
+  });
 
   it('a 403 from the proxy for a module the host lacks is a permanent dependency_unavailable', async () => {
     process.env.GOMODCACHE = join(root, 'emptycache');
@@ -84,5 +84,5 @@ describe('hostModCache (go_modules: host)', () => {
       permanent: true,
     });
     expect(e.message).toContain('host module cache');
-  }, 300_000);
+  });
 });

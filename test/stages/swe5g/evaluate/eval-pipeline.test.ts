@@ -304,7 +304,7 @@ beforeAll(async () => {
     models: MODELS.map((name, i) => ({ name, digest: `${i}`.padStart(64, '0') })),
     fallback: reply,
   });
-}, 900_000);
+});
 afterAll(async () => {
   await server?.close();
   state?.close();
