@@ -17,6 +17,8 @@
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import type { ModeParse } from './parse-modes.js';
+import { MAIN_SUBSETS } from '../../datasets/teleresiliencebench/schema.js';
+import { numbersMatch } from '../resilience/numbers.js';
 
 export const OUTCOMES = [
   'correct_flip',
@@ -28,28 +30,25 @@ export const OUTCOMES = [
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-/** The seven discrete-choice subsets of Table I (macro average), in the paper's order. */
-export const DISCRETE_SUBSETS = [
-  'teleqna',
-  'teletables',
-  'telelogs',
-  '3gpp_tsg',
-  'oranbench',
-  'srsranbench',
-  'sixg_bench',
-] as const;
+/**
+ * The seven discrete-choice subsets of Table I (macro average), in the paper's order: the dataset's
+ * one definition (`MAIN_SUBSETS`, paper §3), not a copy.
+ */
+export const DISCRETE_SUBSETS = MAIN_SUBSETS;
 
 /** TeleMath tolerance (collect_metadata.json: telemath_rel_tol 1e-3, telemath_abs_tol 1e-5). */
 export const TELEMATH_TOLERANCE = { rel: 1e-3, abs: 1e-5 } as const;
 
-/** Python's math.isclose(a, b, rel_tol, abs_tol). Pure. */
+/**
+ * Python's `math.isclose(a, b, rel_tol, abs_tol)` with the TeleMath tolerance by default (paper
+ * section V-D): construction's {@link numbersMatch}, so both branches judge numbers alike. Pure.
+ */
 export function isClose(
   a: number,
   b: number,
   tol: { rel: number; abs: number } = TELEMATH_TOLERANCE,
 ): boolean {
-  if (a === b) return true;
-  return Math.abs(a - b) <= Math.max(tol.rel * Math.max(Math.abs(a), Math.abs(b)), tol.abs);
+  return numbersMatch(a, b, tol.rel, tol.abs);
 }
 
 /** What is known about one instance to classify an answer. */
