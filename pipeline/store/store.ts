@@ -180,6 +180,7 @@ function effectiveState(row: PlanRow, version: number, inputHash: string): ItemS
   return was === 'done' || was === 'skipped' || was === 'failed' ? was : undefined;
 }
 
+/** What the runner does with a planned row in `state`: failed rows run again only with `--retry-failed`. */
 function decisionOf(state: ItemState, retryFailed: boolean): PlanDecision {
   if (state === 'done') return 'done';
   if (state === 'skipped') return 'skipped';
@@ -187,6 +188,14 @@ function decisionOf(state: ItemState, retryFailed: boolean): PlanDecision {
   return 'run';
 }
 
+/**
+ * The SQLite state of one state folder (`<state>/state.db`, better-sqlite3 in WAL mode, schema
+ * version {@link SCHEMA_VERSION}): item rows per stage (state, version, input hash, output, error),
+ * artifacts, runs and the namespaced key-value cache. Short synchronous transactions only; no
+ * network call ever happens inside one.
+ * @throws TelebenchError `store_unreadable` (tier config) when the file cannot be opened or was
+ *   written by a newer telebench
+ */
 export class Store implements KeyValue {
   readonly db: Database.Database;
 
