@@ -10,6 +10,7 @@ import {
   type Executor,
   type StepSpec,
 } from '../../../../pipeline/providers/docker/executor.js';
+import { overlayFile } from '../../../../pipeline/providers/docker/overlay.js';
 import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
 import { validateInstance, type Validated } from '../../../../stages/swe5g/validate/validate.js';
 import { goFixture, GO_F2P, GO_P2P } from '../../../fixtures/repos/go-nil.js';
@@ -116,7 +117,7 @@ describe('SwarmExecutor (single-node swarm, local registry)', () => {
           'mkdir -p out && cp new/b.txt out/r.txt && echo err >&2; exit 3',
         ].join('\n'),
         {
-          files: { 'new/b.txt': blob, 'gone.txt': null },
+          files: { 'new/b.txt': overlayFile(blob), 'gone.txt': null },
           collect: ['out/r.txt', 'out/absent.txt'],
         },
       ),
