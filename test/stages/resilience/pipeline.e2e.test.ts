@@ -456,6 +456,48 @@ describe('telebench run resilience (real CLI, local Hub, scripted model server)'
     }
   });
 
+  it('a reply that stops mid-sentence with empty content is counted as cut off, not kept as its retracted draft (issue 14, section 4)', async () => {
+    const rev = hub.seedRepo({
+      repo: 'test/ot-retracted',
+      type: 'dataset',
+      files: {
+        'test_teleqna.json': JSON.stringify([
+          { question: 'Which bearer carries SDT?', choices: ['SRB1', 'DRB', 'SRB2'], answer: 0 },
+        ]),
+      },
+    });
+    // the issue's reply: empty content, finish stop, usage 0, a draft taken back, then cut off
+    const server = await startLlmServer({
+      fallback: {
+        thinking:
+          'Option 2 fits.\nFinal Answer: 2\nWait, that is wrong ... so option 1 is better. Let me double-check the',
+        content: '',
+        doneReason: 'stop',
+        promptEvalCount: 0,
+        evalCount: 0,
+      },
+    });
+    try {
+      const config = writeConfig('retracted', hub.url, server.url, {
+        dataset: 'test/ot-retracted',
+        revision: rev,
+        only: 'teleqna',
+      });
+      const state = join(work, 'retracted', 'state');
+      const r = await runCli(['run', 'resilience', '--config', config, '--state', state]);
+      expect(r.code, r.stderr).toBe(0);
+      const dir = join(state, 'resilience', 'instances');
+      expect(readFileSync(join(dir, 'instances.jsonl'), 'utf8').trim()).toBe('');
+      const summary = JSON.parse(readFileSync(join(dir, 'construction.json'), 'utf8'));
+      expect(summary.by_sub_benchmark.teleqna).toMatchObject({
+        instances: 0,
+        skipped: { reply_cut_off: 1 },
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('paper profile: num_ctx 2048 and num_predict 4096; a prompt that cannot fit is refused and one at the limit is flagged, both counted', async () => {
     const rev = hub.seedRepo({
       repo: 'test/ot-paper',
