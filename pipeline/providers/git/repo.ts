@@ -8,7 +8,10 @@
  *   other refs), which is what goes into the instance image, so no fix commit, `refs/pull/*` or
  *   future tag can leak into what a solver sees (SWE-bench issue 465: `git log --all` showed fixes).
  */
-import { existsSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type * as sgTypes from 'simple-git';
 import type { SimpleGit } from 'simple-git';
@@ -362,7 +365,37 @@ export async function gitPaths(repoDir: string, args: readonly string[]): Promis
 }
 
 /**
+ * Runs git in `repoDir` and returns its stdout as bytes (no decoding), with {@link hostEnv}.
+ * @throws Error naming the git command and its stderr when git exits non-zero
+ */
+function gitBytes(repoDir: string, args: string[]): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      args,
+      {
+        cwd: repoDir,
+        env: { ...hostEnv(), ...gitEnv },
+        encoding: 'buffer',
+        maxBuffer: 1 << 30,
+      },
+      (err, stdout, stderr) => {
+        if (err)
+          reject(
+            new Error(
+              `git ${args.join(' ')} in ${repoDir}: ${stderr.toString('utf8').trim() || err.message}`,
+            ),
+          );
+        else resolve(stdout);
+      },
+    );
+  });
+}
+
+/**
  * Unified diff `from..to` split into source and test files (binary diffs included, full index).
+ * The patch text is exact: a file whose text diff holds bytes that are not UTF-8 is written as a
+ * git binary patch, so no byte is lost to decoding (issue 14, section 1).
  * @returns `patch` (non-test files), `test_patch` (test files), and the changed paths of each
  *   (exact names, read NUL-separated)
  */
@@ -375,10 +408,54 @@ export async function diffSplit(
   const names = await gitPaths(repoDir, ['diff', '--name-only', '--no-renames', from, to]);
   const test_files = names.filter((p) => isTestPath(language, p));
   const source_files = names.filter((p) => !isTestPath(language, p));
-  const diffOf = async (files: string[]): Promise<string> =>
-    files.length === 0
-      ? ''
-      : git(repoDir).raw(['diff', '--binary', '--no-renames', from, to, '--', ...files]);
+  const diffOf = async (files: string[]): Promise<string> => {
+    if (files.length === 0) return '';
+    // pathspecs taken literally: a name with '*' or '[' names only itself
+    const spec = (fs: string[]): string[] => ['--', ...fs.map((f) => `:(literal)${f}`)];
+    const whole = await gitBytes(repoDir, [
+      'diff',
+      '--binary',
+      '--no-renames',
+      from,
+      to,
+      ...spec(files),
+    ]);
+    if (isUtf8(whole)) return whole.toString('utf8');
+    // A text diff holding bytes that are not UTF-8 (a Latin-1 comment) cannot live in the
+    // patch string unchanged: such files go as git binary patches (base85, exact bytes).
+    const attrs = join(mkdtempSync(join(tmpdir(), 'telebench-attr-')), 'attributes');
+    writeFileSync(attrs, '* binary\n');
+    try {
+      const parts: Buffer[] = [];
+      for (const f of files) {
+        const one = await gitBytes(repoDir, [
+          'diff',
+          '--binary',
+          '--no-renames',
+          from,
+          to,
+          ...spec([f]),
+        ]);
+        parts.push(
+          isUtf8(one)
+            ? one
+            : await gitBytes(repoDir, [
+                '-c',
+                `core.attributesFile=${attrs}`,
+                'diff',
+                '--binary',
+                '--no-renames',
+                from,
+                to,
+                ...spec([f]),
+              ]),
+        );
+      }
+      return Buffer.concat(parts).toString('utf8');
+    } finally {
+      rmSync(dirname(attrs), { recursive: true, force: true });
+    }
+  };
   return {
     patch: await diffOf(source_files),
     test_patch: await diffOf(test_files),

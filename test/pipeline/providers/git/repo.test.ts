@@ -255,4 +255,31 @@ describe('paths from git are read NUL-separated (issue 14, section 1)', () => {
       { oldPath: null, newPath: 'with space.bin' },
     ]);
   });
+
+  it('a text file with bytes that are not UTF-8 reaches the tree byte-exact through patch', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'telebench-git-latin1-'));
+    git(dir, 'init', '-q', '-b', 'main');
+    git(dir, 'config', 'user.email', 't@t');
+    git(dir, 'config', 'user.name', 't');
+    const before = Buffer.from('int a; /* caf\xe9 */\n', 'latin1');
+    const after = Buffer.from('int a; /* caf\xe9 */\nint b; /* \xff */\n', 'latin1');
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, 'src', 'x[1].c'), before);
+    writeFileSync(join(dir, 'src', 'plain.c'), 'int c;\n');
+    git(dir, 'add', '.');
+    git(dir, 'commit', '-qm', 'base');
+    const base = git(dir, 'rev-parse', 'HEAD');
+    writeFileSync(join(dir, 'src', 'x[1].c'), after);
+    writeFileSync(join(dir, 'src', 'plain.c'), 'int c;\nint d;\n');
+    git(dir, 'commit', '-qam', 'fix');
+    const fix = git(dir, 'rev-parse', 'HEAD');
+    const s = await diffSplit(dir, base, fix, 'c');
+    expect(s.source_files).toEqual(['src/plain.c', 'src/x[1].c']);
+    expect(s.patch).toContain('+int d;'); // UTF-8 text stays a text diff
+    expect(s.patch).toContain('GIT binary patch'); // the Latin-1 file goes as exact bytes
+    git(dir, 'checkout', '-q', base);
+    await applyPatch(dir, s.patch, 'patch');
+    expect(readFileSync(join(dir, 'src', 'x[1].c'))).toEqual(after);
+    expect(readFileSync(join(dir, 'src', 'plain.c'), 'utf8')).toBe('int c;\nint d;\n');
+  });
 });
