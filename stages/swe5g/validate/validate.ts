@@ -8,6 +8,11 @@
  *  3. after the fix (`patch` + test patches), FAIL_TO_PASS and PASS_TO_PASS pass, `fix_runs`
  *     times (`fix_1..3`); a test whose result differs between runs is flaky: a flaky
  *     PASS_TO_PASS test is dropped and listed, a flaky FAIL_TO_PASS test rejects (`flaky`).
+ * Steps 1 and 3 run every test `test_repeats` times (`go test -count=N`; a test that passes and
+ * fails within one step is flaky too), so a one-in-three flake reaches PASS_TO_PASS with
+ * probability (2/3)^(test_repeats x (1 + fix_runs)) = (2/3)^12 = 0.77% with the defaults
+ * (environments-config.ts). A C repository whose registry entry gives `test.command` (and
+ * `test.build`) is tested through them instead of meson ({@link testCommand}).
  * Each step runs in a fresh executor sandbox; its log is stored as a blob; the parsed result must
  * agree with the exit code (`ambiguous_log`). Strategy `shipped` with an empty FAIL_TO_PASS: the
  * fail-to-pass tests are those failing (or absent) in step 2 and passing in every fix run.
