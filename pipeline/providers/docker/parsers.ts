@@ -55,7 +55,9 @@ function recordResult(results: Results, id: string, status: TestStatus): void {
  * Settles the results of one log run with `repeats` repetitions per test:
  * - more than `repeats` results for one id is a conflict, never a silent merge: each framework
  *   reports each test once per repetition, so an extra result means a forged line or an id rule
- *   that joined two tests (checkAgreement turns conflicts into `ambiguous_log`);
+ *   that joined two tests (checkAgreement turns conflicts into `ambiguous_log`); so are more
+ *   results than `starts` counts starts of the test (Go's `run` events), which catches a result
+ *   injected into a run cut short by a panic (one real run, one forged pass, under `repeats`);
  * - a test with both `pass` and `fail` results is flaky (`flaky`), and its status is `fail`
  *   (the framework's exit code says failure too);
  * - otherwise the status is `fail` if any result failed, else `pass` if any passed, else `skip`
@@ -64,16 +66,20 @@ function recordResult(results: Results, id: string, status: TestStatus): void {
 function settle(
   results: Results,
   repeats: number,
+  starts?: Map<string, number>,
 ): { tests: Record<string, TestStatus>; conflicts: string[]; flaky: string[] } {
   const tests: Record<string, TestStatus> = {};
   const conflicts: string[] = [];
   const flaky: string[] = [];
   for (const [id, list] of results) {
-    if (list.length > Math.max(1, repeats)) conflicts.push(id);
+    // `starts` (Go: `run` events): a terminal result no run started was injected into the log
+    const conflict =
+      list.length > Math.max(1, repeats) || (starts && list.length > (starts.get(id) ?? 0));
+    if (conflict) conflicts.push(id);
     const fail = list.includes('fail');
     const pass = list.includes('pass');
     tests[id] = fail ? 'fail' : pass ? 'pass' : 'skip';
-    if (fail && pass && list.length <= Math.max(1, repeats)) flaky.push(id);
+    if (fail && pass && !conflict) flaky.push(id);
   }
   return { tests, conflicts: conflicts.sort(), flaky: flaky.sort() };
 }
@@ -87,6 +93,7 @@ function settle(
  */
 export function parseGoTestJson(text: string, repeats = 1): ParsedRun {
   const results: Results = new Map();
+  const starts = new Map<string, number>();
   const running = new Set<string>();
   const build = new Set<string>();
   const pkgFail = new Set<string>();
@@ -121,8 +128,10 @@ export function parseGoTestJson(text: string, repeats = 1): ParsedRun {
     packages.add(pkg);
     const id = `${pkg}::${name}`;
     if (name) {
-      if (action === 'run') running.add(id);
-      else if (action === 'pass' || action === 'fail' || action === 'skip') {
+      if (action === 'run') {
+        running.add(id);
+        starts.set(id, (starts.get(id) ?? 0) + 1);
+      } else if (action === 'pass' || action === 'fail' || action === 'skip') {
         running.delete(id);
         // go emits one terminal action per test and repetition (-count=N); one more can only
         // come from output injected around the go command (e.g. through /proc/<ppid>/fd/1)
@@ -135,7 +144,7 @@ export function parseGoTestJson(text: string, repeats = 1): ParsedRun {
     }
   }
   for (const id of running) recordResult(results, id, 'fail');
-  const { tests, conflicts, flaky } = settle(results, repeats);
+  const { tests, conflicts, flaky } = settle(results, repeats, starts);
   // A package that failed but has a failing test is explained by that test.
   const failingPkgs = new Set(
     Object.entries(tests)

@@ -360,6 +360,19 @@ func TestOK(t *testing.T) {}
     expect(() => checkAgreement(parsed, r.status, 'fix_1')).toThrow(/contradicting results/);
   });
 
+  it('a pass injected into a run a panic cut short (fewer results than repeats) is a conflict, not a flake', () => {
+    const log = [
+      ev({ Action: 'run', Package: P, Test: 'TestNil' }),
+      ev({ Action: 'pass', Package: P, Test: 'TestNil' }), // written to the parent's stdout
+      ev({ Action: 'output', Package: P, Test: 'TestNil', Output: 'panic: nil pointer\n' }),
+      ev({ Action: 'fail', Package: P, Test: 'TestNil' }),
+      ev({ Action: 'fail', Package: P }),
+    ].join('\n');
+    const parsed = parseGoTestJson(log, 3);
+    expect(parsed.conflicts).toEqual([`${P}::TestNil`]);
+    expect(parsed.flaky).toEqual([]);
+  });
+
   it('parseMakeResults: exit codes per run, flaky when mixed, build failure, conflicts', () => {
     const parsed = parseMakeResults(
       ['0 make::check', '0 make::check', '2 make::check', '0 make::f2p_x', 'noise'].join('\n'),
