@@ -8,8 +8,12 @@
  * - `continue`: one item per (target, sample_id); the target model continues the half trace with
  *   the paper's continuation template (Appendix A) through the project's providers, response
  *   cache and truncation checks; the reply is parsed in the three modes and given an outcome per
- *   mode. Every failure to get a usable reply is an `excluded` outcome with its reason
- *   (`prompt_too_long`, `prompt_truncated`, `budget_exhausted`), counted; a provider failure
+ *   mode. `paper`: the published run's conditions (num_ctx 2048, context shift, an over-long
+ *   prompt cut as Ollama cut it), every affected row flagged (`prompt_truncated`,
+ *   `context_shifted`) and scored. `default`: every failure to get a usable reply is an `excluded`
+ *   outcome with its reason (`prompt_too_long`, `prompt_truncated`, `budget_exhausted`), counted
+ *   (an OpenAI-compatible server cannot cut, so a `paper` prompt over its window is excluded as
+ *   `prompt_too_long` there too); a provider failure
  *   (after the provider's retries) fails the item, so `--retry-failed` runs it again. VRAM is
  *   measured after each reply (see vram.ts).
  * - `score`: one item per target; the metrics of each mode (metrics.ts).
@@ -306,6 +310,8 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
               maxTokens: paper ? PAPER_EVAL_PROFILE.numPredict : t.num_predict,
               temperature: paper ? PAPER_EVAL_PROFILE.temperature : t.temperature,
               contextShift: paper,
+              // paper: an over-long prompt is cut as Ollama cut it in the published run, flagged
+              truncatePrompt: paper,
               ...(t.seed !== undefined ? { seed: t.seed } : {}),
             },
           },
