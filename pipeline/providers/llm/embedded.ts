@@ -605,7 +605,8 @@ export class EmbeddedProvider implements LlmProvider {
       this.release();
     }
     const latencyMs = Math.round(performance.now() - started);
-    const { thinking, content } = splitThinkTags(loaded.model.detokenize(out));
+    // special tokens kept: a `<think>` tag is one for Qwen3, and the reasoning split needs it
+    const { thinking, content } = splitThinkTags(loaded.model.detokenize(out, true));
     const raw = JSON.stringify({
       runtime: loaded.info.runtime,
       model: request.model,
