@@ -208,3 +208,50 @@ describe('published mode with option texts (instances built here, the Hub datase
     expect(parsePublished(reply('Final Answer: UDM'), mc4).status).toBe('no_answer');
   });
 });
+
+describe('every mode on the same hand-written replies (issue 10 Tests)', () => {
+  const forms = {
+    list: 'The options are:\n* Option 1\n* Option 2',
+    indecision: 'I am torn between option 1 and option 2',
+    hedge: 'Final Answer: 4 ... or 2',
+  };
+  it('the three ambiguous forms: lenient refuses, strict reads nothing, published reads a digit (its defect)', () => {
+    for (const [name, text] of Object.entries(forms)) {
+      expect(parseLenient(reply(text), mc4).status, name).toBe('ambiguous_answer');
+      expect(parseStrict(reply(text), mc4).status, name).toBe('no_answer');
+    }
+    expect(parsePublished(reply(forms.list), mc4)).toMatchObject({
+      index: 1,
+      rule: 'published:last-digit',
+    });
+    expect(parsePublished(reply(forms.indecision), mc4)).toMatchObject({ index: 1 });
+    expect(parsePublished(reply(forms.hedge), mc4)).toMatchObject({
+      index: 3,
+      rule: 'published:final-answer-digit',
+    });
+  });
+
+  it('LaTeX `$2$`: lenient reads 2, strict nothing, published the stray digit', () => {
+    const r = reply('Final Answer: $2$');
+    expect(parseLenient(r, mc4)).toMatchObject({ status: 'answer', index: 1 });
+    expect(parseStrict(r, mc4).status).toBe('no_answer');
+    expect(parsePublished(r, mc4)).toMatchObject({ index: 1, rule: 'published:last-digit' });
+  });
+
+  it('`256+37 = 293`: lenient reads 293, strict nothing, published 256', () => {
+    const r = reply('Final Answer: 256+37 = 293');
+    expect(parseLenient(r, num)).toMatchObject({ value: 293 });
+    expect(parseStrict(r, num).status).toBe('no_answer');
+    expect(parsePublished(r, num)).toMatchObject({
+      value: 256,
+      rule: 'published:final-answer-number',
+    });
+  });
+
+  it('16 options: strict and lenient read 10..16, published never does', () => {
+    for (let k = 10; k <= 16; k++) {
+      expect(parseStrict(reply(`Final Answer: ${k}`), mc16)).toMatchObject({ index: k - 1 });
+      expect(parsePublished(reply(`Final Answer: ${k}`), mc16).status).toBe('no_answer');
+    }
+  });
+});
