@@ -26,13 +26,18 @@ import { pushImage, registryName } from '../../../../pipeline/providers/docker/r
 import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
 import {
   ensureSwarm,
+  execIn,
   freePort,
+  setAvailability,
   startRegistry,
+  startWorker,
   type LocalRegistry,
+  type SwarmWorker,
 } from '../../../fixtures/swarm.js';
 import { TelebenchError } from '../../../../pipeline/errors.js';
 
 const docker = new DockerClient();
+const shq = (x: string): string => `'${x.replace(/'/g, `'\\''`)}'`;
 let image: string;
 let registry: LocalRegistry;
 
@@ -296,5 +301,116 @@ describe('swe5g.validate through executor swarm = through docker', { timeout: 1_
     expect(viaSwarm.FAIL_TO_PASS).toEqual(viaDocker.FAIL_TO_PASS);
     expect(viaSwarm.PASS_TO_PASS).toEqual(viaDocker.PASS_TO_PASS);
     expect(Object.keys(viaSwarm.step_logs)).toEqual(Object.keys(viaDocker.step_logs));
+  });
+});
+
+/** The telebench step tasks of the swarm (node, state). */
+async function stepTasks(): Promise<{ NodeID?: string; Status: { State: string } }[]> {
+  const services = await docker.docker.listServices({ filters: { label: [SWARM_LABEL] } });
+  if (!services.length) return [];
+  return (await docker.docker.listTasks({
+    filters: { service: services.map((x) => x.ID) },
+  })) as { NodeID?: string; Status: { State: string } }[];
+}
+
+describe('two nodes: a worker engine joined to the swarm', () => {
+  let worker: SwarmWorker | undefined;
+  let self = '';
+  beforeAll(async () => {
+    self = await ensureSwarm(docker);
+    worker = await startWorker(docker, image, registry);
+  });
+  afterAll(async () => {
+    await setAvailability(docker, self, 'active');
+    await worker?.remove();
+  });
+
+  it('a step placed on the worker pulls the image there and returns its structured results exactly', async () => {
+    const w = worker!;
+    // go test -json lines, a JUnit XML report and a meson testlog, byte for byte
+    const goJson = [
+      '{"Action":"run","Package":"example.com/amf","Test":"TestN2"}',
+      '{"Action":"output","Package":"example.com/amf","Test":"TestN2","Output":"--- PASS: TestN2 (0.01s)\\n"}',
+      '{"Action":"pass","Package":"example.com/amf","Test":"TestN2","Elapsed":0.01}',
+    ].join('\n');
+    const junit = `<?xml version="1.0"?>\n<testsuite name="smf" tests="2"><testcase name="test_pdu_é"/><testcase name="test_qos"><failure message="x &amp; y"/></testcase></testsuite>\n`;
+    const meson = '{"name": "nas", "result": "OK", "duration": 0.2}\n';
+    const s = spec(
+      [
+        `printf '%s\\n' ${shq(goJson)}`,
+        `printf '%s' ${shq(junit)} > report.xml`,
+        `mkdir -p build/meson-logs && printf '%s' ${shq(meson)} > build/meson-logs/testlog.json`,
+        'echo warn >&2; exit 1',
+      ].join('\n'),
+      {
+        instance: { image, workdir: '/tmp', sourceDir: '' },
+        collect: ['report.xml', 'build/meson-logs/testlog.json'],
+      },
+    );
+    await setAvailability(docker, w.nodeId, 'active');
+    let r;
+    try {
+      r = await new SwarmExecutor(docker, {
+        registry: registry.address,
+        constraints: [`node.id==${w.nodeId}`],
+      }).run(s);
+    } finally {
+      await setAvailability(docker, w.nodeId, 'pause');
+    }
+    expect(r.node).toBe(w.nodeId);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe(`${goJson}\n`);
+    expect(r.stderr).toBe('warn\n');
+    expect(r.collected['report.xml']).toBe(junit);
+    expect(r.collected['build/meson-logs/testlog.json']).toBe(meson);
+    // the same step through executor docker on this engine gives the same bytes
+    const local = await new DockerExecutor(docker).run(s);
+    expect([r.exitCode, r.stdout, r.stderr, r.collected]).toEqual([
+      local.exitCode,
+      local.stdout,
+      local.stderr,
+      local.collected,
+    ]);
+    // the worker's engine did not hold the image before: it pulled it from the registry
+    const ref = await pushImage(docker, image, registry.address);
+    const held = await execIn(w.container, [
+      'docker',
+      'image',
+      'inspect',
+      '--format',
+      '{{.Id}}',
+      ref,
+    ]);
+    expect(held.code).toBe(0);
+    expect(await leftovers()).toBe(0);
+  });
+
+  it('the worker stops mid-step: the step runs again on the manager and comes back once', async () => {
+    const w = worker!;
+    const logs: string[] = [];
+    const ex = new SwarmExecutor(docker, { registry: registry.address, log: (m) => logs.push(m) });
+    // the first attempt may only go to the worker: the manager takes no new task meanwhile
+    await setAvailability(docker, self, 'pause');
+    await setAvailability(docker, w.nodeId, 'active');
+    let p: Promise<Awaited<ReturnType<SwarmExecutor['run']>>> | undefined;
+    try {
+      p = ex.run(spec('echo start; sleep 20; echo done'));
+      const onWorker = async (): Promise<boolean> =>
+        (await stepTasks()).some((t) => t.NodeID === w.nodeId && t.Status.State === 'running');
+      for (let i = 0; i < 1200 && !(await onWorker()); i++)
+        await new Promise((res) => setTimeout(res, 250));
+      expect(await onWorker()).toBe(true);
+    } finally {
+      await setAvailability(docker, self, 'active');
+    }
+    await w.kill(); // the worker's engine stops with its container: the node goes down
+    const r = await p;
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toContain(`node ${w.nodeId} left during attempt 1 (node down)`);
+    expect(r.attempts).toBe(2);
+    expect(r.node).toBe(self);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe('start\ndone\n'); // once: the lost attempt's output is not read
+    expect(await leftovers()).toBe(0);
   });
 });
