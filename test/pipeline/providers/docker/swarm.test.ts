@@ -267,6 +267,9 @@ describe('SwarmExecutor (single-node swarm, local registry)', () => {
   });
 });
 
+/** The steps executor docker runs for one instance (validate.test.ts asserts the same list). */
+const DOCKER_STEPS = ['parent_p2p', 'parent_f2p', 'fix_1', 'fix_2', 'fix_3'];
+
 /** candidate -> resolved -> built -> validated with `executor` (SkipItem message on failure). */
 async function validateWith(fx: Fixture, executor: Executor, state: string): Promise<Validated> {
   // a generous step timeout: meson compiles slowly on a loaded 2-core machine
@@ -281,6 +284,12 @@ async function validateWith(fx: Fixture, executor: Executor, state: string): Pro
   );
 }
 
+/**
+ * Executor swarm gives what executor docker gives. Executor docker's results for these very
+ * fixtures (FAIL_TO_PASS, PASS_TO_PASS, the five step names) are asserted against the same
+ * constants in test/stages/swe5g/validate/validate.test.ts, so this file does not run the docker
+ * validation again (it halved this describe's time): swarm = the constants = docker.
+ */
 describe('swe5g.validate through executor swarm = through docker', { timeout: 1_800_000 }, () => {
   const root = mkdtempSync(join(tmpdir(), 'telebench-swarm-validate-'));
   const state = join(root, 'state');
@@ -289,18 +298,15 @@ describe('swe5g.validate through executor swarm = through docker', { timeout: 1_
     ['Python (pytest)', () => pyFixture(join(root, 'src')), [PY_F2P], [PY_P2P]],
     ['Go (go test -json)', () => goFixture(join(root, 'src'), 'good'), [GO_F2P], GO_P2P],
   ] as const)('%s: same FAIL_TO_PASS / PASS_TO_PASS', async (_name, fx, f2p, p2p) => {
-    const viaDocker = await validateWith(fx(), new DockerExecutor(docker), state);
     const viaSwarm = await validateWith(
       fx(),
       new SwarmExecutor(docker, { registry: registry.address }),
       state,
     );
     expect(viaSwarm.executor).toBe('swarm');
-    expect(viaDocker.FAIL_TO_PASS).toEqual([...f2p]);
-    expect(viaDocker.PASS_TO_PASS).toEqual([...p2p]);
-    expect(viaSwarm.FAIL_TO_PASS).toEqual(viaDocker.FAIL_TO_PASS);
-    expect(viaSwarm.PASS_TO_PASS).toEqual(viaDocker.PASS_TO_PASS);
-    expect(Object.keys(viaSwarm.step_logs)).toEqual(Object.keys(viaDocker.step_logs));
+    expect(viaSwarm.FAIL_TO_PASS).toEqual([...f2p]);
+    expect(viaSwarm.PASS_TO_PASS).toEqual([...p2p]);
+    expect(Object.keys(viaSwarm.step_logs)).toEqual(DOCKER_STEPS);
   });
 });
 
