@@ -11,7 +11,14 @@ import { renderReportPage, type ReportSection } from '../../../pipeline/report/h
 import type { HasSwe5g } from '../config.js';
 import { validateStage, type Validated } from '../validate/validate.js';
 import { swe5gSettings } from '../config.js';
-import { byCategory, skillsAB, summarize, type Attempt, type RunSummary } from './metrics.js';
+import {
+  byCategory,
+  failureStage,
+  skillsAB,
+  summarize,
+  type Attempt,
+  type RunSummary,
+} from './metrics.js';
 import { patchPaths } from './grade.js';
 import type { GradeInput, GradeOutput, SkillOutput, SolveOutput } from './stages.js';
 
@@ -288,7 +295,22 @@ export function reportTables(attempts: readonly Attempt[]): {
       r.overhead === null ? 'n/a' : `${(100 * r.overhead).toFixed(1)}%`,
     ]),
   };
-  return [funnel, stages, byCat, modes, skills];
+  const each = {
+    title: 'Where each attempt failed (earliest failing stage; rule in metrics.ts)',
+    header: ['run', 'instance', 'category', 'turns', 'outcome'],
+    rows: attempts.map((a) => [
+      a.run,
+      a.instance_id,
+      a.bug_category,
+      String(a.turns),
+      a.excluded !== null
+        ? `excluded (${a.excluded})`
+        : a.grade?.resolved
+          ? 'resolved'
+          : (failureStage(a) ?? 'not graded'),
+    ]),
+  };
+  return [funnel, stages, each, byCat, modes, skills];
 }
 
 /** Vega-Lite spec of the funnel: grouped bars per run over the three steps. */
@@ -319,9 +341,8 @@ const md = (t: { title: string; header: string[]; rows: string[][] }): string =>
     '',
     `| ${t.header.join(' | ')} |`,
     `|${t.header.map(() => '---').join('|')}|`,
-    ...(t.rows.length
-      ? t.rows.map((r) => `| ${r.join(' | ')} |`)
-      : [`| ${t.header.map(() => '').join(' | ')} |`]),
+    ...t.rows.map((r) => `| ${r.join(' | ')} |`),
+    ...(t.rows.length ? [] : ['', '(none yet)']),
     '',
   ].join('\n');
 
