@@ -78,8 +78,30 @@ export const evaluationSchema = z.strictObject({
       ab_size: z.number().int().min(1).default(50),
       /** The mode the A/B conditions run in (paper: multi-turn). */
       ab_mode: z.enum(['single', 'multi']).default('multi'),
+      /**
+       * Who writes each skill: `template` (assembled from the area document and the issue by
+       * rule) or `model` (`skills.model` writes it from the same area document and issue; paper:
+       * skills "optionally written by a model"). Either way the same checks apply.
+       */
+      writer: z.enum(['template', 'model']).default('template'),
+      /** The skill-writing model (required with `writer: model`). */
+      model: evalModelSchema.optional(),
+      /**
+       * `writer: model` and the model's skill fails a check: `template` = use the template skill
+       * instead (the rejected text and reasons are recorded and reported), `none` = no skill for
+       * that instance (skipped `skill_rejected`).
+       */
+      fallback: z.enum(['template', 'none']).default('template'),
     })
-    .prefault({}),
+    .prefault({})
+    .superRefine((s, ctx) => {
+      if (s.writer === 'model' && !s.model)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['model'],
+          message: 'skills.writer is `model`: set skills.model (name and llm endpoints)',
+        });
+    }),
   /**
    * SWE-bench-format predictions (JSON Lines: instance_id, model_name_or_path, model_patch) to
    * grade beside the models' own (`telebench evaluate --predictions FILE` sets it). Relative to

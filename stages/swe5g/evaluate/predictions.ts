@@ -5,6 +5,7 @@
  * are ignored on reading.
  */
 import { readFileSync, existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError } from '../../../pipeline/errors.js';
 
@@ -30,17 +31,22 @@ export interface BadPrediction {
 /**
  * Reads a predictions file. Rows that are not JSON, lack a field, or repeat an
  * (instance_id, model_name_or_path) pair are returned as `bad` with their line; the others are kept.
+ * `digest` is the sha256 (hex) of the file's bytes.
  * @throws ConfigError when the file does not exist
  */
 export function readPredictions(file: string): {
   rows: (Prediction & { line: number })[];
   bad: BadPrediction[];
+  digest: string;
 } {
   if (!existsSync(file)) throw new ConfigError(`predictions file not found: ${file}`, { file });
   const rows: (Prediction & { line: number })[] = [];
   const bad: BadPrediction[] = [];
   const seen = new Map<string, number>();
-  readFileSync(file, 'utf8')
+  const bytes = readFileSync(file);
+  const digest = createHash('sha256').update(bytes).digest('hex');
+  bytes
+    .toString('utf8')
     .split('\n')
     .forEach((text, i) => {
       const line = i + 1;
@@ -74,7 +80,7 @@ export function readPredictions(file: string): {
         line,
       });
     });
-  return { rows, bad };
+  return { rows, bad, digest };
 }
 
 /** JSON Lines text of predictions (one object per line, fields in SWE-bench's order). */

@@ -5,14 +5,32 @@
  * multi-turn, tokens, and the skills A/B (Table VI). Rules of every number: metrics.ts.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { StageContext } from '../../../pipeline/stage.js';
 import { renderReportPage, type ReportSection } from '../../../pipeline/report/html.js';
 import type { HasSwe5g } from '../config.js';
-import type { Validated } from '../validate/validate.js';
-import { byCategory, skillsAB, summarize, type Attempt, type RunSummary } from './metrics.js';
+import { validateStage, type Validated } from '../validate/validate.js';
+import { swe5gSettings } from '../config.js';
+import {
+  byCategory,
+  failureStage,
+  skillsAB,
+  summarize,
+  type Attempt,
+  type RunSummary,
+} from './metrics.js';
 import { patchPaths } from './grade.js';
-import type { GradeOutput, SolveOutput } from './stages.js';
+import type { GradeInput, GradeOutput, SkillOutput, SolveOutput } from './stages.js';
+
+/**
+ * How a report names the predictions file of an external row: `<file name>@<first 8 hex of its
+ * sha256>` (two files, or two versions of one file, are two runs), or `predictions file` for rows
+ * graded before files were told apart.
+ */
+export function predictionsLabel(origin: GradeInput['origin']): string {
+  if (!origin?.digest) return 'predictions file';
+  return `${basename(origin.file)}@${origin.digest.slice(0, 8)}`;
+}
 
 /** Reads every attempt of the state (solves with their grades, external grades). */
 export function collectAttempts(ctx: StageContext<HasSwe5g>): Attempt[] {
@@ -56,8 +74,10 @@ export function collectAttempts(ctx: StageContext<HasSwe5g>): Attempt[] {
   for (const [key, g] of grades) {
     if (g.source !== 'external') continue;
     const v = inst.get(g.instance_id);
+    const input = ctx.store.item('swe5g.eval.grade', key)?.input as GradeInput | undefined;
+    const patch = input?.model_patch ?? '';
     out.push({
-      run: `${g.model_name_or_path} (predictions file)`,
+      run: `${g.model_name_or_path} (${predictionsLabel(input?.origin)})`,
       model: g.model_name_or_path,
       mode: 'external',
       condition: 'none',
@@ -65,15 +85,10 @@ export function collectAttempts(ctx: StageContext<HasSwe5g>): Attempt[] {
       bug_category: v?.bug_category ?? 'other',
       gold_patch: v?.patch ?? '',
       excluded: null,
-      files_named: patchPaths(
-        (ctx.store.item('swe5g.eval.grade', key)?.input as { model_patch?: string })?.model_patch ??
-          '',
-      ),
+      files_named: patchPaths(patch),
       last_edits: [],
       last_blocks: 0,
-      model_patch:
-        (ctx.store.item('swe5g.eval.grade', key)?.input as { model_patch?: string })?.model_patch ??
-        '',
+      model_patch: patch,
       grade: g,
       tokens: 0,
       skill_spec: null,
@@ -81,6 +96,124 @@ export function collectAttempts(ctx: StageContext<HasSwe5g>): Attempt[] {
     });
   }
   return out;
+}
+
+/**
+ * Why a state has no graded attempt, as sentences a user can act on, checked in pipeline order:
+ * no complete instance (none validated; validated by an older `swe5g.validate` version; validated
+ * but without a problem statement), no target (no `swe5g.evaluation.models` and no predictions file
+ * graded), nothing finished (solves pending, failed or skipped, grades missing or failed).
+ * @returns one or more sentences; never empty
+ */
+export function whyNothingGraded(ctx: StageContext<HasSwe5g>): string[] {
+  const out: string[] = [];
+  const validate = [...ctx.store.items('swe5g.validate')];
+  const current = validate.filter(
+    (r) => r.state === 'done' && r.stageVersion === validateStage.version,
+  );
+  const complete = current.filter((r) => {
+    const v = r.output as Validated;
+    return !v.incomplete && v.problem_statement.trim() !== '';
+  });
+  if (complete.length === 0) {
+    if (validate.length === 0)
+      out.push(
+        'No instances: this state has no validated SWE-Bench 5G instance (run `telebench run swe5g` first).',
+      );
+    else {
+      const older = validate.filter(
+        (r) => r.state === 'done' && r.stageVersion !== validateStage.version,
+      ).length;
+      const notDone = validate.filter((r) => r.state !== 'done' && r.state !== 'orphaned');
+      const parts = [
+        `No instances: none of the ${validate.length} \`swe5g.validate\` items is a complete instance.`,
+      ];
+      if (older)
+        parts.push(
+          `${older} were validated by an older version of the stage (stored v${validate.find((r) => r.stageVersion !== validateStage.version)!.stageVersion}, current v${validateStage.version}): run \`telebench run swe5g\` to validate them again.`,
+        );
+      if (current.length)
+        parts.push(
+          `${current.length} validated without a problem statement (git-only): complete them with \`telebench mine --issues-from FILE\`, then run \`telebench run swe5g\`.`,
+        );
+      if (notDone.length)
+        parts.push(
+          `${notDone.length} not validated (${countBy(notDone.map((r) => r.skipReason ?? r.state))}).`,
+        );
+      out.push(parts.join(' '));
+    }
+    return out;
+  }
+  const models = swe5gSettings(ctx.config).evaluation.models;
+  const solves = [...ctx.store.items('swe5g.eval.solve')].filter((r) => r.state !== 'orphaned');
+  const grades = [...ctx.store.items('swe5g.eval.grade')].filter((r) => r.state !== 'orphaned');
+  const external = grades.filter((r) => (r.input as GradeInput | undefined)?.source === 'external');
+  if (models.length === 0 && external.length === 0) {
+    out.push(
+      `No targets: ${complete.length} complete instance(s), but \`swe5g.evaluation.models\` is empty and no predictions file was graded (add a model, or run \`telebench evaluate --predictions FILE\`).`,
+    );
+    return out;
+  }
+  const parts = [`Nothing finished: ${complete.length} complete instance(s)`];
+  parts.push(
+    solves.length === 0
+      ? 'no solve has run yet (run `telebench run swe5g-eval`)'
+      : `solves ${countBy(solves.map((r) => (r.state === 'skipped' ? `skipped ${r.skipReason}` : r.state)))}`,
+  );
+  if (grades.length)
+    parts.push(
+      `grades ${countBy(grades.map((r) => (r.state === 'skipped' ? `skipped ${r.skipReason}` : r.state)))}`,
+    );
+  else if (solves.some((r) => r.state === 'done'))
+    parts.push('no grade yet (run `telebench run swe5g-eval` again)');
+  const failed = [...solves, ...grades].find((r) => r.state === 'failed');
+  if (failed)
+    parts.push(
+      `first failure: ${failed.stage} ${failed.key}: ${String((failed.error as { message?: string } | null)?.message ?? 'no message')}`,
+    );
+  out.push(`${parts.join('; ')}.`);
+  return out;
+}
+
+const countBy = (xs: readonly string[]): string => {
+  const m = new Map<string, number>();
+  for (const x of xs) m.set(x, (m.get(x) ?? 0) + 1);
+  return [...m.entries()].map(([k, n]) => `${n} ${k}`).join(', ');
+};
+
+/**
+ * The skills table: per instance the writer of the skill in use, its tokens, and a model-written
+ * skill's rejection (its check's problems) or an instance without a skill (the skip reason).
+ */
+export function skillsTable(ctx: StageContext<HasSwe5g>): {
+  title: string;
+  header: string[];
+  rows: string[][];
+} {
+  const rows: string[][] = [];
+  for (const r of ctx.store.items('swe5g.eval.skills')) {
+    if (r.state === 'done') {
+      const o = r.output as SkillOutput;
+      const a = o.model_attempt;
+      rows.push([
+        r.key,
+        o.spec,
+        o.writer,
+        String(o.check.tokens),
+        a
+          ? a.check.ok
+            ? `${a.model}: accepted`
+            : `${a.model}: rejected (${a.check.problems.join('; ')})`
+          : '-',
+      ]);
+    } else if (r.state === 'skipped' && r.skipReason !== 'no_spec_refs')
+      rows.push([r.key, '-', 'none', '-', `${r.skipReason}: ${r.skipDetail ?? ''}`]);
+  }
+  return {
+    title: 'Specification skills (writer in use; model-written skills that failed a check)',
+    header: ['instance', 'specification', 'writer', 'tokens', 'model-written skill'],
+    rows,
+  };
 }
 
 const pct = (a: number, b: number): string => (b === 0 ? 'n/a' : `${((100 * a) / b).toFixed(1)}%`);
@@ -162,7 +295,22 @@ export function reportTables(attempts: readonly Attempt[]): {
       r.overhead === null ? 'n/a' : `${(100 * r.overhead).toFixed(1)}%`,
     ]),
   };
-  return [funnel, stages, byCat, modes, skills];
+  const each = {
+    title: 'Where each attempt failed (earliest failing stage; rule in metrics.ts)',
+    header: ['run', 'instance', 'category', 'turns', 'outcome'],
+    rows: attempts.map((a) => [
+      a.run,
+      a.instance_id,
+      a.bug_category,
+      String(a.turns),
+      a.excluded !== null
+        ? `excluded (${a.excluded})`
+        : a.grade?.resolved
+          ? 'resolved'
+          : (failureStage(a) ?? 'not graded'),
+    ]),
+  };
+  return [funnel, stages, each, byCat, modes, skills];
 }
 
 /** Vega-Lite spec of the funnel: grouped bars per run over the three steps. */
@@ -193,9 +341,8 @@ const md = (t: { title: string; header: string[]; rows: string[][] }): string =>
     '',
     `| ${t.header.join(' | ')} |`,
     `|${t.header.map(() => '---').join('|')}|`,
-    ...(t.rows.length
-      ? t.rows.map((r) => `| ${r.join(' | ')} |`)
-      : [`| ${t.header.map(() => '').join(' | ')} |`]),
+    ...t.rows.map((r) => `| ${r.join(' | ')} |`),
+    ...(t.rows.length ? [] : ['', '(none yet)']),
     '',
   ].join('\n');
 
@@ -206,9 +353,32 @@ const md = (t: { title: string; header: string[]; rows: string[][] }): string =>
  */
 export async function swe5gEvalMarkdown(ctx: StageContext<HasSwe5g>): Promise<string> {
   const attempts = collectAttempts(ctx);
-  const tables = reportTables(attempts);
-  const sums = summarize(attempts);
   const file = join(ctx.stateDir, 'swe5g-eval', 'report.html');
+  mkdirSync(join(ctx.stateDir, 'swe5g-eval'), { recursive: true });
+  if (attempts.length === 0) {
+    const why = whyNothingGraded(ctx);
+    writeFileSync(
+      file,
+      await renderReportPage({
+        title: 'SWE-Bench 5G evaluation',
+        intro: `Nothing graded. ${why.join(' ')}`,
+        sections: [],
+      }),
+    );
+    return [
+      '## SWE-Bench 5G evaluation',
+      '',
+      'Nothing graded yet, so no table:',
+      '',
+      ...why.map((w) => `- ${w}`),
+      '',
+      `HTML report: ${file}`,
+      '',
+    ].join('\n');
+  }
+  const skills = skillsTable(ctx);
+  const tables = [...reportTables(attempts), ...(skills.rows.length ? [skills] : [])];
+  const sums = summarize(attempts);
   const sections: ReportSection[] = [
     {
       title: 'Funnel',
@@ -227,7 +397,6 @@ export async function swe5gEvalMarkdown(ctx: StageContext<HasSwe5g>): Promise<st
       blocks: [{ kind: 'table' as const, header: t.header, rows: t.rows }],
     })),
   ];
-  mkdirSync(join(ctx.stateDir, 'swe5g-eval'), { recursive: true });
   writeFileSync(
     file,
     await renderReportPage({
@@ -239,9 +408,7 @@ export async function swe5gEvalMarkdown(ctx: StageContext<HasSwe5g>): Promise<st
   return [
     '## SWE-Bench 5G evaluation',
     '',
-    attempts.length === 0
-      ? 'No graded attempt yet (run `telebench run swe5g-eval` or `telebench evaluate --predictions FILE`).'
-      : `${attempts.length} attempts over ${new Set(attempts.map((a) => a.instance_id)).size} instances.`,
+    `${attempts.length} attempts over ${new Set(attempts.map((a) => a.instance_id)).size} instances.`,
     '',
     ...tables.map(md),
     `HTML report with the funnel figure: ${file}`,

@@ -3,7 +3,7 @@
  * documents": a concise Markdown document of about 350 tokens per instance with field optionality,
  * expected NF behaviour and a closing key-implication paragraph, "without revealing the fix").
  *
- * Assembly (rule-based; a model-written skill is not built yet):
+ * Assembly by rule (`skills.writer: template`; with `writer: model` see {@link skillPrompt}):
  *  1. the area document of `skills/` whose `spec` equals one of the instance's `spec_refs` with the
  *     clause dropped (skills/README.md, `index.yaml`);
  *  2. its title line, the issue's first line (what the task is about), its `**Role.**` paragraph,
@@ -168,4 +168,44 @@ export function assembleSkill(
     chosen.push(c);
   }
   return render(chosen.sort((a, d) => a.i - d.i).map((x) => x.b));
+}
+
+/** Version of {@link skillPrompt}'s text; recorded with every model-written skill. */
+export const SKILL_PROMPT_VERSION = 'skill-writer-v1';
+
+/**
+ * The prompt that asks a model to write an instance's skill (`skills.writer: model`) from the same
+ * inputs as the template: the area document and the issue; never the gold patch or any code. The
+ * answer is checked by {@link checkSkill} exactly like a template skill and used as is (trimmed).
+ * @returns system and user messages
+ */
+export function skillPrompt(
+  doc: AreaDocument,
+  ref: string,
+  problem: string,
+  limits: { min: number; max: number },
+): { system: string; user: string } {
+  const words = `${Math.round(limits.min * 0.75)}-${Math.round(limits.max * 0.75)}`;
+  return {
+    system:
+      'You write short specification notes for software engineers fixing bugs in 5G core network functions. You explain what the 3GPP specification requires; you never write code and never propose a patch.',
+    user: [
+      `Write a Markdown note of ${words} words (${limits.min}-${limits.max} tokens) on ${ref} for the bug report below.`,
+      'It must contain, in this order:',
+      `1. a title line \`# ${doc.spec}: ${doc.title}\`;`,
+      '2. which fields of the messages involved are mandatory or optional (field optionality);',
+      '3. how the network function is expected to behave when a field is missing or invalid;',
+      `4. a line \`Source: ${ref}\` citing the specification;`,
+      '5. a closing paragraph that starts with `**Key implication.**`.',
+      'Do not name functions, variables or files of the source code, and do not write code.',
+      '',
+      '## Bug report',
+      '',
+      problem.trim(),
+      '',
+      `## Area document (${doc.spec})`,
+      '',
+      doc.body,
+    ].join('\n'),
+  };
 }

@@ -41,6 +41,12 @@ export interface TurnRecord {
     build_failures: string[];
     failing: string[];
     log: string;
+    /**
+     * The turn whose sandbox run this is: this turn, or an earlier turn with the same cumulative
+     * patch (a turn that changed nothing, e.g. an answer without a well-formed block, is not run
+     * again: the same patch on the same image gives the same result).
+     */
+    from_turn?: number;
   } | null;
   /** cl100k tokens of the feedback message sent after this turn (0: none). */
   feedback_tokens: number;
@@ -111,6 +117,8 @@ export async function solve(
   const maxTurns = args.mode === 'single' ? 1 : args.turns;
   let stop = args.mode === 'single' ? 'single' : 'turns_exhausted';
   let patch = '';
+  // sandbox runs by cumulative patch: an unchanged patch reuses its run
+  const runs = new Map<string, { run: GradedRun; turn: number }>();
   for (let t = 1; t <= maxTurns; t++) {
     const chat = await deps.provider.chat({ ...deps.request, messages }, { signal: deps.signal });
     tokens.prompt += chat.promptTokens ?? chat.promptTokensLocal ?? 0;
@@ -142,8 +150,14 @@ export async function solve(
     };
     turns.push(record);
     if (t === maxTurns) break;
-    const run = await deps.runTests(patch, `turn_${t}`);
+    let known = runs.get(patch);
+    if (!known) {
+      known = { run: await deps.runTests(patch, `turn_${t}`), turn: t };
+      runs.set(patch, known);
+    }
+    const run = known.run;
     record.run = {
+      from_turn: known.turn,
       resolved: run.grade.resolved,
       patch_applied: run.grade.patch_applied,
       build_failures: run.grade.build_failures,

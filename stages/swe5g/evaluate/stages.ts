@@ -47,6 +47,8 @@ import {
   documentFor,
   goldLeaks,
   loadAreaDocuments,
+  SKILL_PROMPT_VERSION,
+  skillPrompt,
   type SkillCheck,
 } from './skills.js';
 
@@ -135,6 +137,24 @@ export interface SkillOutput {
   document: string;
   text: string;
   check: SkillCheck;
+  /** Who wrote the skill in use. */
+  writer: 'template' | 'model';
+  /**
+   * `skills.writer: model`: the model's attempt (answer blob, its check); when that check failed
+   * and `skills.fallback` is `template`, `writer` is `template` and this records why.
+   */
+  model_attempt: ModelSkillAttempt | null;
+}
+
+/** A skill a model wrote, with its check. */
+export interface ModelSkillAttempt {
+  model: string;
+  prompt_version: string;
+  text: string;
+  /** sha256 of the stored answer (artifact `answer`). */
+  answer: string;
+  check: SkillCheck;
+  tokens: { prompt: number | null; output: number | null };
 }
 
 interface SkillInput {
@@ -144,6 +164,9 @@ interface SkillInput {
   patch: string;
   skillsDir: string;
   limits: { min: number; max: number };
+  writer: 'template' | 'model';
+  model: EvalModel | null;
+  fallback: 'template' | 'none';
 }
 
 function skillsDir(ctx: Ctx): string {
@@ -156,7 +179,18 @@ export const skillsStage = defineStage<SkillInput, SkillOutput, HasSwe5g>({
   version: 1,
   needs: ['swe5g.validate'],
   description:
-    'Per-instance 3GPP specification skill (~350 tokens), checked for size, citation and gold-patch leaks.',
+    'Per-instance 3GPP specification skill (~350 tokens; by template or written by a model), checked for size, citation and gold-patch leaks.',
+  async preflight(ctx) {
+    const s = evalSettings(ctx).skills;
+    if (!s.enabled || s.writer !== 'model' || !s.model || evalInstances(ctx).size === 0) return;
+    const info = await providerFor(ctx, s.model).preflight(
+      s.model.model ?? s.model.name,
+      ctx.signal,
+    );
+    ctx.log(
+      `skill writer ${s.model.name} at ${info.endpoint}: server ${info.serverVersion ?? 'unknown'}, digest ${info.modelDigest ?? 'unknown'}`,
+    );
+  },
   *plan(ctx) {
     const s = evalSettings(ctx);
     if (!s.skills.enabled) return;
@@ -172,11 +206,14 @@ export const skillsStage = defineStage<SkillInput, SkillOutput, HasSwe5g>({
           patch: inst.patch,
           skillsDir: skillsDir(ctx),
           limits: { min: s.skills.min_tokens, max: s.skills.max_tokens },
+          writer: s.skills.writer,
+          model: s.skills.writer === 'model' ? (s.skills.model ?? null) : null,
+          fallback: s.skills.fallback,
         },
       };
     }
   },
-  async run(item) {
+  async run(item, ctx) {
     const i = item.input;
     if (i.spec_refs.length === 0)
       throw new SkipItem(
@@ -189,13 +226,75 @@ export const skillsStage = defineStage<SkillInput, SkillOutput, HasSwe5g>({
         'no_skill_document',
         `${i.instance_id}: no document in ${i.skillsDir} for ${i.spec_refs.join(', ')}`,
       );
+    const leaks = goldLeaks(i.patch, i.problem_statement);
+    let attempt: ModelSkillAttempt | null = null;
+    if (i.writer === 'model' && i.model) {
+      const m = i.model;
+      const prompt = skillPrompt(found.doc, found.ref, i.problem_statement, i.limits);
+      let chat;
+      try {
+        chat = await providerFor(ctx, m).chat(
+          {
+            model: m.model ?? m.name,
+            messages: [
+              { role: 'system', content: prompt.system },
+              { role: 'user', content: prompt.user },
+            ],
+            numCtx: m.num_ctx,
+            maxTokens: m.max_tokens,
+            temperature: m.temperature,
+            think: false,
+            ...(m.seed !== undefined ? { seed: m.seed } : {}),
+          },
+          { signal: ctx.signal },
+        );
+      } catch (err) {
+        // a prompt that does not fit the model: a content outcome, recorded as skipped
+        if (err instanceof TelebenchError && err.tier === 'content')
+          throw new SkipItem(
+            err.code,
+            `${i.instance_id}: skill writer: ${err.message}`,
+            err.context,
+          );
+        throw err;
+      }
+      const text = chat.content.trim() + '\n';
+      attempt = {
+        model: m.name,
+        prompt_version: SKILL_PROMPT_VERSION,
+        text,
+        answer: ctx.artifact('answer', chat.content, 'text/markdown'),
+        check: checkSkill(text, leaks, i.limits),
+        tokens: { prompt: chat.promptTokens, output: chat.outputTokens },
+      };
+      if (attempt.check.ok)
+        return {
+          instance_id: i.instance_id,
+          spec: found.doc.spec,
+          ref: found.ref,
+          document: found.doc.file,
+          text,
+          check: attempt.check,
+          writer: 'model',
+          model_attempt: attempt,
+        };
+      if (i.fallback === 'none')
+        throw new SkipItem(
+          'skill_rejected',
+          `${i.instance_id}: skill written by ${m.name} rejected: ${attempt.check.problems.join('; ')}`,
+          { writer: 'model', text, check: attempt.check },
+        );
+      ctx.log(
+        `${i.instance_id}: skill written by ${m.name} rejected (${attempt.check.problems.join('; ')}); the template skill is used instead`,
+      );
+    }
     const text = assembleSkill(found.doc, found.ref, i.problem_statement, i.limits.max);
-    const check = checkSkill(text, goldLeaks(i.patch, i.problem_statement), i.limits);
+    const check = checkSkill(text, leaks, i.limits);
     if (!check.ok)
       throw new SkipItem(
         'skill_rejected',
-        `${i.instance_id}: skill from ${found.doc.file} rejected: ${check.problems.join('; ')}`,
-        { text, check },
+        `${i.instance_id}: skill from ${found.doc.file} rejected: ${check.problems.join('; ')}${attempt ? `; the model's skill was rejected too: ${attempt.check.problems.join('; ')}` : ''}`,
+        { text, check, ...(attempt ? { model_attempt: attempt } : {}) },
       );
     return {
       instance_id: i.instance_id,
@@ -204,6 +303,8 @@ export const skillsStage = defineStage<SkillInput, SkillOutput, HasSwe5g>({
       document: found.doc.file,
       text,
       check,
+      writer: 'template',
+      model_attempt: attempt,
     };
   },
 });
@@ -400,8 +501,11 @@ export interface GradeInput {
   instance_id: string;
   instance: EvalInstance | null;
   model_patch: string;
-  /** External rows: the file and line; a row that could not be read has `invalid`. */
-  origin?: { file: string; line: number };
+  /**
+   * External rows: the file, line and sha256 of the file's bytes (the key's first part); a row
+   * that could not be read has `invalid`.
+   */
+  origin?: { file: string; line: number; digest?: string };
   invalid?: string;
 }
 
@@ -411,6 +515,14 @@ export interface GradeOutput extends Grade {
   model_name_or_path: string;
   mode: GradeInput['mode'];
   condition: GradeInput['condition'];
+}
+
+/**
+ * Key of an external prediction's grade: `external::<first 12 hex of the file's sha256>::<model>::
+ * <instance_id>`, so two predictions files (or two versions of one) keep their own results.
+ */
+export function externalKey(digest: string, model: string, instance: string): string {
+  return `external::${digest.slice(0, 12)}::${model}::${instance}`;
 }
 
 function predictionsFile(ctx: Ctx): string | undefined {
@@ -450,40 +562,64 @@ export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
         },
       };
     }
+    // rows of the current predictions file, keyed by the file's digest
+    const planned = new Set<string>();
     const file = predictionsFile(ctx);
-    if (!file) return;
-    const { rows, bad } = readPredictions(file);
-    for (const b of bad) {
-      if (!within()) return;
-      yield {
-        key: `external::invalid::line-${b.line}`,
-        input: {
-          source: 'external',
-          model_name_or_path: '',
-          mode: 'external',
-          condition: 'none',
-          instance_id: '',
-          instance: null,
-          model_patch: '',
-          origin: { file, line: b.line },
-          invalid: b.reason,
-        },
-      };
+    if (file) {
+      const { rows, bad, digest } = readPredictions(file);
+      const tag = digest.slice(0, 12);
+      for (const b of bad) {
+        if (!within()) return;
+        const key = `external::${tag}::invalid::line-${b.line}`;
+        planned.add(key);
+        yield {
+          key,
+          input: {
+            source: 'external',
+            model_name_or_path: '',
+            mode: 'external',
+            condition: 'none',
+            instance_id: '',
+            instance: null,
+            model_patch: '',
+            origin: { file, line: b.line, digest },
+            invalid: b.reason,
+          },
+        };
+      }
+      for (const r of rows) {
+        if (!within()) return;
+        const key = externalKey(digest, r.model_name_or_path, r.instance_id);
+        planned.add(key);
+        yield {
+          key,
+          input: {
+            source: 'external',
+            model_name_or_path: r.model_name_or_path,
+            mode: 'external',
+            condition: 'none',
+            instance_id: r.instance_id,
+            instance: instances.get(r.instance_id) ?? null,
+            model_patch: r.model_patch,
+            origin: { file, line: r.line, digest },
+          },
+        };
+      }
     }
-    for (const r of rows) {
+    // rows of earlier predictions files stay planned (from their stored inputs), so grading a
+    // second file, or a run without one, never orphans the first file's results; an instance
+    // validated again since is graded again
+    for (const rec of ctx.store.items('swe5g.eval.grade')) {
+      if (planned.has(rec.key)) continue;
+      const input = rec.input as GradeInput | undefined;
+      if (input?.source !== 'external' || !input.origin?.digest) continue;
       if (!within()) return;
+      planned.add(rec.key);
       yield {
-        key: `external::${r.model_name_or_path}::${r.instance_id}`,
-        input: {
-          source: 'external',
-          model_name_or_path: r.model_name_or_path,
-          mode: 'external',
-          condition: 'none',
-          instance_id: r.instance_id,
-          instance: instances.get(r.instance_id) ?? null,
-          model_patch: r.model_patch,
-          origin: { file, line: r.line },
-        },
+        key: rec.key,
+        input: input.invalid
+          ? input
+          : { ...input, instance: instances.get(input.instance_id) ?? input.instance },
       };
     }
   },

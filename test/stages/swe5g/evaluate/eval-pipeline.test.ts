@@ -20,6 +20,7 @@ import { buildStage } from '../../../../stages/swe5g/build/build.js';
 import { validateStage } from '../../../../stages/swe5g/validate/validate.js';
 import {
   evalStages,
+  externalKey,
   PREDICTIONS_ENV,
   predictionsDir,
   type GradeOutput,
@@ -27,6 +28,7 @@ import {
 } from '../../../../stages/swe5g/evaluate/stages.js';
 import { collectAttempts, swe5gEvalMarkdown } from '../../../../stages/swe5g/evaluate/report.js';
 import { summarize } from '../../../../stages/swe5g/evaluate/metrics.js';
+import { readPredictions } from '../../../../stages/swe5g/evaluate/predictions.js';
 import type { Candidate, Resolved, TestGen } from '../../../../stages/swe5g/types.js';
 import { buildFixture, type Fixture } from '../../../fixtures/repos/builder.js';
 import { ensureTestBase } from '../../../fixtures/repos/harness.js';
@@ -411,17 +413,22 @@ describe('swe5g-eval on a test-built repository with scripted models', () => {
     } finally {
       delete process.env[PREDICTIONS_ENV];
     }
-    expect(gradeOf(`external::gold::${ID}`).resolved).toBe(true);
-    expect(gradeOf(`external::empty::${ID}`).resolved).toBe(false);
-    const fromFile = gradeOf(`external::from-file::${ID}`);
+    const digest = readPredictions(file).digest;
+    expect(gradeOf(externalKey(digest, 'gold', ID)).resolved).toBe(true);
+    expect(gradeOf(externalKey(digest, 'empty', ID)).resolved).toBe(false);
+    const fromFile = gradeOf(externalKey(digest, 'from-file', ID));
     const solver = gradeOf(`m-correct::single::none::${ID}`);
     expect(fromFile.resolved).toBe(solver.resolved);
     expect(fromFile.FAIL_TO_PASS).toEqual(solver.FAIL_TO_PASS);
     expect(fromFile.PASS_TO_PASS).toEqual(solver.PASS_TO_PASS);
     expect(
-      state.store.item('swe5g.eval.grade', 'external::gold::fixture__nope-1')?.skipReason,
+      state.store.item('swe5g.eval.grade', externalKey(digest, 'gold', 'fixture__nope-1'))
+        ?.skipReason,
     ).toBe('unknown_instance');
-    const bad = state.store.item('swe5g.eval.grade', 'external::invalid::line-5');
+    const bad = state.store.item(
+      'swe5g.eval.grade',
+      `external::${digest.slice(0, 12)}::invalid::line-5`,
+    );
     expect(bad?.skipReason).toBe('invalid_prediction');
   }, 1_500_000);
 
@@ -450,8 +457,9 @@ describe('swe5g-eval on a test-built repository with scripted models', () => {
     expect(row('m-testedit single')).toEqual([1, 0, 1, 0, 0, 0, 0, 1]);
     expect(row('m-twosite single')).toEqual([1, 1, 1, 0, 0, 0, 0, 1]);
     expect(row('m-twosite multi')).toEqual([1, 1, 1, 1, 0, 0, 0, 0]);
-    expect(row('gold (predictions file)')).toEqual([1, 1, 1, 1, 0, 0, 0, 0]);
-    expect(row('empty (predictions file)')).toEqual([1, 0, 0, 0, 1, 0, 0, 0]);
+    const tag = `preds.jsonl@${readPredictions(join(root, 'preds.jsonl')).digest.slice(0, 8)}`;
+    expect(row(`gold (${tag})`)).toEqual([1, 1, 1, 1, 0, 0, 0, 0]);
+    expect(row(`empty (${tag})`)).toEqual([1, 0, 0, 0, 1, 0, 0, 0]);
     const md = await swe5gEvalMarkdown(ctx as never);
     expect(md).toContain('| m-twosite multi | 1 | 0 | 1 (100.0%) | 1 (100.0%) | 1 | 100.0% |');
     const html = join(state.dir, 'swe5g-eval', 'report.html');

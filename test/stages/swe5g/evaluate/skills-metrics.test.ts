@@ -16,6 +16,7 @@ import {
   type Attempt,
 } from '../../../../stages/swe5g/evaluate/metrics.js';
 import { chooseContext } from '../../../../stages/swe5g/evaluate/context.js';
+import { reportTables } from '../../../../stages/swe5g/evaluate/report.js';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
@@ -136,6 +137,17 @@ describe('metrics against hand counts', () => {
     expect(s!.tokens_total).toBe(5000);
     expect(failureStage(attempts[0]!)).toBeNull();
     expect(failureStage(attempts[5]!)).toBeNull();
+  });
+  it('the report names where each attempt failed', () => {
+    const each = reportTables(attempts).find((t) => t.title.startsWith('Where each attempt'))!;
+    expect(each.rows.map((r) => [r[1], r[4]])).toEqual([
+      ['i1', 'resolved'],
+      ['i2', 'incomplete'],
+      ['i3', 'compile'],
+      ['i4', 'apply'],
+      ['i5', 'format'],
+      ['i6', 'excluded (prompt_too_long)'],
+    ]);
   });
   it('resolve rate by category (Table IV)', () => {
     const cats = byCategory(attempts);

@@ -1,0 +1,174 @@
+/**
+ * `telebench report swe5g-eval` on states where nothing is graded: the report says why (no
+ * instances, validated by an older stage version, no problem statement, no targets, nothing
+ * finished with the first failure) instead of printing empty tables. Real SQLite state and the real
+ * runner; the upstream stages are stand-ins that write `swe5g.validate` records of chosen versions.
+ */
+import { describe, it, expect, afterAll } from 'vitest';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runPipeline } from '../../../../pipeline/runner.js';
+import { openState, type OpenState } from '../../../../pipeline/state.js';
+import { EventBus } from '../../../../pipeline/events.js';
+import { defineStage, type Pipeline, type StageContext } from '../../../../pipeline/stage.js';
+import { TelebenchError } from '../../../../pipeline/errors.js';
+import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
+import { validateStage } from '../../../../stages/swe5g/validate/validate.js';
+import { swe5gEvalMarkdown, whyNothingGraded } from '../../../../stages/swe5g/evaluate/report.js';
+
+const states: OpenState[] = [];
+afterAll(() => states.forEach((s) => s.close()));
+
+/** A stand-in `swe5g.validate` of a given version whose one output has the given fields. */
+const validateStub = (version: number, fields: { incomplete: boolean; problem: string }) =>
+  defineStage<string, unknown, unknown>({
+    name: 'swe5g.validate',
+    version,
+    needs: [],
+    description: 'stand-in',
+    *plan() {
+      yield { key: 'fixture__amf-1', input: 'fixture__amf-1' };
+    },
+    run: async (item) => ({
+      instance_id: item.input,
+      incomplete: fields.incomplete,
+      problem_statement: fields.problem,
+      bug_category: 'nil_pointer',
+      patch: '',
+    }),
+  });
+/** A stand-in solve stage whose item fails. */
+const failingSolve = defineStage<string, unknown, unknown>({
+  name: 'swe5g.eval.solve',
+  version: 1,
+  needs: ['swe5g.validate'],
+  description: 'stand-in',
+  *plan() {
+    yield { key: 'm::single::none::fixture__amf-1', input: 'x' };
+  },
+  run: async () => {
+    throw new TelebenchError('llm_unreachable', 'model server at 127.0.0.1:9 refused', {
+      tier: 'transient',
+    });
+  },
+});
+
+const config = (models: string[]) => ({
+  version: 1,
+  stages: {},
+  swe5g: swe5gConfigSchema.parse({
+    evaluation: {
+      models: models.map((name) => ({
+        name,
+        llm: { endpoints: [{ kind: 'ollama', base_url: 'http://127.0.0.1:9' }] },
+      })),
+    },
+  }),
+});
+
+async function setup(
+  stages: ReturnType<typeof defineStage<string, unknown, unknown>>[],
+  models: string[],
+): Promise<StageContext<never>> {
+  const root = mkdtempSync(join(tmpdir(), 'telebench-eval-empty-'));
+  const state = openState(join(root, 'state'));
+  states.push(state);
+  const registry = new Map(stages.map((s) => [s.name, s as never]));
+  const cfg = config(models);
+  if (stages.length) {
+    const pipeline: Pipeline = { name: 't', description: 't', stages: stages.map((s) => s.name) };
+    await runPipeline({
+      pipeline,
+      registry,
+      config: cfg,
+      configFile: join(root, 'config.yaml'),
+      stateDir: state.dir,
+      store: state.store,
+      blobs: state.blobs,
+      bus: new EventBus(),
+      signal: new AbortController().signal,
+    });
+  }
+  return {
+    config: cfg as never,
+    configFile: join(root, 'config.yaml'),
+    stateDir: state.dir,
+    runId: 'report',
+    store: {
+      // the report reads outputs at the stages' real versions, as `telebench report` does
+      outputs: (s) =>
+        state.store.doneOutputs(s, s === 'swe5g.validate' ? validateStage.version : 1),
+      item: (s, k) => state.store.item(s, k),
+      items: (s) => state.store.items(s),
+    },
+    kv: state.store,
+    blobs: state.blobs,
+    signal: new AbortController().signal,
+    emit: () => undefined,
+    log: () => undefined,
+    memo: <T>(_k: string, make: () => T): T => make(),
+  };
+}
+
+const problem = 'AMF panics on a nil GNbId in an NG Setup Request.';
+
+describe('report swe5g-eval with nothing graded says why', () => {
+  it('no instances at all', async () => {
+    const ctx = await setup([], ['m']);
+    const md = await swe5gEvalMarkdown(ctx as never);
+    expect(md).toContain('Nothing graded yet');
+    expect(md).toContain('No instances: this state has no validated');
+    expect(md).not.toContain('| run |');
+    const html = readFileSync(join(ctx.stateDir, 'swe5g-eval', 'report.html'), 'utf8');
+    expect(html).toContain('No instances');
+  }, 600_000);
+
+  it('instances validated by an older stage version', async () => {
+    const ctx = await setup(
+      [validateStub(validateStage.version - 1, { incomplete: false, problem })],
+      ['m'],
+    );
+    const why = whyNothingGraded(ctx as never).join(' ');
+    expect(why).toContain(
+      `1 were validated by an older version of the stage (stored v${validateStage.version - 1}, current v${validateStage.version})`,
+    );
+  }, 600_000);
+
+  it('validated instances without a problem statement', async () => {
+    const ctx = await setup(
+      [validateStub(validateStage.version, { incomplete: true, problem: '' })],
+      ['m'],
+    );
+    const why = whyNothingGraded(ctx as never).join(' ');
+    expect(why).toContain('1 validated without a problem statement');
+    expect(why).toContain('--issues-from');
+  }, 600_000);
+
+  it('no targets: no model and no predictions file', async () => {
+    const ctx = await setup(
+      [validateStub(validateStage.version, { incomplete: false, problem })],
+      [],
+    );
+    const md = await swe5gEvalMarkdown(ctx as never);
+    expect(md).toContain('No targets: 1 complete instance(s)');
+    expect(md).toContain('`swe5g.evaluation.models` is empty');
+  }, 600_000);
+
+  it('nothing finished: no solve yet, then a failed solve named with its error', async () => {
+    const ctx = await setup(
+      [validateStub(validateStage.version, { incomplete: false, problem })],
+      ['m'],
+    );
+    expect(whyNothingGraded(ctx as never).join(' ')).toContain('no solve has run yet');
+    const failed = await setup(
+      [validateStub(validateStage.version, { incomplete: false, problem }), failingSolve],
+      ['m'],
+    );
+    const why = whyNothingGraded(failed as never).join(' ');
+    expect(why).toContain('Nothing finished: 1 complete instance(s); solves 1 failed');
+    expect(why).toContain(
+      'first failure: swe5g.eval.solve m::single::none::fixture__amf-1: model server at 127.0.0.1:9 refused',
+    );
+  }, 600_000);
+});
