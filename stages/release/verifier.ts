@@ -196,7 +196,16 @@ export async function verifyRow(
   }
   const s = deps.settings;
   const dirs = rowTestDirs(row, deps.entry, s);
-  const { command, collect } = testCommand(recipe, dirs, s.limits.timeout_s, moduleDir);
+  // a C entry with a registry test command is re-checked through it, as validation ran it
+  const commands = deps.entry
+    ? {
+        ...(deps.entry.test.command ? { test: deps.entry.test.command } : {}),
+        ...(deps.entry.test.build ? { build: deps.entry.test.build } : {}),
+      }
+    : undefined;
+  const { command, collect } = testCommand(recipe, dirs, s.limits.timeout_s, moduleDir, {
+    ...(commands ? { commands } : {}),
+  });
   const limits = {
     memory: s.limits.memory_mib * 2 ** 20,
     cpus: s.limits.cpus,

@@ -26,7 +26,7 @@ import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
 import { applyPatch } from '../../../pipeline/providers/git/repo.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import type { BugCategory } from '../types.js';
-import { parseStep, testCommand } from '../validate/validate.js';
+import { parseStep, testCommand, type RegistryCommands } from '../validate/validate.js';
 
 /** Everything grading and the solver need of one validated, complete instance. */
 export interface EvalInstance {
@@ -50,6 +50,8 @@ export interface EvalInstance {
   module_dir: string;
   /** Test directories validation ran (relative to module_dir), or 'all'. */
   test_dirs: string[] | 'all';
+  /** Registry commands validation ran with (C repositories tested through make). */
+  test_commands?: RegistryCommands;
 }
 
 /** Grading verdict of one patch. */
@@ -197,6 +199,7 @@ export async function runPatch(
     inst.test_dirs,
     s.limits.timeout_s,
     inst.module_dir,
+    inst.test_commands ? { commands: inst.test_commands } : {},
   );
   const result = await deps.executor.run(
     {
