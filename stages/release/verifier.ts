@@ -27,6 +27,7 @@ import { buildInstanceImages } from '../swe5g/build/build.js';
 import { executorFor, executorPreflight } from '../swe5g/executors.js';
 import { mirrorPath } from '../swe5g/resolve/resolve.js';
 import { filesOfPatch, packageDirs } from '../swe5g/resolve/packages.js';
+import type { Overlay } from '../../pipeline/providers/docker/overlay.js';
 import { overlayFor, parseStep, selectTestDirs, testCommand } from '../swe5g/validate/validate.js';
 import type { Verifier } from './release.js';
 import { dirname, resolve } from 'node:path';
@@ -216,7 +217,7 @@ export async function verifyRow(
     label: string,
     patches: [string, string][],
   ): Promise<{ resolved: boolean; why: string }> => {
-    let files: Record<string, string | null>;
+    let files: Overlay;
     try {
       files = await overlayFor(sourceDir, patches);
     } catch (err) {

@@ -30,9 +30,9 @@
  * neither lost nor counted twice.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { pipeline as streamPipeline } from 'node:stream/promises';
@@ -40,6 +40,7 @@ import type Docker from 'dockerode';
 import { TelebenchError } from '../../errors.js';
 import { tarFs, type DockerClient } from './client.js';
 import { demux, type Executor, type StepResult, type StepSpec } from './executor.js';
+import { writeOverlay, type Overlay } from './overlay.js';
 import { PINNED_ENV } from './recipes.js';
 import { pushImage } from './registry.js';
 
@@ -296,12 +297,9 @@ export class SwarmExecutor implements Executor {
       });
     let outcome: { value: Attempt } | { error: TelebenchError };
     try {
-      const written = Object.entries(spec.files).filter(
-        (e): e is [string, string] => e[1] !== null,
-      );
       const parts: Buffer[] = [];
-      if (written.length) {
-        const tgz = gzipSync(await tarOf(written));
+      if (Object.values(spec.files).some((f) => f !== null)) {
+        const tgz = gzipSync(await tarOf(spec.files));
         for (let i = 0; i < tgz.length; i += CONFIG_CHUNK)
           parts.push(tgz.subarray(i, i + CONFIG_CHUNK));
       }
@@ -572,13 +570,11 @@ async function nodeGone(docker: Docker, node: string): Promise<string> {
 }
 
 /** A tar of `files` (path -> content), built in memory. */
-async function tarOf(files: [string, string][]): Promise<Buffer> {
+/** A tar of the overlay's written files (bytes, modes, symlinks), via {@link writeOverlay}. */
+async function tarOf(files: Overlay): Promise<Buffer> {
   const dir = mkdtempSync(join(tmpdir(), 'telebench-swarm-overlay-'));
   try {
-    for (const [rel, content] of files) {
-      mkdirSync(dirname(join(dir, rel)), { recursive: true });
-      writeFileSync(join(dir, rel), content);
-    }
+    writeOverlay(dir, files);
     const chunks: Buffer[] = [];
     const pack = tarFs().pack(dir);
     for await (const c of pack as unknown as AsyncIterable<Buffer>) chunks.push(c);

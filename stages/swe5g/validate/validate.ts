@@ -17,7 +17,7 @@
  * agree with the exit code (`ambiguous_log`). Strategy `shipped` with an empty FAIL_TO_PASS: the
  * fail-to-pass tests are those failing (or absent) in step 2 and passing in every fix run.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix, resolve as resolvePath } from 'node:path';
 import { loadRegistry } from '../registry.js';
@@ -27,6 +27,7 @@ import { filesOfPatch, packageDirs } from '../resolve/packages.js';
 import { SkipItem } from '../../../pipeline/errors.js';
 import { DockerClient } from '../../../pipeline/providers/docker/client.js';
 import { type Executor, type StepResult } from '../../../pipeline/providers/docker/executor.js';
+import { overlayOf, type Overlay } from '../../../pipeline/providers/docker/overlay.js';
 import { executorFor, executorPreflight } from '../executors.js';
 import {
   checkAgreement,
@@ -38,7 +39,7 @@ import {
   type TestStatus,
 } from '../../../pipeline/providers/docker/parsers.js';
 import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
-import { applyPatch, git } from '../../../pipeline/providers/git/repo.js';
+import { applyPatch, git, patchFiles } from '../../../pipeline/providers/git/repo.js';
 import type { Resolved, TestGen, ValidatedInstance } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
@@ -84,10 +85,10 @@ export function environmentalReason(output: string): string {
   return '';
 }
 
-/** Directories holding the test files a unified diff touches. */
+/** Directories holding the test files a unified diff adds or changes (exact names, {@link patchFiles}). */
 function testFileDirs(patch: string): string[] {
   const dirs = new Set<string>();
-  for (const m of patch.matchAll(/^\+\+\+ b\/(.+)$/gm)) dirs.add(posix.dirname(m[1]!));
+  for (const f of patchFiles(patch)) if (f.newPath !== null) dirs.add(posix.dirname(f.newPath));
   return [...dirs];
 }
 
@@ -291,21 +292,22 @@ function goTestOutput(stdout: string, id: string): string {
 }
 
 /**
- * Applies patches in order to a copy of `sourceDir` and returns the changed files (content, or
- * null for deleted) relative to the repository root.
- * @throws SkipItem `patch_does_not_apply` naming the patch
+ * Applies patches in order to a copy of `sourceDir` and returns the overlay of the files they
+ * touched, relative to the repository root: exact bytes and git mode (100644 / 100755 / 120000
+ * symlink), null for a deleted file, names as git holds them (read NUL-separated by
+ * {@link applyPatch}). Validation and release verify both use it; every executor writes it with
+ * the one overlay writer (issue 14, section 1).
+ * @returns the {@link Overlay} (later patches win for a path two patches touch)
+ * @throws TelebenchError `patch_does_not_apply` (tier content) naming the patch
  */
-export async function overlayFor(
-  sourceDir: string,
-  patches: [string, string][],
-): Promise<Record<string, string | null>> {
+export async function overlayFor(sourceDir: string, patches: [string, string][]): Promise<Overlay> {
   const dir = mkdtempSync(join(tmpdir(), 'telebench-apply-'));
   try {
     cpSync(sourceDir, dir, { recursive: true, verbatimSymlinks: true });
-    const files: Record<string, string | null> = {};
+    const files: Overlay = {};
     for (const [label, patch] of patches) {
       const { changed, deleted } = await applyPatch(dir, patch, label);
-      for (const p of changed) files[p] = readFileSync(join(dir, p), 'utf8');
+      Object.assign(files, overlayOf(dir, changed));
       for (const p of deleted) files[p] = null;
     }
     return files;
@@ -376,7 +378,7 @@ export async function validateInstance(
 
   const runStep = async (
     step: keyof Validated['step_logs'],
-    files: Record<string, string | null>,
+    files: Overlay,
   ): Promise<{ parsed: ParsedRun; result: StepResult }> => {
     const repeats = step === 'parent_f2p' ? 1 : s.test_repeats;
     const { command, collect } = repeats === 1 ? once : repeated;

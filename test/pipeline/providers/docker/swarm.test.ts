@@ -10,6 +10,7 @@ import {
   type Executor,
   type StepSpec,
 } from '../../../../pipeline/providers/docker/executor.js';
+import { overlayFile } from '../../../../pipeline/providers/docker/overlay.js';
 import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
 import { validateInstance, type Validated } from '../../../../stages/swe5g/validate/validate.js';
 import { goFixture, GO_F2P, GO_P2P } from '../../../fixtures/repos/go-nil.js';
@@ -116,7 +117,7 @@ describe('SwarmExecutor (single-node swarm, local registry)', () => {
           'mkdir -p out && cp new/b.txt out/r.txt && echo err >&2; exit 3',
         ].join('\n'),
         {
-          files: { 'new/b.txt': blob, 'gone.txt': null },
+          files: { 'new/b.txt': overlayFile(blob), 'gone.txt': null },
           collect: ['out/r.txt', 'out/absent.txt'],
         },
       ),
@@ -138,6 +139,41 @@ describe('SwarmExecutor (single-node swarm, local registry)', () => {
     expect(r.stderr).toBe('err\n');
     expect(r.collected['out/r.txt']).toBe(blob);
     expect(r.collected['out/absent.txt']).toBeUndefined();
+    expect(await leftovers()).toBe(0);
+  });
+
+  it('writes the overlay exactly: binary bytes, mode 755, a symlink (issue 14, section 1)', async () => {
+    const ex = new SwarmExecutor(docker, { registry: registry.address });
+    const ngap = Buffer.from([
+      0x00, 0xff, 0xfe, 0x80, 0x81, 0x4e, 0x47, 0x41, 0x50, 0xc3, 0x28, 0x00,
+    ]);
+    const r = await ex.run(
+      spec(
+        [
+          'od -An -v -tx1 bin/ngap.bin | tr -s " \\n" " "; echo',
+          'stat -c "%a %F" run.sh größe.go',
+          './run.sh',
+          'readlink link.bin',
+        ].join('\n'),
+        {
+          files: {
+            'bin/ngap.bin': { content: ngap, mode: '100644' },
+            'run.sh': overlayFile('#!/bin/sh\necho ran\n', true),
+            'größe.go': overlayFile('package a\n'),
+            'link.bin': { content: Buffer.from('bin/ngap.bin'), mode: '120000' },
+          },
+        },
+      ),
+    );
+    expect(r.stderr).toBe('');
+    expect(r.stdout.split('\n')).toEqual([
+      ' 00 ff fe 80 81 4e 47 41 50 c3 28 00 ',
+      '755 regular file',
+      '644 regular file',
+      'ran',
+      'bin/ngap.bin',
+      '',
+    ]);
     expect(await leftovers()).toBe(0);
   });
 
