@@ -20,9 +20,10 @@ export function tableOne(entries: readonly { model: string; m: ModeMetrics }[]):
   for (const { model, m } of entries) {
     const cell = (g: { cfr: number | null; nfr: number | null; wfr: number | null } | undefined) =>
       g ? `${fmtRate(g.cfr)} / ${fmtRate(g.nfr)} / ${fmtRate(g.wfr)}` : '-';
-    lines.push(
-      `| ${model} | ${subsets.map((s) => cell(m.by_subset[s])).join(' | ')} | ${cell(m.macro)} |`,
-    );
+    // one cell per column: with no main subset evaluated (e.g. only ORAN-Bench-13K rows) the row
+    // is `| model | macro |`, not `| model |  | macro |`
+    const cells = [model, ...subsets.map((s) => cell(m.by_subset[s])), cell(m.macro)];
+    lines.push(`| ${cells.join(' | ')} |`);
   }
   return lines;
 }

@@ -76,6 +76,8 @@ export interface GenerateOutput {
   done_reason: string;
   latency_ms: number;
   cached: boolean;
+  /** The sampling seed used: the runtime's report (embedded), else the request's, else null. */
+  seed?: number | null;
   /** paper profile: the server slid the window (prompt + output went past num_ctx). */
   context_shifted: boolean;
   endpoint: string;
@@ -287,6 +289,7 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
       output_tokens: chat.outputTokens,
       done_reason: chat.doneReason,
       latency_ms: chat.latencyMs,
+      seed: chat.seed ?? request.seed ?? null,
       context_shifted: chat.contextShifted === true,
       cached: chat.cached,
       endpoint: chat.endpoint,

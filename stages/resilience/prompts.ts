@@ -108,9 +108,17 @@ export function requireTemplate(
   return t;
 }
 
-/** Options as the prompts list them: one line per option, `1. text`. */
+/**
+ * Options as the prompts list them: one line per option, `1. text`. Options that already carry
+ * their own number (ORAN-Bench-13K and srsRANBench publish `["1. O-RAN.WG3", "2. ...", ...]`: every
+ * option i starting with `i. `) are listed as published, not numbered twice (`1. 1. O-RAN.WG3`
+ * confused the generator: SmolLM2 answered `3. O-RAN.WG5`, mixing the two numbers).
+ * @param choices the option texts, as the item keeps them
+ * @returns the lines joined with `\n`
+ */
 export function renderOptions(choices: readonly string[]): string {
-  return choices.map((c, i) => `${i + 1}. ${c}`).join('\n');
+  const selfNumbered = choices.length > 0 && choices.every((c, i) => c.startsWith(`${i + 1}. `));
+  return choices.map((c, i) => (selfNumbered ? c : `${i + 1}. ${c}`)).join('\n');
 }
 
 /**

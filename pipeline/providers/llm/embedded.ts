@@ -6,8 +6,11 @@
  *
  * Rules (numbered; each is tested in test/pipeline/providers/llm/embedded.test.ts):
  * 1. The GGUF file comes from the endpoint's `source` list (model-source.ts); the model digest in
- *    provenance is `sha256:<file sha256>`, the server version `node-llama-cpp <v> (llama.cpp <release>,
- *    <cpu|cuda|vulkan|metal>)`.
+ *    provenance is `sha256:<file sha256>`, the server version `node-llama-cpp <v> (llama.cpp <release>
+ *    <prebuilt|local build>, <cpu|cuda|vulkan|metal>)`. `<release>` is llama.cpp's own release tag
+ *    (`v0.4.0` for node-llama-cpp 3.21.1: its `llama.cpp.info.json`, and `LLAMA_VERSION` 0.4.0 in the
+ *    CMakeLists of the llama.cpp source it ships), not node-llama-cpp's version; the binary package
+ *    (`@node-llama-cpp/linux-x64@3.21.1`) and ggml's CPU feature line are in {@link LlamaCppBuild}.
  * 2. The prompt is rendered by the model's own chat template from the GGUF metadata
  *    (`tokenizer.chat_template`, through node-llama-cpp's JinjaTemplateChatWrapper; `think` maps to
  *    the template's reasoning switch, `enable_thinking` for Qwen3). With `chat_template: auto`, or
@@ -38,6 +41,11 @@
  *    shifted as Ollama's runner did (truncation.ts `ollamaCut`), token by token on the sequence,
  *    and every such row is flagged (`promptTruncated`, `contextShifted`), never silent. Rule 5
  *    holds for every other request.
+ * 10. Preflight creates the context and evaluates one token on it (see `warm`), so allocation and
+ *    page-in costs and an out-of-memory context show at preflight, not in the first items.
+ * 11. Seed: every request samples with a known seed (the request's, else the endpoint's `seed`, else
+ *    {@link DEFAULT_SEED}), returned as `ChatResult.seed` so provenance records the seed actually
+ *    used (at temperature 0 sampling is greedy and the seed changes nothing).
  */
 import { createHash } from 'node:crypto';
 import type {
@@ -87,6 +95,59 @@ export interface EmbeddedOptions {
   fetch?: typeof fetch;
 }
 
+/** The sampling seed of a request that names none, on an endpoint without `seed` (rule 11). */
+export const DEFAULT_SEED = 0;
+
+/** Which llama.cpp build runs (rule 1). */
+export interface LlamaCppBuild {
+  /** llama.cpp's release tag the binary was built from (`v0.4.0`). */
+  release: string;
+  /** Its GitHub repository (`ggml-org/llama.cpp`). */
+  repo: string;
+  /** `prebuilt`: a binary package from npm; `localBuild`: compiled on this machine. */
+  buildType: 'prebuilt' | 'localBuild';
+  /** The npm package that holds a prebuilt binary (`@node-llama-cpp/linux-x64@3.21.1`), else null. */
+  binaryPackage: string | null;
+  /** ggml's system info line (`CPU : SSE3 = 1 | ... | AVX2 = 1 | ...`): the CPU features it uses. */
+  systemInfo: string;
+}
+
+/**
+ * The npm package node-llama-cpp loads a prebuilt binary from, for a platform, architecture and GPU
+ * (the mapping of node-llama-cpp 3.21.1's `getPrebuiltBinariesPackageDirectoryForBuildOptions`).
+ * @returns `@node-llama-cpp/<name>`, or null for a combination without a prebuilt package
+ */
+export function prebuiltBinaryPackage(
+  platform: NodeJS.Platform,
+  arch: string,
+  gpu: string,
+): string | null {
+  const os = platform === 'darwin' ? 'mac' : platform === 'win32' ? 'win' : platform;
+  const name =
+    os === 'mac'
+      ? arch === 'arm64' && gpu === 'metal'
+        ? 'mac-arm64-metal'
+        : arch === 'x64' && gpu === 'cpu'
+          ? 'mac-x64'
+          : null
+      : os === 'linux' || os === 'win'
+        ? arch === 'x64'
+          ? gpu === 'cpu'
+            ? `${os}-x64`
+            : gpu === 'cuda' || gpu === 'vulkan'
+              ? `${os}-x64-${gpu}`
+              : null
+          : arch === 'arm64'
+            ? `${os}-arm64`
+            : os === 'linux' && arch === 'arm'
+              ? 'linux-armv7l'
+              : os === 'linux' && arch === 'riscv64'
+                ? 'linux-riscv64'
+                : null
+        : null;
+  return name === null ? null : `@node-llama-cpp/${name}`;
+}
+
 /** A piece of an answer as it is generated (for streaming: `telebench serve-model`). */
 export interface EmbeddedDelta {
   content?: string;
@@ -97,8 +158,10 @@ export interface EmbeddedDelta {
 export interface EmbeddedRuntimeInfo {
   /** `node-llama-cpp 3.21.1`. */
   runtime: string;
-  /** llama.cpp release of the binary. */
+  /** llama.cpp's release tag of the binary (`v0.4.0`). */
   llamaCpp: string;
+  /** The llama.cpp build in detail (repository, prebuilt or local, binary package, CPU features). */
+  llamaCppBuild: LlamaCppBuild;
   /** `cpu`, `cuda`, `vulkan` or `metal`. */
   device: string;
   threads: number;
@@ -187,6 +250,8 @@ export class EmbeddedProvider implements LlmProvider {
   private idleWaiters: (() => void)[] = [];
   private readonly wrappers = new Map<string, ChatWrapper>();
   private freeSequences: LlamaContextSequence[] = [];
+  /** Contexts already warmed by a preflight (rule 10). */
+  private readonly warmed = new WeakSet<LlamaContext>();
   private readonly limit: LimitFunction;
   private readonly sequences: number;
   private readonly threads: number;
@@ -250,10 +315,23 @@ export class EmbeddedProvider implements LlmProvider {
     }
     const template = model.fileInfo.metadata.tokenizer?.chat_template;
     const chatTemplate = typeof template === 'string' ? template : null;
+    const version = await m.getModuleVersion();
+    const device = llama.gpu === false ? 'cpu' : llama.gpu;
+    const pkg =
+      llama.buildType === 'prebuilt'
+        ? prebuiltBinaryPackage(process.platform, process.arch, device)
+        : null;
     const info: EmbeddedRuntimeInfo = {
-      runtime: `node-llama-cpp ${await m.getModuleVersion()}`,
+      runtime: `node-llama-cpp ${version}`,
       llamaCpp: llama.llamaCppRelease.release,
-      device: llama.gpu === false ? 'cpu' : llama.gpu,
+      llamaCppBuild: {
+        release: llama.llamaCppRelease.release,
+        repo: llama.llamaCppRelease.repo,
+        buildType: llama.buildType,
+        binaryPackage: pkg === null ? null : `${pkg}@${version}`,
+        systemInfo: llama.systemInfo.trim(),
+      },
+      device,
       threads: this.threads,
       sequences: this.sequences,
       model: resolved,
@@ -308,14 +386,51 @@ export class EmbeddedProvider implements LlmProvider {
         `set \`model\` of the embedded endpoint to ${model} with a source for it, or ask for ${this.options.model}`,
       );
     }
-    const { info } = await this.load(signal);
+    const loaded = await this.load(signal);
+    const { info } = loaded;
+    await this.warm(loaded);
     return {
       endpoint: this.endpoint,
-      serverVersion: `${info.runtime} (llama.cpp ${info.llamaCpp}, ${info.device})`,
+      serverVersion: `${info.runtime} (llama.cpp ${info.llamaCpp} ${info.llamaCppBuild.buildType === 'prebuilt' ? 'prebuilt' : 'local build'}, ${info.device})`,
       modelDigest: `sha256:${info.model.sha256}`,
       contextLength: info.trainContextSize,
       embedded: info,
     };
+  }
+
+  /**
+   * Rule 10: creates the context a first request would use (the fixed `context_size`, else 4096
+   * tokens per sequence) and evaluates one token on one of its sequences, then erases it. So
+   * allocating the KV cache and compute buffers and paging the weights in happen at preflight,
+   * where a context that does not fit memory stops the stage naming what to lower, and the first
+   * requests of a stage run at full speed (bench/embedded.bench.ts: this was a share of the gap
+   * between the stage and a bare node-llama-cpp loop). Idempotent: done once per context.
+   * @throws PreflightError when llama.cpp cannot create the context or evaluate on it
+   */
+  private async warm(loaded: Loaded): Promise<void> {
+    const fixed = this.options.contextSize ?? 'auto';
+    const size = typeof fixed === 'number' ? fixed : 4096;
+    try {
+      const ctx = await this.contextFor(loaded, size);
+      if (this.warmed.has(ctx)) return;
+      this.warmed.add(ctx);
+      const seq = await this.acquireSequence(ctx);
+      try {
+        const bos = loaded.model.tokens.bos ?? loaded.model.tokenize(' ')[0];
+        if (bos !== undefined) await seq.evaluateWithoutGeneratingNewTokens([bos]);
+        await seq.clearHistory();
+      } finally {
+        this.freeSequences.push(seq);
+      }
+    } catch (err) {
+      if (err instanceof TelebenchError) throw err;
+      throw new PreflightError(
+        this.endpoint,
+        `llama.cpp could not create or use a context of ${size} tokens x ${this.sequences} sequences for ${loaded.info.model.file}: ${(err as Error)?.message ?? String(err)}`,
+        'lower `concurrency` or `context_size` of the embedded endpoint (the KV cache grows with both), or free memory',
+        err,
+      );
+    }
   }
 
   /** The runtime details after a preflight or chat loaded the model; undefined before. */
@@ -430,13 +545,13 @@ export class EmbeddedProvider implements LlmProvider {
     const maxTokens = Math.min(request.maxTokens ?? room, room);
     let outputTokens = 0;
     let response: LlamaChatResponse;
+    const seed = request.seed ?? this.options.seed ?? DEFAULT_SEED;
     try {
-      const seed = request.seed ?? this.options.seed;
       response = await chat.generateResponse(history, {
         maxTokens,
         ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
         ...(request.topP !== undefined ? { topP: request.topP } : {}),
-        ...(seed !== undefined ? { seed } : {}),
+        seed,
         budgets: { thoughtTokens: Infinity, commentTokens: Infinity },
         onResponseChunk: (chunk) => {
           outputTokens += chunk.tokens.length;
@@ -474,6 +589,7 @@ export class EmbeddedProvider implements LlmProvider {
       prompt: rendered.toString(),
       fullResponse: response.fullResponse,
       stopReason: stop,
+      seed,
       promptTokens,
       outputTokens,
     });
@@ -489,6 +605,7 @@ export class EmbeddedProvider implements LlmProvider {
       latencyMs,
       endpoint: this.endpoint,
       cached: false,
+      seed,
       promptTokensLocal,
       ...(this.options.blobs ? { rawDigest: this.options.blobs.put(raw) } : {}),
     };
@@ -563,14 +680,14 @@ export class EmbeddedProvider implements LlmProvider {
     const out: Token[] = [];
     let stop: 'stop' | 'length' | 'abort' = 'length';
     let shifts = 0;
+    const seed = request.seed ?? this.options.seed ?? DEFAULT_SEED;
     try {
-      const seed = request.seed ?? this.options.seed;
       if (maxOut > 0) {
         stop = 'stop';
         const it = sequence.evaluate(input, {
           ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
           ...(request.topP !== undefined ? { topP: request.topP } : {}),
-          ...(seed !== undefined ? { seed } : {}),
+          seed,
           contextShift: {
             size: cut.discard,
             strategy: ({ size }) => {
@@ -616,6 +733,7 @@ export class EmbeddedProvider implements LlmProvider {
       ollamaCut: { promptTokens: p.tokens.length, window, ...cut, shifts },
       output: out,
       stopReason: stop,
+      seed,
     });
     return {
       thinking: thinking.trim(),
@@ -629,6 +747,7 @@ export class EmbeddedProvider implements LlmProvider {
       latencyMs,
       endpoint: this.endpoint,
       cached: false,
+      seed,
       promptTokensLocal: p.promptTokensLocal,
       ...(this.options.blobs ? { rawDigest: this.options.blobs.put(raw) } : {}),
     };
@@ -643,7 +762,9 @@ export class EmbeddedProvider implements LlmProvider {
   private async acquireSequence(ctx: LlamaContext): Promise<LlamaContextSequence> {
     const reused = this.freeSequences.pop();
     if (reused && !reused.disposed) {
-      await reused.clearHistory();
+      // Erasing takes the context's lock, so it waits for the batch the other sequences are
+      // evaluating: skip it when there is nothing to erase (a warmed or just-created sequence).
+      if (reused.nextTokenIndex > 0) await reused.clearHistory();
       return reused;
     }
     return ctx.getSequence();

@@ -62,6 +62,11 @@ export interface ChatResult {
   endpoint: string;
   /** True when served from the response cache. */
   cached: boolean;
+  /**
+   * The sampling seed the runtime used, when it is known: the embedded runtime always reports it
+   * (the request's, else the endpoint's, else 0); the servers do not (absent).
+   */
+  seed?: number;
   /** sha256 of the raw response body stored in the blob store (when a blob store was given). */
   rawDigest?: string;
   /**

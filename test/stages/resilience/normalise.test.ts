@@ -9,6 +9,7 @@ import {
   type ResolvedSubset,
 } from '../../../stages/resilience/subsets.js';
 import { buildSubset, baseTemplates } from '../../../stages/resilience/load.js';
+import { renderOptions } from '../../../stages/resilience/prompts.js';
 import { resilienceConfigSchema } from '../../../stages/resilience/config.js';
 import { parseConfigText } from '../../../pipeline/config/load.js';
 import { ConfigError } from '../../../pipeline/errors.js';
@@ -230,7 +231,10 @@ describe('local sources from ../shared/data', () => {
     // prompts are rendered and counted
     const p = out.items[0]!;
     expect(p.prompt).toContain('Solve this multiple-choice question.\n\nQuestion:\n' + p.question);
-    expect(p.prompt).toContain(`1. ${p.choices[0]}`);
+    // srsRANBench's options carry their own numbers: listed as published, never `1. 1. ...`
+    expect(p.choices[0]).toMatch(/^1\. /);
+    expect(p.prompt).toContain(`Options:\n${p.choices.join('\n')}\n\n`);
+    expect(p.prompt).not.toMatch(/^\d+\. \d+\. /m);
     expect(p.prompt).toContain('option number from 1 to 4 (integer only)');
     expect(p.prompt_version).toBe('tele_resilience_base_mc_v1_reconstructed');
     expect(p.prompt_tokens_cl100k).toBeGreaterThan(50);
@@ -392,5 +396,16 @@ subsets:
       expect(s.role).toBe('extra');
       expect(s.sub_benchmark).not.toMatch(/^(oranbench|srsranbench)$/);
     }
+  });
+});
+
+describe('option lists in prompts', () => {
+  it('numbers plain options and lists self-numbered ones as published (never `1. 1. x`)', () => {
+    expect(renderOptions(['AMF', 'SMF'])).toBe('1. AMF\n2. SMF');
+    expect(renderOptions(['1. O-RAN.WG3', '2. O-RAN.WG4'])).toBe('1. O-RAN.WG3\n2. O-RAN.WG4');
+    // numbering that does not follow the positions is text of the option: numbered as usual
+    expect(renderOptions(['2. x', '1. y'])).toBe('1. 2. x\n2. 1. y');
+    expect(renderOptions(['1. x', 'y'])).toBe('1. 1. x\n2. y');
+    expect(renderOptions(['1.5 GHz', '2.4 GHz'])).toBe('1. 1.5 GHz\n2. 2.4 GHz');
   });
 });

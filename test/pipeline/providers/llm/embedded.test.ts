@@ -11,7 +11,11 @@ import { Store } from '../../../../pipeline/store/store.js';
 import { BlobStore } from '../../../../pipeline/store/blobs.js';
 import { PreflightError, TelebenchError } from '../../../../pipeline/errors.js';
 import { createProvider, llmConfigSchema } from '../../../../pipeline/providers/llm/config.js';
-import { EmbeddedProvider } from '../../../../pipeline/providers/llm/embedded.js';
+import {
+  DEFAULT_SEED,
+  EmbeddedProvider,
+  prebuiltBinaryPackage,
+} from '../../../../pipeline/providers/llm/embedded.js';
 import type { TelebenchEvent } from '../../../../pipeline/events.js';
 import type { ChatRequest } from '../../../../pipeline/providers/llm/types.js';
 import { SMOLLM2_NAME, SMOLLM2_SHA256, smollm2Path } from '../../../fixtures/smollm2.js';
@@ -54,7 +58,16 @@ describe('embedded provider (SmolLM2-135M, node-llama-cpp)', () => {
   it('preflight reports the runtime version, the model file sha256 and the chat template', async () => {
     const info = await provider.preflight(SMOLLM2_NAME);
     expect(info.modelDigest).toBe(`sha256:${SMOLLM2_SHA256}`);
-    expect(info.serverVersion).toMatch(/^node-llama-cpp 3\.21\.1 \(llama\.cpp \S+, cpu\)$/);
+    // llama.cpp's own release tag (its CMake LLAMA_VERSION 0.4.0), the prebuilt npm binary it came
+    // from and ggml's CPU feature line: the build that made the answers
+    expect(info.serverVersion).toBe('node-llama-cpp 3.21.1 (llama.cpp v0.4.0 prebuilt, cpu)');
+    expect(info.embedded?.llamaCppBuild).toMatchObject({
+      release: 'v0.4.0',
+      repo: 'ggml-org/llama.cpp',
+      buildType: 'prebuilt',
+      binaryPackage: `${prebuiltBinaryPackage(process.platform, process.arch, 'cpu')}@3.21.1`,
+    });
+    expect(info.embedded?.llamaCppBuild.systemInfo).toMatch(/^CPU : /);
     expect(info.contextLength).toBe(8192);
     expect(info.embedded?.chatWrapper).toBe('JinjaTemplate');
     expect(info.embedded?.chatTemplate).toContain('<|im_start|>');
@@ -89,6 +102,23 @@ describe('embedded provider (SmolLM2-135M, node-llama-cpp)', () => {
     expect(r.promptTokens).toBe(model.tokenize(text, true).length);
     expect(r.outputTokens).toBe(model.tokenize(r.content).length);
     expect(r.promptTokensLocal).toBeGreaterThan(0);
+    // no seed in the request nor the endpoint: the default seed, recorded
+    expect(r.seed).toBe(DEFAULT_SEED);
+    const seeded = await provider.chat(ask(QUESTIONS[0]!, { seed: 7 }));
+    expect(seeded.seed).toBe(7);
+    expect(seeded.content).toBe(r.content); // temperature 0: greedy, the seed changes nothing
+  });
+
+  it('names the npm package of each prebuilt binary (provenance of the build)', () => {
+    expect(prebuiltBinaryPackage('linux', 'x64', 'cpu')).toBe('@node-llama-cpp/linux-x64');
+    expect(prebuiltBinaryPackage('linux', 'x64', 'cuda')).toBe('@node-llama-cpp/linux-x64-cuda');
+    expect(prebuiltBinaryPackage('win32', 'x64', 'vulkan')).toBe('@node-llama-cpp/win-x64-vulkan');
+    expect(prebuiltBinaryPackage('darwin', 'arm64', 'metal')).toBe(
+      '@node-llama-cpp/mac-arm64-metal',
+    );
+    expect(prebuiltBinaryPackage('linux', 'arm', 'cpu')).toBe('@node-llama-cpp/linux-armv7l');
+    expect(prebuiltBinaryPackage('darwin', 'arm64', 'cpu')).toBeNull();
+    expect(prebuiltBinaryPackage('freebsd', 'x64', 'cpu')).toBeNull();
   });
 
   it('refuses an oversize prompt before evaluating it (prompt_too_long, never cut)', async () => {
