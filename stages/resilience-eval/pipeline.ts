@@ -215,6 +215,15 @@ export function whyNoScores(ctx: StageContext<HasResilienceEval>): string {
   return `${done} continuations done, but not scored yet: run \`telebench run resilience-eval\` (resilience-eval.score).`;
 }
 
+/**
+ * Rows of one target whose prompt was cut, context shifted or budget exhausted, over every
+ * subset it answered (the seven discrete ones, TeleMath and any other loaded subset), so the
+ * summary agrees with the per-subset tables' "prompts cut" column. Parse-mode independent.
+ */
+function cutRowsOf(s: EvalScoreOutput): number {
+  return Object.values(s.modes.lenient.by_subset).reduce((a, g) => a + g.cut_rows, 0);
+}
+
 /** Markdown of the evaluation. Pure over the store. */
 export function evalMarkdown(
   scores: readonly EvalScoreOutput[],
@@ -228,9 +237,8 @@ export function evalMarkdown(
     return `${out.join('\n')}\n`;
   }
   for (const s of scores) {
-    const cut = s.modes.lenient.micro;
     out.push(
-      `- ${s.target} (${s.model}, profile ${s.profile}${s.num_ctx ? `, num_ctx ${s.num_ctx}` : ''}): ${s.rows} replies, ${s.failed} failed items; VRAM ${s.vram.bytes === null ? 'unavailable' : `${(s.vram.bytes / 2 ** 30).toFixed(2)} GiB`} (${s.vram.method}: ${s.vram.detail}); rows with a cut prompt, context shift or exhausted budget: ${cut.cut_rows}.`,
+      `- ${s.target} (${s.model}, profile ${s.profile}${s.num_ctx ? `, num_ctx ${s.num_ctx}` : ''}): ${s.rows} replies, ${s.failed} failed items; VRAM ${s.vram.bytes === null ? 'unavailable' : `${(s.vram.bytes / 2 ** 30).toFixed(2)} GiB`} (${s.vram.method}: ${s.vram.detail}); rows with a cut prompt, context shift or exhausted budget: ${cutRowsOf(s)}.`,
     );
   }
   for (const mode of PARSE_MODES) {
@@ -324,7 +332,7 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
           s.failed,
           s.vram.bytes === null ? null : (s.vram.bytes / 2 ** 30).toFixed(2),
           s.vram.method,
-          s.modes.lenient.micro.cut_rows,
+          cutRowsOf(s),
           s.modes.lenient.micro.cut_share_of_correct === null
             ? null
             : s.modes.lenient.micro.cut_share_of_correct.toFixed(1),

@@ -1,6 +1,9 @@
 import { describe, it, expect } from 'vitest';
 import { tableOne } from '../../../stages/resilience-eval/tables.js';
-import type { ModeMetrics } from '../../../stages/resilience-eval/metrics.js';
+import { modeMetrics } from '../../../stages/resilience-eval/metrics.js';
+import type { ModeMetrics, ScoredRow } from '../../../stages/resilience-eval/metrics.js';
+import { evalMarkdown } from '../../../stages/resilience-eval/pipeline.js';
+import type { EvalScoreOutput } from '../../../stages/resilience-eval/stages.js';
 
 const cells = (line: string) => line.split('|').slice(1, -1);
 
@@ -17,5 +20,42 @@ describe('Table I', () => {
       'smollm2:135m',
       'unavailable / unavailable / unavailable',
     ]);
+  });
+});
+
+describe('evaluation summary line', () => {
+  it('counts cut rows over every subset the target answered, as the per-subset tables do (found on the SmolLM2 ORAN-Bench-13K run: 0 in the summary, 6 in the table)', () => {
+    const row = (i: number, sub: string, cut: boolean): ScoredRow => ({
+      sample_id: `${sub}:${i}`,
+      sub_benchmark: sub,
+      outcome: cut ? 'excluded' : 'no_flip',
+      parse_status: 'answer',
+      output_tokens: 10,
+      difficulty: null,
+      cut,
+    });
+    // fin_e is no main subset (out of micro); telemath is auxiliary; teleqna is main.
+    const rows = [
+      row(1, 'fin_e', true),
+      row(2, 'fin_e', true),
+      row(3, 'fin_e', false),
+      row(4, 'telemath', true),
+      row(5, 'teleqna', true),
+      row(6, 'teleqna', false),
+    ];
+    const m = modeMetrics(rows);
+    const s: EvalScoreOutput = {
+      target: 'smol',
+      model: 'smollm2:135m',
+      profile: 'default',
+      num_ctx: null,
+      modes: { strict: m, lenient: m, published: m },
+      vram: { bytes: null, method: 'unavailable', detail: 'test' },
+      rows: rows.length,
+      failed: 0,
+    };
+    const md = evalMarkdown([s], null);
+    expect(md).toMatch(/rows with a cut prompt, context shift or exhausted budget: 4\./);
+    expect(m.micro.cut_rows).toBe(1);
   });
 });
