@@ -5,7 +5,8 @@
  * `openai-compatible`: the same model name on another kind of server is another model), the model
  * digest the server reported at preflight (a re-pulled model is another model; null when the server
  * reports none), and the request (model, messages, think, numCtx, maxTokens, temperature, seed,
- * topP, contextShift). That is everything that can change the output (issue 6) and nothing else: no
+ * topP, contextShift), plus the endpoint's configured default seed when it has one (a request without
+ * `seed` samples with it). That is everything that can change the output (issue 6) and nothing else: no
  * endpoint URL (several endpoints serve one model), timeout, retry setting or API key (after
  * inspect_ai's cache key). Errors are never cached. The raw response bodies stay in the blob store
  * under the `rawDigest` the providers record.
@@ -23,14 +24,22 @@ export interface ResponseCacheScope {
   provider: string;
   /** `ModelInfo.modelDigest` from the preflight; null when the server does not report one. */
   modelDigest: string | null;
+  /** The provider's configured default seed ({@link LlmProvider.defaultSeed}); absent when unset. */
+  defaultSeed?: number;
 }
 
 /**
  * Cache key of a request: SHA-256 hex (64 characters) of the canonical JSON (RFC 8785) of
- * `{ provider, modelDigest, request }`.
+ * `{ provider, modelDigest, defaultSeed?, request }` (defaultSeed only when the scope has one).
  */
 export function responseCacheKey(request: ChatRequest, scope: ResponseCacheScope): string {
-  return hashJson({ provider: scope.provider, modelDigest: scope.modelDigest, request });
+  return hashJson({
+    provider: scope.provider,
+    modelDigest: scope.modelDigest,
+    // Only when set: keys of endpoints without a configured seed stay what they were.
+    ...(scope.defaultSeed !== undefined ? { defaultSeed: scope.defaultSeed } : {}),
+    request,
+  });
 }
 
 /** A provider that serves repeated requests from the store. */
@@ -87,7 +96,12 @@ export class CachedProvider implements LlmProvider {
       });
     }
     const modelDigest = await digest;
-    return { provider: this.provider, modelDigest };
+    const defaultSeed = this.inner.defaultSeed;
+    return {
+      provider: this.provider,
+      modelDigest,
+      ...(defaultSeed !== undefined ? { defaultSeed } : {}),
+    };
   }
 
   /**

@@ -242,6 +242,10 @@ interface Loaded {
 export class EmbeddedProvider implements LlmProvider {
   readonly specificationVersion = 'v1' as const;
   readonly provider = 'embedded';
+  /** The endpoint's configured `seed` (see {@link LlmProvider.defaultSeed}); undefined when unset. */
+  get defaultSeed(): number | undefined {
+    return this.options.seed;
+  }
   /** `embedded:<model>`: what `ChatResult.endpoint` and `ModelInfo.endpoint` say. */
   readonly endpoint: string;
   private loaded: Promise<Loaded> | undefined;

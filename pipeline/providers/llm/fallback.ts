@@ -39,6 +39,11 @@ export class FallbackProvider implements LlmProvider {
     return this.active.provider;
   }
 
+  /** The answering provider's configured default seed (see {@link LlmProvider.defaultSeed}). */
+  get defaultSeed(): number | undefined {
+    return this.active.defaultSeed;
+  }
+
   /**
    * Preflights the primary; on a PreflightError, the fallback (once per model and provider).
    * @returns the answering side's ModelInfo

@@ -44,6 +44,16 @@ export class LlmPool implements LlmProvider {
     this.provider = [...new Set(members.map((m) => m.provider.provider))].join('+');
   }
 
+  /**
+   * The members' configured default seed when they all set the same one (see
+   * {@link LlmProvider.defaultSeed}); undefined when none sets one or they differ (then the cache
+   * scope cannot tell which member sampled an answer: give pool members one seed).
+   */
+  get defaultSeed(): number | undefined {
+    const seeds = new Set(this.slots.map((s) => s.provider.defaultSeed));
+    return seeds.size === 1 ? [...seeds][0] : undefined;
+  }
+
   /** The endpoint providers, in configuration order. */
   members(): LlmProvider[] {
     return this.slots.map((s) => s.provider);

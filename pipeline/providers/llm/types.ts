@@ -97,6 +97,12 @@ export interface LlmProvider {
   /** `ollama` | `openai-compatible` | ... */
   readonly provider: string;
   /**
+   * The sampling seed this provider uses for a request that names none, when its endpoint sets
+   * one in config (`seed` of an embedded endpoint); undefined otherwise. Part of the response
+   * cache scope, so changing only the endpoint's seed never reuses answers sampled with another.
+   */
+  readonly defaultSeed?: number | undefined;
+  /**
    * Checks the endpoint answers and serves `model`.
    * @throws PreflightError saying what to start or pull
    */

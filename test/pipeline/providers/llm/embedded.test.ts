@@ -11,6 +11,7 @@ import { Store } from '../../../../pipeline/store/store.js';
 import { BlobStore } from '../../../../pipeline/store/blobs.js';
 import { PreflightError, TelebenchError } from '../../../../pipeline/errors.js';
 import { createProvider, llmConfigSchema } from '../../../../pipeline/providers/llm/config.js';
+import { RESPONSE_CACHE_NAMESPACE } from '../../../../pipeline/providers/llm/cache.js';
 import {
   DEFAULT_SEED,
   EmbeddedProvider,
@@ -177,6 +178,26 @@ describe('embedded provider through createProvider (cache, fallback)', () => {
       expect(again.latencyMs).toBe(0);
       expect(again.content).toBe(first.content);
       expect(again.outputTokens).toBe(first.outputTokens);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("changing only the endpoint's seed misses the cache; the same seed hits it", async () => {
+    const store = new Store(join(dir, 'seed.db'));
+    try {
+      const chat = async (seed: number) =>
+        createProvider({ endpoints: [{ ...embedded(), seed }] }, { kv: store }).chat(
+          ask(QUESTIONS[2]!, { maxTokens: 8 }),
+        );
+      const first = await chat(1);
+      expect(first.cached).toBe(false);
+      expect(first.seed).toBe(1);
+      const other = await chat(2);
+      expect(other.cached).toBe(false);
+      expect(other.seed).toBe(2);
+      expect((await chat(1)).cached).toBe(true);
+      expect(store.count(RESPONSE_CACHE_NAMESPACE)).toBe(2);
     } finally {
       store.close();
     }
