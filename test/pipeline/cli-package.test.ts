@@ -100,3 +100,31 @@ describe('the bundle in a checkout', () => {
     expect(inputs).toContain('stages/index.ts');
   });
 });
+
+describe('what a start loads (issue 15: CLI start, bench/cli-start.bench.ts)', () => {
+  it('`--help` loads commander and the command declarations, no stage, schema or store', async () => {
+    const { buildCli } = (await import(join(PROJECT_ROOT, 'scripts', 'build.mjs'))) as {
+      buildCli(): Promise<{ inputs: number; startup: string[] }>;
+    };
+    const { startup } = await buildCli();
+    expect(startup).toContain('pipeline/cli/main.ts');
+    expect(startup).toContain('stages/commands.ts');
+    const heavy = startup.filter(
+      (f) =>
+        f === 'stages/index.ts' ||
+        f === 'stages/config.ts' ||
+        f === 'pipeline/cli/commands.ts' ||
+        f.startsWith('pipeline/store/') ||
+        f.startsWith('pipeline/providers/') ||
+        f.startsWith('node_modules/zod/') ||
+        f.startsWith('node_modules/yaml/'),
+    );
+    expect(heavy).toEqual([]);
+  });
+
+  it('the light list of pipeline names is exactly the pipelines of stages/index.ts', async () => {
+    const { PIPELINE_NAMES } = await import('../../stages/commands.js');
+    const { pipelines } = await import('../../stages/index.js');
+    expect([...PIPELINE_NAMES]).toEqual([...pipelines.keys()]);
+  });
+});
