@@ -5,10 +5,10 @@
  *    through `docker`, warm images, alternating per instance. Goal: <= 1.15 (the engine's cost).
  * 2. Registry pull time of an instance image relative to its size: an image made for the bench
  *    (a fresh 64 MiB layer on an instance image) is pushed, removed from the engine, and pulled
- *    back by digest; prints MiB/s of the new layer and how many of its layers the engine said it
- *    already held (not pulled again).
+ *    back by digest; prints the pull rate relative to the image's size (MB/s), the rate of the new
+ *    layer and how many of its layers the engine said it already held (not pulled again).
  *
- * Run: `npx tsx bench/swarm.bench.ts` (needs Docker, the offline base and Debian's
+ * Run: `node --import tsx/esm bench/swarm.bench.ts` (not `npx tsx`: see scripts/bench.mjs; needs Docker, the offline base and Debian's
  * docker-registry: `node scripts/setup.mjs`; puts the engine in Swarm mode if it is not).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -100,8 +100,9 @@ try {
   );
   const ms = performance.now() - t0;
   const newBytes = 64 * 2 ** 20;
+  const secs = ms / 1000;
   console.log(
-    `registry pull of ${ref.split('@')[0]}: ${(ms / 1000).toFixed(2)} s for an image of ${(size / 2 ** 20).toFixed(0)} MiB; ${pulled} layer(s) pulled (${(newBytes / 2 ** 20 / (ms / 1000)).toFixed(0)} MiB/s of new layer), ${already} layer(s) already held (not pulled again); pull time / image size: ${(ms / (size / 2 ** 20)).toFixed(1)} ms per MiB`,
+    `registry pull of ${ref.split('@')[0]}: ${secs.toFixed(2)} s for an image of ${(size / 1e6).toFixed(0)} MB: ${(size / 1e6 / secs).toFixed(0)} MB/s relative to the image size; ${pulled} layer(s) pulled, ${(newBytes / 1e6 / secs).toFixed(0)} MB/s of the new ${(newBytes / 1e6).toFixed(0)} MB layer; ${already} layer(s) already held (not pulled again)`,
   );
   await docker.docker
     .getImage(ref)

@@ -27,6 +27,7 @@ import { buildInstanceImages } from '../swe5g/build/build.js';
 import { executorFor, executorPreflight } from '../swe5g/executors.js';
 import { mirrorPath } from '../swe5g/resolve/resolve.js';
 import { filesOfPatch, packageDirs } from '../swe5g/resolve/packages.js';
+import type { Overlay } from '../../pipeline/providers/docker/overlay.js';
 import { overlayFor, parseStep, selectTestDirs, testCommand } from '../swe5g/validate/validate.js';
 import type { Verifier } from './release.js';
 import { dirname, resolve } from 'node:path';
@@ -196,7 +197,16 @@ export async function verifyRow(
   }
   const s = deps.settings;
   const dirs = rowTestDirs(row, deps.entry, s);
-  const { command, collect } = testCommand(recipe, dirs, s.limits.timeout_s, moduleDir);
+  // a C entry with a registry test command is re-checked through it, as validation ran it
+  const commands = deps.entry
+    ? {
+        ...(deps.entry.test.command ? { test: deps.entry.test.command } : {}),
+        ...(deps.entry.test.build ? { build: deps.entry.test.build } : {}),
+      }
+    : undefined;
+  const { command, collect } = testCommand(recipe, dirs, s.limits.timeout_s, moduleDir, {
+    ...(commands ? { commands } : {}),
+  });
   const limits = {
     memory: s.limits.memory_mib * 2 ** 20,
     cpus: s.limits.cpus,
@@ -207,7 +217,7 @@ export async function verifyRow(
     label: string,
     patches: [string, string][],
   ): Promise<{ resolved: boolean; why: string }> => {
-    let files: Record<string, string | null>;
+    let files: Overlay;
     try {
       files = await overlayFor(sourceDir, patches);
     } catch (err) {

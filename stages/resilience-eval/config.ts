@@ -35,13 +35,40 @@ export const resilienceEvalConfigSchema = z.strictObject({
     .strictObject({
       /**
        * `project`: the instances the construction stages built (this state folder);
-       * `file`: a JSON Lines / JSON file of instances in our schema (a released snapshot) or the
-       * published schema (`sample_id, sub_benchmark, question, choices, correct_answer,
-       * incorrect_answer, half_reasoning_trace`).
+       * `file`: JSON Lines / JSON / CSV files of instances in our schema (a released snapshot) or
+       * the published schema (`sample_id, sub_benchmark, question, choices, correct_answer,
+       * incorrect_answer, half_reasoning_trace`); `hub`: the published files from a Hugging Face
+       * dataset repository (`hub` below).
        */
-      source: z.enum(['project', 'file']).default('project'),
+      source: z.enum(['project', 'file', 'hub']).default('project'),
       /** Files for `source: file`, relative to the configuration file. */
       files: z.array(z.string().min(1)).default([]),
+      /**
+       * `source: hub`: the published TeleResilienceBench files of a Hugging Face dataset
+       * repository, downloaded once into `<state>/downloads/` at a pinned revision through
+       * `@huggingface/hub` (pipeline/providers/hub/download.ts). The dataset card of
+       * `prnshv/TeleResilienceBench` lists `TeleResilienceBench.csv` (main, multiple choice) and
+       * `Auxiliary.csv` (TeleMath).
+       */
+      hub: z
+        .strictObject({
+          /** Hub base URL (tests point it at a local server). */
+          url: z.url().default('https://huggingface.co'),
+          dataset: z
+            .string()
+            .regex(/^[\w.-]+\/[\w.-]+$/, 'owner/name')
+            .default('prnshv/TeleResilienceBench'),
+          /** A commit sha (reproducible) or a branch or tag name. */
+          revision: z.string().min(1).default('main'),
+          /** Files of the repository to read (CSV, JSON or JSON Lines; either schema). */
+          files: z
+            .array(z.string().min(1))
+            .min(1)
+            .default(['TeleResilienceBench.csv', 'Auxiliary.csv']),
+          /** Milliseconds one Hub request may take. */
+          timeout_ms: positiveInt.default(60_000),
+        })
+        .prefault({}),
     })
     .prefault({}),
   prompts: z

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TelebenchError } from '../../pipeline/errors.js';
 import { resilienceInstanceSchema } from '../resilience/instance.js';
+import { readRows } from '../resilience/adapters.js';
 
 export interface EvalInstance {
   sample_id: string;
@@ -117,23 +118,128 @@ export function toEvalInstance(row: unknown, where: string): EvalInstance {
   };
 }
 
+const PY_ESCAPES: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '0': '\0',
+};
+
 /**
- * Reads instances from a JSON array file or a JSON Lines file (either schema).
+ * The option texts of a CSV cell: a JSON array of strings (`["a", "b"]`) or a Python list of
+ * string literals as pandas writes a list column (`['a', "b's"]`, backslash escapes `\n \t \r
+ * \\ \' \" \xHH \uHHHH`). An empty cell is no choices (a numeric row).
+ * @returns the option texts, or undefined for an empty cell
+ * @throws Error naming what is wrong when the cell is neither form
+ */
+export function parseChoicesCell(cell: string): string[] | undefined {
+  const t = cell.trim();
+  if (t === '' || t === '[]') return undefined;
+  try {
+    const v = JSON.parse(t) as unknown;
+    if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v;
+  } catch {
+    // not JSON: a Python list literal, read below
+  }
+  const out: string[] = [];
+  let i = 0;
+  const ws = () => {
+    while (i < t.length && /\s/.test(t[i]!)) i++;
+  };
+  const fail = (why: string): never => {
+    throw new Error(`choices ${JSON.stringify(t.slice(0, 60))}: ${why} at character ${i}`);
+  };
+  if (t[i] !== '[') fail('not a JSON array or a Python list');
+  i++;
+  ws();
+  while (t[i] !== ']') {
+    const q = t[i];
+    if (q !== "'" && q !== '"') fail('expected a quoted string');
+    i++;
+    let v = '';
+    while (i < t.length && t[i] !== q) {
+      if (t[i] === '\\') {
+        const e = t[i + 1] ?? '';
+        if (e === 'x' || e === 'u') {
+          const n = e === 'x' ? 2 : 4;
+          const hex = t.slice(i + 2, i + 2 + n);
+          if (!/^[0-9a-fA-F]+$/.test(hex) || hex.length !== n) fail('bad escape');
+          v += String.fromCharCode(parseInt(hex, 16));
+          i += 2 + n;
+          continue;
+        }
+        v += PY_ESCAPES[e] ?? `\\${e}`;
+        i += 2;
+        continue;
+      }
+      v += t[i];
+      i++;
+    }
+    if (i >= t.length) fail('unterminated string');
+    i++;
+    out.push(v);
+    ws();
+    if (t[i] === ',') {
+      i++;
+      ws();
+    } else if (t[i] !== ']') fail("expected ',' or ']'");
+  }
+  if (t.slice(i + 1).trim() !== '') fail('text after the list');
+  return out;
+}
+
+/** A CSV record of the published schema as a row object: `choices` decoded, empty cells dropped. */
+function csvRecord(rec: Record<string, string>, where: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rec)) {
+    if (v === '') continue;
+    if (k === 'choices') {
+      try {
+        const c = parseChoicesCell(v);
+        if (c) out[k] = c;
+      } catch (e) {
+        throw new TelebenchError('bad_instance_row', `${where}: ${(e as Error).message}`, {
+          tier: 'content',
+        });
+      }
+    } else out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * Reads instances from a JSON array file, a JSON Lines file or a CSV file with a header line
+ * (either schema; CSV `choices` as in {@link parseChoicesCell}).
+ * @param label how messages name the file (default its path), e.g. `hub:owner/name@rev/file.csv`
  * @throws TelebenchError `input_missing` (no file), `bad_instance_row` (file and line)
  */
-export function readEvalInstances(path: string): EvalInstance[] {
+export function readEvalInstances(path: string, label = path): EvalInstance[] {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new TelebenchError('input_missing', `cannot read instances ${path}: ${String(e)}`, {
+    throw new TelebenchError('input_missing', `cannot read instances ${label}: ${String(e)}`, {
       tier: 'config',
+    });
+  }
+  if (/\.csv$/i.test(path)) {
+    const { rows, rejected } = readRows(text, 'csv', label);
+    if (rejected.length)
+      throw new TelebenchError('bad_instance_row', rejected.map((r) => r.detail).join('; '), {
+        tier: 'content',
+      });
+    return rows.map((r) => {
+      const where = `${label}:${r.line ?? '?'}`;
+      return toEvalInstance(csvRecord(r.value as Record<string, string>, where), where);
     });
   }
   const trimmed = text.trimStart();
   if (trimmed.startsWith('[')) {
     const rows = JSON.parse(trimmed) as unknown[];
-    return rows.map((r, i) => toEvalInstance(r, `${path} row ${i}`));
+    return rows.map((r, i) => toEvalInstance(r, `${label} row ${i}`));
   }
   const out: EvalInstance[] = [];
   text.split('\n').forEach((line, i) => {
@@ -142,11 +248,11 @@ export function readEvalInstances(path: string): EvalInstance[] {
     try {
       row = JSON.parse(line);
     } catch (e) {
-      throw new TelebenchError('bad_instance_row', `${path}:${i + 1}: not JSON: ${String(e)}`, {
+      throw new TelebenchError('bad_instance_row', `${label}:${i + 1}: not JSON: ${String(e)}`, {
         tier: 'content',
       });
     }
-    out.push(toEvalInstance(row, `${path}:${i + 1}`));
+    out.push(toEvalInstance(row, `${label}:${i + 1}`));
   });
   return out;
 }

@@ -24,8 +24,15 @@
  *   d in 1..min(9,N) wins; else the last standalone digit 1..min(9,N) anywhere in `raw`. Option
  *   numbers 10-16 are never read as such (`Final Answer: 15` gives nothing, or a stray `5`).
  *   Numeric: the last `Final Answer: <number>` in `raw`, else the last unsigned number in `raw`.
- *   The published scorer also matched option texts (e.g. `Final Answer: UDM`); rows decided that
- *   way cannot be reproduced without the option texts, which the published experiment files lack.
+ *   With the option texts (instances built here, the published Hub dataset's `choices`, TeleLogs'
+ *   C1..C8) two option-text rules join, in this precedence: (1) `Final Answer: d`; (2) the last
+ *   `Final Answer: <option text>` (`Final Answer: UDM`, a quoted option value); (3) the last
+ *   standalone digit; (4) the first option, in option order, whose text occurs anywhere in `raw`.
+ *   Precedence learned from the published rows whose options are known (TeleLogs C1..C8, 172
+ *   rows: 164 reproduced with the four rules, 161 with digits only; 3GPP_TSG with the sorted
+ *   working-group labels, 180 rows: 167 against 134); rule (2) agreed on every row it decided.
+ *   Without option texts (the published experiment files) rules (2) and (4) cannot run, and the
+ *   rows they decided are reported as such by `telebench score`.
  */
 
 import { isCutOffReply } from '../resilience/parse-answer.js';
@@ -303,6 +310,48 @@ export function publishedRaw(r: ReplyParts): string {
   return [r.thinking, r.content].filter((s) => s !== '').join('\n\n');
 }
 
+const publishedNorm = (s: string): string =>
+  s
+    .toLowerCase()
+    .replace(/^[\s"'`*]+|[\s"'`*.]+$/g, '')
+    .replace(/\s+/g, ' ');
+
+/**
+ * Published rule 2 (option texts known): the last `Final Answer:` line (case-sensitive) whose
+ * payload, lower-cased with surrounding quotes, asterisks, backticks and a final period removed,
+ * equals an option's text (`Final Answer: UDM`, `Final Answer: "RAN4"`). Pure.
+ */
+export function publishedFinalAnswerText(
+  raw: string,
+  choices: readonly string[],
+): { index: number; matched: string } | null {
+  const norms = choices.map(publishedNorm);
+  const hits = [...raw.matchAll(/Final Answer:([^\n]*)/g)].flatMap((m) => {
+    const i = norms.indexOf(publishedNorm(m[1]!));
+    return i >= 0 && norms[i] !== '' ? [{ index: i, matched: m[0] }] : [];
+  });
+  return hits.at(-1) ?? null;
+}
+
+/**
+ * Published rule 4 (option texts known, no digit anywhere): the first option, in option order,
+ * whose text occurs anywhere in `raw` (case-insensitive, not inside a longer word or number). This
+ * is the defect that makes a reply enumerating every option read as option 1. Pure.
+ */
+export function publishedOptionMention(
+  raw: string,
+  choices: readonly string[],
+): { index: number; matched: string } | null {
+  for (const [i, c] of choices.entries()) {
+    const text = c.trim();
+    if (text === '') continue;
+    const esc = text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const m = new RegExp(`(?<![\\p{L}\\p{N}])${esc}(?![\\p{L}\\p{N}])`, 'iu').exec(raw);
+    if (m) return { index: i, matched: m[0] };
+  }
+  return null;
+}
+
 /**
  * `published` mode (the published scorer's behaviour, defects included; see the module comment).
  * Pure.
@@ -312,10 +361,19 @@ export function parsePublished(r: ReplyParts, t: ParseTarget): ModeParse {
   if (t.kind === 'mc') {
     const max = Math.min(9, t.numOptions);
     const inRange = (m: RegExpMatchArray): boolean => Number(m[1]) >= 1 && Number(m[1]) <= max;
+    const choices = t.choices?.length ? t.choices : null;
     const fa = [...raw.matchAll(/Final Answer:\s*([1-9])\b/g)].filter(inRange).at(-1);
     if (fa) return answer('published:final-answer-digit', Number(fa[1]) - 1, fa[0]);
+    if (choices) {
+      const byText = publishedFinalAnswerText(raw, choices);
+      if (byText) return answer('published:final-answer-text', byText.index, byText.matched);
+    }
     const d = [...raw.matchAll(/\b([1-9])\b/g)].filter(inRange).at(-1);
     if (d) return answer('published:last-digit', Number(d[1]) - 1, d[0]);
+    if (choices) {
+      const any = publishedOptionMention(raw, choices);
+      if (any) return answer('published:option-text', any.index, any.matched);
+    }
     return refuse('no_answer', null, null);
   }
   const fa = [...raw.matchAll(new RegExp(`Final Answer:\\s*\\**\\s*\\$?\\s*(${NUMBER})`, 'g'))]

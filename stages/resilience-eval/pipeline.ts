@@ -5,16 +5,23 @@
  * Figures 3-7 (CFR per subset, CFR against mean output tokens, CFR against VRAM, CFR by
  * difficulty).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { notStarted } from '../../pipeline/cli/reports.js';
 import type { Pipeline, StageContext } from '../../pipeline/stage.js';
 import { renderReportPage, type ReportBlock } from '../../pipeline/report/html.js';
 import type { ChartSpec } from '../../pipeline/report/charts.js';
-import { evalStages, reportPath, type EvalScoreOutput } from './stages.js';
+import {
+  evalStages,
+  reportPath,
+  type EvalInstancesInput,
+  type EvalInstancesOutput,
+  type EvalScoreOutput,
+} from './stages.js';
 import { DISCRETE_SUBSETS, fmtRate, type ModeMetrics } from './metrics.js';
 import { detailTable, tableOne } from './tables.js';
 import { PARSE_MODES } from './parse-modes.js';
-import type { HasResilienceEval } from './config.js';
+import { evalSettings, type HasResilienceEval } from './config.js';
 
 const VL = 'https://vega.github.io/schema/vega-lite/v6.json';
 
@@ -126,13 +133,98 @@ export function evalFigures(
 const scoresOf = (ctx: StageContext<unknown>): EvalScoreOutput[] =>
   [...ctx.store.outputs<EvalScoreOutput>('resilience-eval.score')].map((o) => o.output);
 
+/**
+ * Why `stage` did not start in the newest run whose event log says so (`<state>/runs/<id>/
+ * events.jsonl`), or null. Only asked when the stage has no item at all.
+ */
+function whyNotStarted(ctx: StageContext<HasResilienceEval>, stage: string): string | null {
+  const runs = join(ctx.stateDir, 'runs');
+  if (!existsSync(runs)) return null;
+  const logs = readdirSync(runs)
+    .map((id) => join(runs, id, 'events.jsonl'))
+    .filter((f) => existsSync(f))
+    .sort((x, y) => statSync(y).mtimeMs - statSync(x).mtimeMs);
+  for (const f of logs) {
+    const why = notStarted(f)[stage];
+    if (why) return why;
+  }
+  return null;
+}
+
+const errorText = (e: Record<string, unknown> | null): string =>
+  e
+    ? `${typeof e.code === 'string' ? `${e.code}: ` : ''}${String(e.message ?? 'unknown error')}`
+    : 'unknown error';
+
+/**
+ * Why there is no score to report, naming the real cause: the instances stage never started (and
+ * why, from the last run's event log: construction stopped at preflight, ...), reading the input
+ * failed (the error, e.g. `input_missing`, `hub_unreachable`), the input or the construction held
+ * no instance, no target is configured, or no continuation finished (failed items with their
+ * error codes, or the stage not started and why). Pure over the store and the event logs.
+ * @returns one Markdown paragraph
+ */
+export function whyNoScores(ctx: StageContext<HasResilienceEval>): string {
+  const cfg = evalSettings(ctx.config);
+  const src = cfg.input.source;
+  const where =
+    src === 'project'
+      ? 'the construction (resilience.truncate)'
+      : src === 'hub'
+        ? `the Hub files ${cfg.input.hub.files.join(', ')} of ${cfg.input.hub.dataset}@${cfg.input.hub.revision}`
+        : `the input files ${cfg.input.files.join(', ') || '(none listed in resilience_eval.input.files)'}`;
+  const rec = [...ctx.store.items('resilience-eval.instances')][0];
+  if (!rec) {
+    const why = whyNotStarted(ctx, 'resilience-eval.instances');
+    if (why) return `No instances to evaluate: resilience-eval.instances ${why}.`;
+    if (src === 'project') {
+      const built = [...ctx.store.outputs('resilience.truncate')].length;
+      if (built === 0)
+        return 'No instances to evaluate: the construction has produced none in this state folder (resilience.truncate has no output; see `telebench report resilience` for its funnel). Run `telebench run resilience`, or evaluate published files (resilience_eval.input.source: file or hub).';
+    }
+    return `No instances read yet from ${where}: run \`telebench run resilience-eval\`.`;
+  }
+  if (rec.state === 'failed')
+    return `No instances to evaluate: reading ${where} failed (${errorText(rec.error)}); fix the input and run \`telebench run resilience-eval --retry-failed\`.`;
+  if (rec.state !== 'done')
+    return `No instances to evaluate yet: resilience-eval.instances is ${rec.state}; run \`telebench run resilience-eval\`.`;
+  const n = (rec.output as EvalInstancesOutput).instances.length;
+  if (n === 0) {
+    const files = (rec.input as EvalInstancesInput).files;
+    return src === 'project'
+      ? 'No instances to evaluate: the construction produced none (every generated answer was skipped or right; see the funnel in `telebench report resilience`).'
+      : `No instances to evaluate: ${files.length ? `the input files ${files.join(', ')}` : where} hold no rows.`;
+  }
+  if (cfg.targets.length === 0)
+    return `${n} instances read from ${where}, but no target model is configured: add \`resilience_eval.targets\` and run \`telebench run resilience-eval\`.`;
+  const cont = [...ctx.store.items('resilience-eval.continue')];
+  const done = cont.filter((c) => c.state === 'done').length;
+  if (done === 0) {
+    const failed = cont.filter((c) => c.state === 'failed');
+    if (failed.length) {
+      const codes = new Map<string, number>();
+      for (const f of failed) {
+        const code = String(f.error?.code ?? 'unknown');
+        codes.set(code, (codes.get(code) ?? 0) + 1);
+      }
+      return `${n} instances, but no continuation finished: ${failed.length} failed (${[...codes].map(([c, k]) => `${k} ${c}`).join(', ')}; first: ${errorText(failed[0]!.error)}); run again with \`--retry-failed\`.`;
+    }
+    const why = whyNotStarted(ctx, 'resilience-eval.continue');
+    return `${n} instances, but no continuation ran${why ? `: resilience-eval.continue ${why}` : ''}; run \`telebench run resilience-eval\`.`;
+  }
+  return `${done} continuations done, but not scored yet: run \`telebench run resilience-eval\` (resilience-eval.score).`;
+}
+
 /** Markdown of the evaluation. Pure over the store. */
-export function evalMarkdown(scores: readonly EvalScoreOutput[], htmlPath: string | null): string {
+export function evalMarkdown(
+  scores: readonly EvalScoreOutput[],
+  htmlPath: string | null,
+  empty = 'No target scored yet: run `telebench run resilience-eval`.',
+): string {
   const out = ['# TeleResilienceBench evaluation', ''];
   if (!scores.length) {
-    out.push(
-      'No target scored yet (configure `resilience_eval.targets` and run `telebench run resilience-eval`).',
-    );
+    out.push(empty);
+    if (htmlPath) out.push('', `HTML report: ${htmlPath}`);
     return `${out.join('\n')}\n`;
   }
   for (const s of scores) {
@@ -191,6 +283,7 @@ const tableBlock = (caption: string, entries: { model: string; m: ModeMetrics }[
 export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<string> {
   const scores = scoresOf(ctx);
   const path = reportPath(ctx.stateDir);
+  const empty = scores.length ? null : whyNoScores(ctx);
   const sections = PARSE_MODES.map((mode) => ({
     title: `${mode} parse`,
     blocks: [
@@ -242,6 +335,8 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
       },
     ],
   });
+  if (empty)
+    sections.unshift({ title: 'Nothing scored', blocks: [{ kind: 'paragraph', text: empty }] });
   const html = await renderReportPage({
     title: 'TeleResilienceBench evaluation',
     intro:
@@ -251,7 +346,7 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
   });
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, html);
-  return evalMarkdown(scores, path);
+  return evalMarkdown(scores, path, empty ?? undefined);
 }
 
 export const resilienceEvalPipeline: Pipeline<HasResilienceEval> = {

@@ -51,6 +51,15 @@ export const OT_LITE_OPTION_COUNTS: Record<string, number> = {
   sixg_bench: 4,
 };
 
+/**
+ * Option texts that are known without the instances: TeleLogs' root-cause labels C1..C8 (the
+ * published construction normalises TeleLogs to these eight options, as stages/resilience/adapters.ts
+ * does). Other subsets' texts come only from `--instances`.
+ */
+export const OT_LITE_KNOWN_CHOICES: Record<string, readonly string[]> = {
+  telelogs: Array.from({ length: 8 }, (_, i) => `C${i + 1}`),
+};
+
 /** The context window of the published run (collect_metadata.json `ollama_num_ctx`). */
 export const PUBLISHED_NUM_CTX = 2048;
 
@@ -109,6 +118,8 @@ export interface PredictionRow {
   generator_index: number | null;
   generator_value: number | null;
   num_options: number;
+  /** Option texts when known (instances, or {@link OT_LITE_KNOWN_CHOICES}); [] when not. */
+  choices: readonly string[];
   difficulty: string | null;
   prompt_tokens: number | null;
   output_tokens: number | null;
@@ -191,6 +202,7 @@ function readRow(
       generator_index: inst?.generator_index ?? null,
       generator_value: inst?.generator_value ?? null,
       num_options: inst?.choices.length || OT_LITE_OPTION_COUNTS[subset] || 0,
+      choices: inst?.choices.length ? inst.choices : (OT_LITE_KNOWN_CHOICES[subset] ?? []),
       difficulty: inst?.difficulty ?? null,
       prompt_tokens: r.prompt_tokens,
       output_tokens: r.output_tokens,
@@ -231,6 +243,7 @@ function readRow(
     generator_index: inst.generator_index,
     generator_value: inst.generator_value,
     num_options: inst.choices.length,
+    choices: inst.choices,
     difficulty: inst.difficulty,
     prompt_tokens: r.prompt_tokens ?? null,
     output_tokens: r.output_tokens ?? null,
@@ -265,7 +278,7 @@ const givenParse = (g: { index: number | null; value: number | null }): ModePars
  * @param numCtx the run's context window: a prompt whose count reached it is flagged
  */
 export function scoreRow(r: PredictionRow, numCtx = PUBLISHED_NUM_CTX): RowScore {
-  const target = { kind: r.kind, numOptions: r.num_options };
+  const target = { kind: r.kind, numOptions: r.num_options, choices: r.choices };
   const parses = Object.fromEntries(
     PARSE_MODES.map((m) => [m, r.given ? givenParse(r.given) : parseInMode(m, r.reply!, target)]),
   ) as Record<ParseMode, ModeParse>;
@@ -316,20 +329,29 @@ export function scoreRow(r: PredictionRow, numCtx = PUBLISHED_NUM_CTX): RowScore
   };
 }
 
+/** Reason prefix of the rows that cannot be decided because the option texts are missing. */
+export const LACKS_OPTION_TEXTS = 'lacks option texts';
+
 /**
- * Why the published scorer's recorded answer is not what our `published` mode reads: when the
- * recorded option number never occurs as a standalone number in the output, it came from
- * matching an option's text (`Final Answer: UDM`, a quoted option value), which needs the option
- * texts the experiment files do not carry.
+ * Why the published scorer's recorded answer is not what our `published` mode reads. Without the
+ * option texts (the experiment files carry none) the option-text rules cannot run: a recorded
+ * option number that never occurs as a standalone number in the output was decided by an option
+ * text (`Final Answer: UDM`, a quoted option value); one that does occur may have been outranked
+ * by a `Final Answer: <option text>` line. With the option texts, a remaining difference is the
+ * rule itself (reported apart).
  */
 function unreproducedReason(r: PredictionRow, recIndex: number | null): string {
   if (r.kind !== 'mc') return 'numeric value differs';
   const raw = r.reply ? publishedRaw(r.reply) : '';
+  if (r.choices.length > 0)
+    return recIndex === null
+      ? 'option texts known: the published scorer found no answer where our rules read one'
+      : 'option texts known: our published rules read another option';
   if (recIndex === null) return 'published scorer found no answer where a digit rule reads one';
   const k = recIndex + 1;
   if (!new RegExp(String.raw`(?<![\d.])${k}(?![\d.])`).test(raw))
-    return 'needs option texts (the recorded option number is not in the output)';
-  return 'needs option texts (an option text in the output outranks the digit rules)';
+    return `${LACKS_OPTION_TEXTS}: the recorded option number is not in the output, so an option text decided it`;
+  return `${LACKS_OPTION_TEXTS}: an option text in the output may outrank the digit rules`;
 }
 
 /** Summary of a scored file. */
@@ -342,6 +364,8 @@ export interface ScoreSummary {
     compared: number;
     reproduced: number;
     reasons: Record<string, number>;
+    /** Rows not reproduced because the option texts are missing (sum of those reasons). */
+    lacking_option_texts: number;
   } | null;
   prompts_at_limit: number;
   num_ctx: number;
@@ -388,6 +412,9 @@ export function summarise(
           compared: compared.length,
           reproduced: compared.filter((s) => s.reproduced).length,
           reasons,
+          lacking_option_texts: Object.entries(reasons)
+            .filter(([k]) => k.startsWith(LACKS_OPTION_TEXTS))
+            .reduce((a, [, v]) => a + v, 0),
         }
       : null,
     prompts_at_limit: scores.filter((s) => s.prompt_at_limit).length,

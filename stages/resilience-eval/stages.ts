@@ -8,8 +8,12 @@
  * - `continue`: one item per (target, sample_id); the target model continues the half trace with
  *   the paper's continuation template (Appendix A) through the project's providers, response
  *   cache and truncation checks; the reply is parsed in the three modes and given an outcome per
- *   mode. Every failure to get a usable reply is an `excluded` outcome with its reason
- *   (`prompt_too_long`, `prompt_truncated`, `budget_exhausted`), counted; a provider failure
+ *   mode. `paper`: the published run's conditions (num_ctx 2048, context shift, an over-long
+ *   prompt cut as Ollama cut it), every affected row flagged (`prompt_truncated`,
+ *   `context_shifted`) and scored. `default`: every failure to get a usable reply is an `excluded`
+ *   outcome with its reason (`prompt_too_long`, `prompt_truncated`, `budget_exhausted`), counted
+ *   (an OpenAI-compatible server cannot cut, so a `paper` prompt over its window is excluded as
+ *   `prompt_too_long` there too); a provider failure
  *   (after the provider's retries) fails the item, so `--retry-failed` runs it again. VRAM is
  *   measured after each reply (see vram.ts).
  * - `score`: one item per target; the metrics of each mode (metrics.ts).
@@ -22,6 +26,7 @@ import type { ChatRequest, LlmProvider } from '../../pipeline/providers/llm/type
 import { estimatePromptTokens, requiredContext } from '../../pipeline/providers/llm/truncation.js';
 import { countCl100k } from '../../pipeline/providers/tokenizer/cl100k.js';
 import { hashJson } from '../../pipeline/hash.js';
+import { downloadHubFile } from '../../pipeline/providers/hub/download.js';
 import type { ResilienceInstance } from '../resilience/instance.js';
 import {
   loadPromptTemplates,
@@ -45,6 +50,8 @@ import { measureVram, type VramSample } from './vram.js';
 export interface EvalInstancesOutput {
   source: string;
   instances: EvalInstance[];
+  /** `source: hub`: the commit each file's revision resolved to. */
+  hub_commits?: Record<string, string | null>;
 }
 
 /** Input of one continuation. */
@@ -93,8 +100,70 @@ export interface EvalScoreOutput {
 
 const relTo = (ctx: StageContext<unknown>, p: string) => resolve(dirname(ctx.configFile), p);
 
+/** Where `source: hub` reads from (the plan's input, so a changed pin is a new input). */
+export interface EvalHubInput {
+  url: string;
+  dataset: string;
+  revision: string;
+  files: string[];
+  timeout_ms: number;
+}
+
+/** Input of `resilience-eval.instances`. */
+export interface EvalInstancesInput {
+  source: string;
+  files: string[];
+  construction: string | null;
+  hub?: EvalHubInput;
+}
+
+/**
+ * Downloads the published files of a Hub dataset once into `<state>/downloads/` (a later run
+ * reads the local copies without any request) and reads them.
+ * @throws TelebenchError from {@link downloadHubFile} (`hub_unreachable` with what to do,
+ *   `hub_not_found`, `hub_unauthorized`, ...) and `bad_instance_row`
+ */
+async function hubInstances(
+  hub: EvalHubInput,
+  ctx: StageContext<HasResilienceEval>,
+): Promise<{ instances: EvalInstance[]; commits: Record<string, string | null> }> {
+  if (!/^[0-9a-f]{40}$/.test(hub.revision))
+    ctx.log(
+      `resilience_eval.input.hub.revision is "${hub.revision}", not a commit sha: the download records the commit it resolved to; pin a sha for a reproducible evaluation`,
+    );
+  const instances: EvalInstance[] = [];
+  const commits: Record<string, string | null> = {};
+  for (const path of hub.files) {
+    let got;
+    try {
+      got = await downloadHubFile({
+        hubUrl: hub.url.replace(/\/+$/, ''),
+        dataset: hub.dataset,
+        revision: hub.revision,
+        path,
+        downloadsDir: join(ctx.stateDir, 'downloads'),
+        signal: ctx.signal,
+        timeoutMs: hub.timeout_ms,
+      });
+    } catch (err) {
+      if (err instanceof TelebenchError && err.code === 'hub_unreachable')
+        err.message += `; connect to ${hub.url} (or set resilience_eval.input.hub.url to a mirror) and run again with --retry-failed, or evaluate a local copy (resilience_eval.input.source: file)`;
+      throw err;
+    }
+    const label = `hub:${got.dataset}@${got.revision}/${got.path}`;
+    const rows = readEvalInstances(got.file, label);
+    ctx.log(
+      `${got.fromCache ? 'local copy of' : 'downloaded'} ${label} (commit ${got.commit ?? 'unknown'}, ${got.size} bytes): ${rows.length} instances`,
+      { commit: got.commit, sha256: got.sha256, fromCache: got.fromCache },
+    );
+    commits[path] = got.commit;
+    instances.push(...rows);
+  }
+  return { instances, commits };
+}
+
 export const evalInstances = defineStage<
-  { source: string; files: string[]; construction: string | null },
+  EvalInstancesInput,
   EvalInstancesOutput,
   HasResilienceEval
 >({
@@ -115,15 +184,21 @@ export const evalInstances = defineStage<
       key: 'instances',
       input: {
         source: s.input.source,
-        files: s.input.files.map((f) => relTo(ctx, f)),
+        files: s.input.source === 'file' ? s.input.files.map((f) => relTo(ctx, f)) : [],
         construction,
+        ...(s.input.source === 'hub' ? { hub: s.input.hub } : {}),
       },
     };
   },
   async run(item, ctx) {
     const { source, files } = item.input;
     let instances: EvalInstance[];
-    if (source === 'project') {
+    let hub_commits: Record<string, string | null> | undefined;
+    if (source === 'hub') {
+      const got = await hubInstances(item.input.hub!, ctx);
+      instances = got.instances;
+      hub_commits = got.commits;
+    } else if (source === 'project') {
       instances = [...ctx.store.outputs<ResilienceInstance>('resilience.truncate')].map((o) =>
         toEvalInstance(o.output, `resilience.truncate ${o.key}`),
       );
@@ -137,7 +212,7 @@ export const evalInstances = defineStage<
       instances = files.flatMap((f) => readEvalInstances(f));
     }
     ctx.log(`${instances.length} instances to evaluate (${source})`);
-    return Promise.resolve({ source, instances });
+    return { source, instances, ...(hub_commits ? { hub_commits } : {}) };
   },
 });
 
@@ -235,6 +310,8 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
               maxTokens: paper ? PAPER_EVAL_PROFILE.numPredict : t.num_predict,
               temperature: paper ? PAPER_EVAL_PROFILE.temperature : t.temperature,
               contextShift: paper,
+              // paper: an over-long prompt is cut as Ollama cut it in the published run, flagged
+              truncatePrompt: paper,
               ...(t.seed !== undefined ? { seed: t.seed } : {}),
             },
           },

@@ -58,6 +58,10 @@ export function scoreMarkdown(summaries: readonly { file: string; s: ScoreSummar
       out.push(
         `  published mode reproduces ${r.reproduced} of ${r.compared} recorded predictions${reasons ? ` (not reproduced: ${reasons})` : ''}.`,
       );
+      if (r.lacking_option_texts)
+        out.push(
+          `  ${r.lacking_option_texts} rows cannot be decided without the option texts: the file carries none, and the published scorer matched option texts (\`Final Answer: UDM\`, a quoted option value); give \`--instances\` with \`choices\` (instances built here, or the published Hub dataset) to apply its option-text rules.`,
+        );
     }
     for (const e of s.errors.slice(0, 20)) out.push(`  - line ${e.line}: ${e.message}`);
   }

@@ -110,7 +110,15 @@ export const registryEntrySchema = z
         'an SPDX license id as listed on https://spdx.org/licenses/ (e.g. Apache-2.0, AGPL-3.0-only, MIT) or LicenseRef-<name>',
     }),
     test: z.strictObject({
+      /**
+       * The repository's test command. Read by the C recipe (`swe5g.validate`, grading, verify):
+       * given, the tests run through it (`make check`; each `make` target is one test id
+       * `make::<target>`, any other command one id `command::<command>`) instead of meson; Go and
+       * Python keep `go test -json` / pytest JUnit XML, where per-test results come from.
+       */
       command: z.string().min(1).optional(),
+      /** Command that builds the code before `command` runs (C recipe; `make`). */
+      build: z.string().min(1).optional(),
       scope: z.enum(['touched', 'repo']).default('touched'),
     }),
     /** Image recipe name. */

@@ -39,9 +39,15 @@ export type GithubCorpus = Record<string, RepoData>;
 /** A fault served instead of the real answer to the next `times` requests whose path matches. */
 export interface Fault {
   match: RegExp;
-  kind: 'secondary' | 'primary' | '502' | 'drop' | 'malformed';
+  /**
+   * `abuse`: 403 with GitHub's older "abuse detection mechanism" wording and `retry-after`
+   * (without it when `seconds` is 0); `too-many`: 429 with `retry-after` and a wording the
+   * throttling plugin does not know; `denied`: 403 "Resource not accessible by integration" (not a
+   * rate limit).
+   */
+  kind: 'secondary' | 'primary' | '502' | 'drop' | 'malformed' | 'abuse' | 'too-many' | 'denied';
   times: number;
-  /** secondary: retry-after seconds; primary: seconds until x-ratelimit-reset. */
+  /** secondary, abuse, too-many: retry-after seconds; primary: seconds until x-ratelimit-reset. */
   seconds?: number;
 }
 
@@ -171,6 +177,35 @@ function serveFault(
         },
         { 'retry-after': String(f.seconds ?? 1) },
       );
+      return;
+    case 'abuse':
+      record(403);
+      json(
+        res,
+        403,
+        {
+          message:
+            'You have triggered an abuse detection mechanism. Please wait a few minutes before you try again.',
+          documentation_url: 'https://developer.github.com/v3/#abuse-rate-limits',
+        },
+        f.seconds === 0 ? {} : { 'retry-after': String(f.seconds ?? 1) },
+      );
+      return;
+    case 'too-many':
+      record(429);
+      json(
+        res,
+        429,
+        { message: 'Too many requests, slow down.' },
+        { 'retry-after': String(f.seconds ?? 1) },
+      );
+      return;
+    case 'denied':
+      record(403);
+      json(res, 403, {
+        message: 'Resource not accessible by integration',
+        documentation_url: 'https://docs.github.com/rest',
+      });
       return;
     case 'primary':
       record(403);

@@ -9,22 +9,15 @@
  * Every {@link StepResult} records which executor produced it.
  */
 import { spawn } from 'node:child_process';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
+import { join } from 'node:path';
 import { pipeline as streamPipeline } from 'node:stream/promises';
 import { PassThrough } from 'node:stream';
 import { TelebenchError } from '../../errors.js';
 import { tarFs, type DockerClient } from './client.js';
 import { PINNED_ENV } from './recipes.js';
+import { writeOverlay, type Overlay } from './overlay.js';
 
 /** Which executor produced a result (recorded on every validated instance). */
 export type ExecutorKind = 'docker' | 'local' | 'swarm';
@@ -47,8 +40,11 @@ export interface StepSpec {
   step: string;
   /** Instance image (docker) and its source tree on the host (local). */
   instance: { image: string; workdir: string; sourceDir: string };
-  /** Files to write before the command: path relative to workdir -> content; null deletes. */
-  files: Record<string, string | null>;
+  /**
+   * Files to write before the command: path relative to workdir -> bytes and git mode (see
+   * {@link Overlay}); null deletes. Every executor writes it with {@link writeOverlay}.
+   */
+  files: Overlay;
   /** Shell command (`/bin/sh -c`), run in workdir. */
   command: string;
   /** Files to read back after the command (relative to workdir). */
@@ -81,19 +77,6 @@ export interface Executor {
   run(spec: StepSpec, signal?: AbortSignal): Promise<StepResult>;
 }
 
-function writeOverlay(dir: string, files: Record<string, string | null>): string[] {
-  const deleted: string[] = [];
-  for (const [rel, content] of Object.entries(files)) {
-    if (content === null) {
-      deleted.push(rel);
-      continue;
-    }
-    const target = join(dir, rel);
-    mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, content);
-  }
-  return deleted;
-}
 const shq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**

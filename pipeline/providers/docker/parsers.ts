@@ -31,39 +31,72 @@ export interface ParsedRun {
   packages?: string[];
   /** The framework said it found no tests (pytest exit 5): not a failure. */
   no_tests?: boolean;
+  /**
+   * Tests run several times in this log (`repeats` > 1) that both passed and failed: flaky. Their
+   * status in `tests` is `fail`.
+   */
+  flaky?: string[];
 }
 
 /**
- * Records one terminal result of `id`. Every log format goes through here: a second result for
- * an id already seen (the same status or another) is a conflict, never a silent merge, because
- * each framework reports each test once per run and a repeat means a forged line or an id rule
- * that joined two tests (checkAgreement turns conflicts into `ambiguous_log`).
+ * Terminal results of one log, per test id, in log order (a test id may be run several times:
+ * `go test -count=N`, `meson test --repeat N`, a make target run N times).
  */
-function recordResult(
-  tests: Record<string, TestStatus>,
-  conflicts: Set<string>,
-  id: string,
-  status: TestStatus,
-): void {
-  if (Object.hasOwn(tests, id)) {
-    conflicts.add(id);
-    // a repeat never turns a failure into a pass
-    if (tests[id] === 'fail') return;
+type Results = Map<string, TestStatus[]>;
+
+/** Records one terminal result of `id` (every log format goes through here). */
+function recordResult(results: Results, id: string, status: TestStatus): void {
+  const list = results.get(id);
+  if (list) list.push(status);
+  else results.set(id, [status]);
+}
+
+/**
+ * Settles the results of one log run with `repeats` repetitions per test:
+ * - more than `repeats` results for one id is a conflict, never a silent merge: each framework
+ *   reports each test once per repetition, so an extra result means a forged line or an id rule
+ *   that joined two tests (checkAgreement turns conflicts into `ambiguous_log`); so are more
+ *   results than `starts` counts starts of the test (Go's `run` events), which catches a result
+ *   injected into a run cut short by a panic (one real run, one forged pass, under `repeats`);
+ * - a test with both `pass` and `fail` results is flaky (`flaky`), and its status is `fail`
+ *   (the framework's exit code says failure too);
+ * - otherwise the status is `fail` if any result failed, else `pass` if any passed, else `skip`
+ *   (a repeat never turns a failure into a pass).
+ */
+function settle(
+  results: Results,
+  repeats: number,
+  starts?: Map<string, number>,
+): { tests: Record<string, TestStatus>; conflicts: string[]; flaky: string[] } {
+  const tests: Record<string, TestStatus> = {};
+  const conflicts: string[] = [];
+  const flaky: string[] = [];
+  for (const [id, list] of results) {
+    // `starts` (Go: `run` events): a terminal result no run started was injected into the log
+    const conflict =
+      list.length > Math.max(1, repeats) || (starts && list.length > (starts.get(id) ?? 0));
+    if (conflict) conflicts.push(id);
+    const fail = list.includes('fail');
+    const pass = list.includes('pass');
+    tests[id] = fail ? 'fail' : pass ? 'pass' : 'skip';
+    if (fail && pass && !conflict) flaky.push(id);
   }
-  tests[id] = status;
+  return { tests, conflicts: conflicts.sort(), flaky: flaky.sort() };
 }
 
 /**
  * Parses `go test -json` output (one JSON event per line; non-JSON lines, e.g. from an old `go`
  * printing build errors on stderr, are ignored). Subtests keep their `/`-path: `pkg::TestX/sub`.
  * A test whose last action is `run` (never finished: panic or timeout) counts as `fail`.
+ * @param repeats the `-count` the tests ran with: up to that many terminal results per test id
+ *   are expected (more is a conflict); a test that both passed and failed is listed in `flaky`
  */
-export function parseGoTestJson(text: string): ParsedRun {
-  const tests: Record<string, TestStatus> = {};
+export function parseGoTestJson(text: string, repeats = 1): ParsedRun {
+  const results: Results = new Map();
+  const starts = new Map<string, number>();
   const running = new Set<string>();
   const build = new Set<string>();
   const pkgFail = new Set<string>();
-  const conflicts = new Set<string>();
   const packages = new Set<string>();
   let timed_out = false;
   for (const line of text.split('\n')) {
@@ -95,12 +128,14 @@ export function parseGoTestJson(text: string): ParsedRun {
     packages.add(pkg);
     const id = `${pkg}::${name}`;
     if (name) {
-      if (action === 'run') running.add(id);
-      else if (action === 'pass' || action === 'fail' || action === 'skip') {
+      if (action === 'run') {
+        running.add(id);
+        starts.set(id, (starts.get(id) ?? 0) + 1);
+      } else if (action === 'pass' || action === 'fail' || action === 'skip') {
         running.delete(id);
-        // go emits one terminal action per test (-count=1); a second one can only come from
-        // output injected around the go command (e.g. through /proc/<ppid>/fd/1)
-        recordResult(tests, conflicts, id, action);
+        // go emits one terminal action per test and repetition (-count=N); one more can only
+        // come from output injected around the go command (e.g. through /proc/<ppid>/fd/1)
+        recordResult(results, id, action);
       }
     } else if (action === 'fail') {
       const failedBuild = (ev as { FailedBuild?: unknown }).FailedBuild;
@@ -108,7 +143,8 @@ export function parseGoTestJson(text: string): ParsedRun {
       else pkgFail.add(pkg);
     }
   }
-  for (const id of running) tests[id] = 'fail';
+  for (const id of running) recordResult(results, id, 'fail');
+  const { tests, conflicts, flaky } = settle(results, repeats, starts);
   // A package that failed but has a failing test is explained by that test.
   const failingPkgs = new Set(
     Object.entries(tests)
@@ -120,7 +156,8 @@ export function parseGoTestJson(text: string): ParsedRun {
     build_failures: [...build].sort(),
     package_failures: [...pkgFail].filter((p) => !failingPkgs.has(p) && !build.has(p)).sort(),
     timed_out,
-    conflicts: [...conflicts].sort(),
+    conflicts,
+    flaky,
     packages: [...packages].sort(),
   };
 }
@@ -204,8 +241,7 @@ export function parsePytestJUnit(text: string): ParsedRun {
     );
   }
   const suites = doc.testsuites?.testsuite ?? doc.testsuite ?? [];
-  const tests: Record<string, TestStatus> = {};
-  const conflicts = new Set<string>();
+  const results: Results = new Map();
   const collectionErrors: string[] = [];
   for (const suite of suites) {
     for (const c of suite.testcase ?? []) {
@@ -223,29 +259,32 @@ export function parsePytestJUnit(text: string): ParsedRun {
       // pytest writes a test that fails in its call and then errors in teardown as two testcases
       // of one id, the second an <error message="failed on teardown with ...">: one failing test.
       const id = pytestNodeId(c);
-      if (Object.hasOwn(tests, id) && isTeardownError(c.error)) {
-        tests[id] = 'fail';
+      const seen = results.get(id);
+      if (seen && isTeardownError(c.error)) {
+        seen[seen.length - 1] = 'fail';
         continue;
       }
-      recordResult(tests, conflicts, id, status);
+      recordResult(results, id, status);
     }
   }
+  const { tests, conflicts } = settle(results, 1);
   return {
     tests,
     build_failures: collectionErrors,
     package_failures: [],
     timed_out: false,
-    conflicts: [...conflicts].sort(),
+    conflicts,
   };
 }
 
 /**
  * Parses meson's `meson-logs/testlog.json` (one JSON object per line with `name`, `suite`,
  * `result`: OK, FAIL, SKIP, TIMEOUT, EXPECTEDFAIL, UNEXPECTEDPASS, ERROR). Id: `<suite>::<name>`
- * (first suite without its `project:` prefix; `meson` when meson 1.0 writes no suite). Two
- * results for one id are a conflict (`conflicts`), never merged.
+ * (first suite without its `project:` prefix; `meson` when meson 1.0 writes no suite). More than
+ * `repeats` results for one id are a conflict (`conflicts`), never merged; pass and fail of one id
+ * across `meson test --repeat N` runs make it `flaky`.
  */
-export function parseMesonTestLog(text: string, introspectTests?: string): ParsedRun {
+export function parseMesonTestLog(text: string, introspectTests?: string, repeats = 1): ParsedRun {
   // meson 1.0 writes no suite into testlog.json; `meson introspect --tests` (also meson's own
   // output) maps each test name to its suites.
   const suiteOf = new Map<string, string[]>();
@@ -261,8 +300,7 @@ export function parseMesonTestLog(text: string, introspectTests?: string): Parse
       );
     }
   }
-  const tests: Record<string, TestStatus> = {};
-  const conflicts = new Set<string>();
+  const results: Results = new Map();
   let timed_out = false;
   for (const line of text.split('\n')) {
     if (!line.trim().startsWith('{')) continue;
@@ -291,19 +329,37 @@ export function parseMesonTestLog(text: string, introspectTests?: string): Parse
     const result = String(ev.result ?? '');
     if (result === 'TIMEOUT') timed_out = true;
     recordResult(
-      tests,
-      conflicts,
+      results,
       `${suite}::${name}`,
       result === 'OK' || result === 'EXPECTEDFAIL' ? 'pass' : result === 'SKIP' ? 'skip' : 'fail',
     );
   }
-  return {
-    tests,
-    build_failures: [],
-    package_failures: [],
-    timed_out,
-    conflicts: [...conflicts].sort(),
-  };
+  const { tests, conflicts, flaky } = settle(results, repeats);
+  return { tests, build_failures: [], package_failures: [], timed_out, conflicts, flaky };
+}
+
+/**
+ * Parses the results file the make step of a C repository writes (`testCommand` with registry
+ * commands): one line `<exit code> <test id>` per test run (a target or the registry command run
+ * once per repetition; exit 0 is `pass`, anything else `fail`), and `build <exit code>` when the
+ * registry build command failed (then `build_failures` is `['build']`). Other lines are ignored.
+ * The file is written by the step's own shell script, outside the tests' commands.
+ * @param repeats runs per test id (more results than that are a conflict)
+ */
+export function parseMakeResults(text: string, repeats = 1): ParsedRun {
+  const results: Results = new Map();
+  const build: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^(\d+|build) (\S.*)$/.exec(line.trim());
+    if (!m) continue;
+    if (m[1] === 'build') {
+      if (m[2] !== '0') build.push('build');
+      continue;
+    }
+    recordResult(results, m[2]!, m[1] === '0' ? 'pass' : 'fail');
+  }
+  const { tests, conflicts, flaky } = settle(results, repeats);
+  return { tests, build_failures: build, package_failures: [], timed_out: false, conflicts, flaky };
 }
 
 /**

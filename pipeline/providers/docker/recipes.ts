@@ -62,7 +62,8 @@ export function baseRecipe(prefix: string, recipe: RecipeName, from: string): Im
   if (recipe === 'go') {
     lines.push('ENV GOTOOLCHAIN=local CGO_ENABLED=0 TZ=UTC');
   } else if (recipe === 'c-meson') {
-    lines.push(apt('gcc libc6-dev meson ninja-build pkg-config'), 'ENV TZ=UTC');
+    // make: C repositories tested through the registry's make commands (no meson.build)
+    lines.push(apt('gcc libc6-dev make meson ninja-build pkg-config'), 'ENV TZ=UTC');
   } else {
     lines.push(apt('python3 python3-pytest python3-pip'), 'ENV TZ=UTC PYTHONHASHSEED=0');
   }

@@ -8,7 +8,10 @@
  *   other refs), which is what goes into the instance image, so no fix commit, `refs/pull/*` or
  *   future tag can leak into what a solver sees (SWE-bench issue 465: `git log --all` showed fixes).
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type * as sgTypes from 'simple-git';
 import type { SimpleGit } from 'simple-git';
@@ -207,6 +210,151 @@ export function splitNulPaths(out: string): string[] {
 }
 
 /**
+ * Undoes git's C-style quoting of a path in a patch (`"gr\\303\\266\\303\\237e.go"`, used for
+ * names with non-ASCII bytes, control characters, `"` or `\\`): octal escapes are bytes, decoded
+ * as UTF-8 together. A name that does not start with `"` is returned as it is.
+ * @returns the exact file name
+ */
+export function unquoteGitPath(name: string): string {
+  if (!name.startsWith('"') || !name.endsWith('"') || name.length < 2) return name;
+  const body = name.slice(1, -1);
+  const bytes: number[] = [];
+  const simple: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13 };
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c !== '\\') {
+      bytes.push(...Buffer.from(c, 'utf8'));
+      continue;
+    }
+    const n = body[i + 1] ?? '';
+    if (/[0-7]/.test(n)) {
+      bytes.push(parseInt(body.slice(i + 1, i + 4), 8));
+      i += 3;
+    } else {
+      bytes.push(simple[n] ?? n.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** One file of a unified diff: its path before (null when created) and after (null when deleted). */
+export interface PatchFile {
+  oldPath: string | null;
+  newPath: string | null;
+}
+
+/**
+ * The files a unified diff touches, with exact names: the one reader of paths in patch text (git
+ * diffs with `diff --git` headers, quoted or not, binary, mode-only, renames; and plain diffs of
+ * `---`/`+++` lines). Hunk bodies are skipped by their line counts, so a removed line that starts
+ * with `-- ` is never taken for a header.
+ * @returns the files in the patch's order
+ */
+export function patchFiles(patch: string): PatchFile[] {
+  const out: PatchFile[] = [];
+  const lines = patch.split('\n');
+  // a path token of a `---`/`+++` line or a rename line: quoted, or up to a tab (GNU diff dates)
+  const token = (s: string): string => unquoteGitPath(s.startsWith('"') ? s : s.split('\t')[0]!);
+  const side = (s: string, prefix: string): string | null => {
+    const t = token(s);
+    if (t === '/dev/null') return null;
+    return t.startsWith(prefix) ? t.slice(prefix.length) : t;
+  };
+  let cur:
+    (PatchFile & { git: boolean; lines?: boolean; created: boolean; deleted: boolean }) | undefined;
+  const close = (): void => {
+    if (!cur) return;
+    out.push({
+      oldPath: cur.created ? null : cur.oldPath,
+      newPath: cur.deleted ? null : cur.newPath,
+    });
+    cur = undefined;
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.startsWith('diff --git ')) {
+      close();
+      const rest = line.slice('diff --git '.length);
+      let a: string | null = null;
+      let b: string | null = null;
+      if (rest.startsWith('"')) {
+        const m = /^("(?:[^"\\]|\\.)*") (.*)$/.exec(rest);
+        if (m) {
+          a = side(m[1]!, 'a/');
+          b = side(m[2]!, 'b/');
+        }
+      } else {
+        // `a/P b/P` (no rename: both names equal, so the line splits in its middle)
+        const len = (rest.length - 5) / 2;
+        if (
+          Number.isInteger(len) &&
+          rest.startsWith('a/') &&
+          rest.slice(len + 2, len + 5) === ' b/'
+        )
+          a = b = rest.slice(2, len + 2);
+        else {
+          const m = /^(\S+) (.*)$/.exec(rest);
+          if (m) {
+            a = side(m[1]!, 'a/');
+            b = side(m[2]!, 'b/');
+          }
+        }
+      }
+      cur = { oldPath: a, newPath: b, git: true, created: false, deleted: false };
+      continue;
+    }
+    const hunk = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(line);
+    if (hunk && cur) {
+      let oldLeft = hunk[1] === undefined ? 1 : Number(hunk[1]);
+      let newLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
+      while ((oldLeft > 0 || newLeft > 0) && i + 1 < lines.length) {
+        const l = lines[++i]!;
+        if (l.startsWith('\\')) continue; // "\ No newline at end of file"
+        if (l.startsWith('-')) oldLeft--;
+        else if (l.startsWith('+')) newLeft--;
+        else {
+          oldLeft--;
+          newLeft--;
+        }
+      }
+      continue;
+    }
+    if (line.startsWith('--- ') && lines[i + 1]?.startsWith('+++ ')) {
+      if (!cur?.git || cur.lines) close();
+      const oldPath = side(line.slice(4), 'a/');
+      const newPath = side(lines[i + 1]!.slice(4), 'b/');
+      if (cur?.git) {
+        cur.lines = true;
+        cur.oldPath = oldPath ?? cur.oldPath;
+        cur.newPath = newPath ?? cur.newPath;
+        if (oldPath === null) cur.created = true;
+        if (newPath === null) cur.deleted = true;
+      } else {
+        cur = {
+          oldPath,
+          newPath,
+          git: false,
+          created: oldPath === null,
+          deleted: newPath === null,
+        };
+      }
+      i++;
+      continue;
+    }
+    if (!cur?.git) continue;
+    if (line.startsWith('new file mode ')) cur.created = true;
+    else if (line.startsWith('deleted file mode ')) cur.deleted = true;
+    else if (line.startsWith('rename from ') || line.startsWith('copy from '))
+      cur.oldPath = token(line.replace(/^(rename|copy) from /, ''));
+    else if (line.startsWith('rename to ') || line.startsWith('copy to '))
+      cur.newPath = token(line.replace(/^(rename|copy) to /, ''));
+  }
+  close();
+  return out;
+}
+
+/**
  * Paths a git command lists, read NUL-separated (`-z` is added to `args`).
  * @param args the git command without `-z`, e.g. `['diff', '--name-only', '--no-renames', a, b]`
  * @throws GitError (simple-git) when git fails
@@ -217,7 +365,37 @@ export async function gitPaths(repoDir: string, args: readonly string[]): Promis
 }
 
 /**
+ * Runs git in `repoDir` and returns its stdout as bytes (no decoding), with {@link hostEnv}.
+ * @throws Error naming the git command and its stderr when git exits non-zero
+ */
+function gitBytes(repoDir: string, args: string[]): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      args,
+      {
+        cwd: repoDir,
+        env: { ...hostEnv(), ...gitEnv },
+        encoding: 'buffer',
+        maxBuffer: 1 << 30,
+      },
+      (err, stdout, stderr) => {
+        if (err)
+          reject(
+            new Error(
+              `git ${args.join(' ')} in ${repoDir}: ${stderr.toString('utf8').trim() || err.message}`,
+            ),
+          );
+        else resolve(stdout);
+      },
+    );
+  });
+}
+
+/**
  * Unified diff `from..to` split into source and test files (binary diffs included, full index).
+ * The patch text is exact: a file whose text diff holds bytes that are not UTF-8 is written as a
+ * git binary patch, so no byte is lost to decoding (issue 14, section 1).
  * @returns `patch` (non-test files), `test_patch` (test files), and the changed paths of each
  *   (exact names, read NUL-separated)
  */
@@ -230,10 +408,54 @@ export async function diffSplit(
   const names = await gitPaths(repoDir, ['diff', '--name-only', '--no-renames', from, to]);
   const test_files = names.filter((p) => isTestPath(language, p));
   const source_files = names.filter((p) => !isTestPath(language, p));
-  const diffOf = async (files: string[]): Promise<string> =>
-    files.length === 0
-      ? ''
-      : git(repoDir).raw(['diff', '--binary', '--no-renames', from, to, '--', ...files]);
+  const diffOf = async (files: string[]): Promise<string> => {
+    if (files.length === 0) return '';
+    // pathspecs taken literally: a name with '*' or '[' names only itself
+    const spec = (fs: string[]): string[] => ['--', ...fs.map((f) => `:(literal)${f}`)];
+    const whole = await gitBytes(repoDir, [
+      'diff',
+      '--binary',
+      '--no-renames',
+      from,
+      to,
+      ...spec(files),
+    ]);
+    if (isUtf8(whole)) return whole.toString('utf8');
+    // A text diff holding bytes that are not UTF-8 (a Latin-1 comment) cannot live in the
+    // patch string unchanged: such files go as git binary patches (base85, exact bytes).
+    const attrs = join(mkdtempSync(join(tmpdir(), 'telebench-attr-')), 'attributes');
+    writeFileSync(attrs, '* binary\n');
+    try {
+      const parts: Buffer[] = [];
+      for (const f of files) {
+        const one = await gitBytes(repoDir, [
+          'diff',
+          '--binary',
+          '--no-renames',
+          from,
+          to,
+          ...spec([f]),
+        ]);
+        parts.push(
+          isUtf8(one)
+            ? one
+            : await gitBytes(repoDir, [
+                '-c',
+                `core.attributesFile=${attrs}`,
+                'diff',
+                '--binary',
+                '--no-renames',
+                from,
+                to,
+                ...spec([f]),
+              ]),
+        );
+      }
+      return Buffer.concat(parts).toString('utf8');
+    } finally {
+      rmSync(dirname(attrs), { recursive: true, force: true });
+    }
+  };
   return {
     patch: await diffOf(source_files),
     test_patch: await diffOf(test_files),
@@ -328,31 +550,54 @@ export async function exportCleanRepo(
 }
 
 /**
- * Applies a unified diff to the work tree `dir` (`git apply`, with a 3-way fallback off).
- * @returns the paths the patch touches (new/modified and deleted)
+ * Paths of a `--numstat -z` listing (`git apply` or `git diff`): each record is
+ * `added\tdeleted\tpath\0`, or for a rename or copy `added\tdeleted\t\0old\0new\0` (both paths
+ * returned). Read NUL-separated through {@link splitNulPaths}'s rule: names come back exactly as the
+ * files are named, never quoted (`größe.go`, not `"gr\303\266\303\237e.go"`).
+ * @returns the paths in git's order (a rename gives its old then its new path)
+ */
+export function numstatPaths(out: string): string[] {
+  const recs = out.split('\0');
+  const paths: string[] = [];
+  for (let i = 0; i < recs.length; i++) {
+    const m = /^\n?(?:\d+|-)\t(?:\d+|-)\t(.*)$/s.exec(recs[i]!);
+    if (!m) continue;
+    if (m[1] !== '') paths.push(m[1]!);
+    else {
+      // rename/copy: the old and the new path follow as their own records
+      if (recs[i + 1]) paths.push(recs[i + 1]!);
+      if (recs[i + 2]) paths.push(recs[i + 2]!);
+      i += 2;
+    }
+  }
+  return paths;
+}
+
+/**
+ * Applies a unified diff (text or `--binary`) to the work tree `dir` (`git apply`, no 3-way
+ * fallback). The touched paths are read NUL-separated (`--numstat -z`, {@link numstatPaths}), plus
+ * the old path of a rename ({@link patchFiles}); a touched path that is no longer in the tree
+ * afterwards (lstat) is a deletion.
+ * @returns the paths the patch touches, split into present afterwards (`changed`: new, modified,
+ *   mode-changed, renamed-to) and gone (`deleted`), exact names relative to `dir`
  * @throws TelebenchError `patch_does_not_apply` (tier content) naming the patch's `label`
  */
 export async function applyPatch(
   dir: string,
-  patch: string,
+  patch: string | Buffer,
   label: string,
 ): Promise<{ changed: string[]; deleted: string[] }> {
-  if (patch.trim() === '') return { changed: [], deleted: [] };
-  const { writeFileSync } = await import('node:fs');
+  const body = typeof patch === 'string' ? Buffer.from(patch, 'utf8') : patch;
+  if (body.toString('latin1').trim() === '') return { changed: [], deleted: [] };
   const file = join(dir, `.telebench-${label}.patch`);
-  writeFileSync(file, patch.endsWith('\n') ? patch : `${patch}\n`);
+  writeFileSync(
+    file,
+    body[body.length - 1] === 0x0a ? body : Buffer.concat([body, Buffer.from('\n')]),
+  );
+  let stat: string;
   try {
-    const stat = await git(dir).raw(['apply', '--numstat', '--summary', file]);
+    stat = await git(dir).raw(['apply', '--numstat', '-z', file]);
     await git(dir).raw(['apply', '--whitespace=nowarn', file]);
-    const changed: string[] = [];
-    const deleted: string[] = [];
-    for (const line of stat.split('\n')) {
-      const m = /^\s*(?:\d+|-)\t(?:\d+|-)\t(.+)$/.exec(line);
-      if (m?.[1]) changed.push(m[1]);
-      const d = /^\s*delete mode \d+ (.+)$/.exec(line);
-      if (d?.[1]) deleted.push(d[1]);
-    }
-    return { changed: changed.filter((p) => !deleted.includes(p)), deleted };
   } catch (err) {
     throw new TelebenchError(
       'patch_does_not_apply',
@@ -362,4 +607,20 @@ export async function applyPatch(
   } finally {
     rmSync(file, { force: true });
   }
+  // git apply --numstat names only the new path of a rename: the old one comes from the patch text
+  const renamedFrom = patchFiles(body.toString('utf8')).flatMap((f) =>
+    f.oldPath !== null && f.newPath !== null && f.oldPath !== f.newPath ? [f.oldPath] : [],
+  );
+  const touched = [...new Set([...numstatPaths(stat), ...renamedFrom])];
+  const present = (p: string): boolean => {
+    try {
+      lstatSync(join(dir, p));
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return false;
+      throw err;
+    }
+  };
+  return { changed: touched.filter(present), deleted: touched.filter((p) => !present(p)) };
 }

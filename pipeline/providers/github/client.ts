@@ -5,7 +5,13 @@
  *
  * - Rate limits: the primary limit (`x-ratelimit-remaining: 0`) waits until `x-ratelimit-reset`, the
  *   secondary limit (403 "secondary rate limit") waits `retry-after`; both as long as it takes (up
- *   to `maxWaitSeconds` per wait), emitting a `rate-limit` event each time.
+ *   to `maxWaitSeconds` per wait), emitting a `rate-limit` event each time. The throttling plugin
+ *   knows only those two shapes; any other 403/429 that asks to wait ({@link rateLimitWaitSeconds}:
+ *   a `retry-after` header, or a rate-limit message in any wording, such as the older "You have
+ *   triggered an abuse detection mechanism") is waited out here the same way, up to
+ *   `maxRateLimitWaits` times per request (issue 14, section 5).
+ * - Retry events are emitted only for retries that happen (never for the last failed attempt or
+ *   for an error that is not retried).
  * - Token pool: `GITHUB_TOKENS` (comma/space separated) or `GITHUB_TOKEN`, used in turn per request.
  *   Without a token the client works unauthenticated (60 requests/hour) and says so.
  * - Conditional requests: the ETag of every GET is stored in the key-value cache (namespace
@@ -25,6 +31,7 @@ import type { KeyValue } from '../../store/store.js';
 import type { BlobStore } from '../../store/blobs.js';
 import { secret, redact } from '../../secrets.js';
 import { lazy } from '../../lazy.js';
+import { parseRetryAfter } from '../llm/http.js';
 
 /** Octokit with the throttling and retry plugins, loaded on first use (see pipeline/lazy.ts). */
 const throttledOctokit = (() => {
@@ -56,6 +63,13 @@ export interface GithubClientOptions {
   retryBaseMs?: number;
   /** Longest rate-limit wait accepted, seconds (default 6 h); longer waits fail with tier `rate-limit`. */
   maxWaitSeconds?: number;
+  /**
+   * Wait in seconds for a 403/429 that says it is a rate limit but gives neither `retry-after`
+   * nor `x-ratelimit-reset` (default 60, GitHub's advice for secondary limits).
+   */
+  fallbackRateLimitSeconds?: number;
+  /** Rate-limit waits of one request outside the throttling plugin before giving up (default 10). */
+  maxRateLimitWaits?: number;
   /** Receives `rate-limit`, `retry` and `log` events. */
   onEvent?: (event: TelebenchEvent) => void;
   signal?: AbortSignal;
@@ -113,7 +127,15 @@ export class GithubClient {
   private readonly clients: Client[];
   private turn = 0;
   private readonly opts: Required<
-    Pick<GithubClientOptions, 'requestTimeoutMs' | 'maxRetries' | 'retryBaseMs' | 'maxWaitSeconds'>
+    Pick<
+      GithubClientOptions,
+      | 'requestTimeoutMs'
+      | 'maxRetries'
+      | 'retryBaseMs'
+      | 'maxWaitSeconds'
+      | 'fallbackRateLimitSeconds'
+      | 'maxRateLimitWaits'
+    >
   > &
     GithubClientOptions;
 
@@ -124,6 +146,8 @@ export class GithubClient {
       maxRetries: 4,
       retryBaseMs: 1000,
       maxWaitSeconds: 6 * 3600,
+      fallbackRateLimitSeconds: 60,
+      maxRateLimitWaits: 10,
       ...options,
     };
     this.authenticated = options.tokens.length > 0;
@@ -186,7 +210,9 @@ export class GithubClient {
       retry: {
         retries: this.opts.maxRetries,
         retryAfterBaseValue: this.opts.retryBaseMs,
-        doNotRetry: [304, 400, 401, 403, 404, 410, 422, 451],
+        // 403 and 429 are rate limits or refusals: waited out (or not) by throttling and
+        // waitingOutRateLimits, never blindly retried on a fixed backoff
+        doNotRetry: [304, 400, 401, 403, 404, 410, 422, 429, 451],
       },
     });
   }
@@ -216,23 +242,79 @@ export class GithubClient {
       .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
       .join('&');
     const cacheKey = `${this.opts.baseUrl.replace(/\/$/, '')}${path}${query ? `?${query}` : ''}`;
-    return pRetry(() => this.getOnce<T>(path, params, expect, cacheKey), {
-      retries: this.opts.maxRetries,
-      minTimeout: this.opts.retryBaseMs,
-      factor: 2,
-      shouldRetry: (err) =>
-        err instanceof TelebenchError && err.code === 'github_malformed_response',
-      onFailedAttempt: (err) => {
-        this.stats.retries++;
-        this.emit({
-          kind: 'retry',
-          service: 'github',
-          attempt: err.attemptNumber,
-          waitSeconds: this.opts.retryBaseMs / 1000,
-          reason: err.message,
-        });
+    return pRetry(
+      () =>
+        this.waitingOutRateLimits(`GET ${path}`, () =>
+          this.getOnce(path, params, expect, cacheKey),
+        ),
+      {
+        retries: this.opts.maxRetries,
+        minTimeout: this.opts.retryBaseMs,
+        factor: 2,
+        // p-retry 6 calls onFailedAttempt also for an error it will not retry and after the last
+        // attempt; the retry event is emitted here, only when a retry follows.
+        shouldRetry: (err) => {
+          const retry =
+            err instanceof TelebenchError &&
+            err.code === 'github_malformed_response' &&
+            err.retriesLeft > 0;
+          if (retry) {
+            this.stats.retries++;
+            this.emit({
+              kind: 'retry',
+              service: 'github',
+              attempt: err.attemptNumber,
+              // the retry package's wait before retry n: minTimeout * factor^(n-1)
+              waitSeconds: (this.opts.retryBaseMs * 2 ** (err.attemptNumber - 1)) / 1000,
+              reason: err.message,
+            });
+          }
+          return retry;
+        },
       },
-    });
+    );
+  }
+
+  /**
+   * Runs `fn`; when it fails with a rate limit the throttling plugin did not handle
+   * ({@link rateLimitWaitSeconds}), waits as asked (a `rate-limit` event first) and runs it again,
+   * up to `maxRateLimitWaits` times.
+   * @throws TelebenchError `github_rate_limited` (rate-limit) when a wait exceeds
+   *   `maxWaitSeconds` or the waits are used up; whatever `fn` throws otherwise
+   */
+  private async waitingOutRateLimits<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    for (let waits = 0; ; waits++) {
+      try {
+        return await fn();
+      } catch (err) {
+        const raw = err instanceof TelebenchError ? err.cause : err;
+        const wait = rateLimitWaitSeconds(raw, this.opts.fallbackRateLimitSeconds);
+        if (wait === undefined || handledByThrottling(raw)) throw err;
+        const tooLong = wait > this.opts.maxWaitSeconds;
+        const usedUp = waits >= this.opts.maxRateLimitWaits;
+        const status = (raw as { status?: number }).status;
+        if (tooLong || usedUp) {
+          const why = tooLong
+            ? `longer than max_wait_seconds ${this.opts.maxWaitSeconds}`
+            : `still limited after ${waits} waits`;
+          this.emit({
+            kind: 'rate-limit',
+            service: 'github',
+            waitSeconds: wait,
+            reason: `rate limit (${status}) on ${what} (${why}: giving up)`,
+          });
+          throw err;
+        }
+        this.stats.rateLimitWaits++;
+        this.emit({
+          kind: 'rate-limit',
+          service: 'github',
+          waitSeconds: wait,
+          reason: `rate limit (${status}: ${redact(errorMessage(raw)).slice(0, 120)}) on ${what}`,
+        });
+        await abortableSleep(wait * 1000, this.opts.signal);
+      }
+    }
   }
 
   private async getOnce<T>(
@@ -308,7 +390,9 @@ export class GithubClient {
    */
   async graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
     try {
-      return await this.next().graphql<T>(query, variables);
+      return await this.waitingOutRateLimits('POST /graphql', () =>
+        this.next().graphql<T>(query, variables),
+      );
     } catch (err) {
       const status = (err as { status?: number }).status;
       if (status === 401 || status === 403 || status === 429) throw this.wrap(err, '/graphql');
@@ -357,7 +441,7 @@ export class GithubClient {
       return new TelebenchError(
         'github_rate_limited',
         `GitHub GET ${path}: ${status} ${message} (rate limit wait refused or access denied)`,
-        { tier: 'rate-limit', context },
+        { tier: 'rate-limit', context, cause: err },
       );
     return new TelebenchError(
       'github_request_failed',
@@ -365,6 +449,75 @@ export class GithubClient {
       { tier: 'transient', context, cause: err },
     );
   }
+}
+
+/** The message of an Octokit request error (the body's `message`), or of any error. */
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Whether @octokit/plugin-throttling already waited for (or refused to wait for) this error: its
+ * own two shapes, a message with "secondary rate" or `x-ratelimit-remaining: 0` (see the plugin's
+ * `retryLimiter.on('failed')`).
+ */
+function handledByThrottling(err: unknown): boolean {
+  const e = err as { message?: string; response?: { headers?: Record<string, unknown> } };
+  return (
+    /\bsecondary rate\b/i.test(e.message ?? '') ||
+    String(e.response?.headers?.['x-ratelimit-remaining'] ?? '') === '0'
+  );
+}
+
+/**
+ * How long a GitHub answer asks to wait before the next request, whatever its wording: a 403 or
+ * 429 with a `retry-after` header (RFC 9110 section 10.2.3), or with `x-ratelimit-remaining: 0`
+ * (until `x-ratelimit-reset` + 1 s), or whose message speaks of a rate limit or abuse detection
+ * (`fallbackSeconds`); a 429 is a rate limit by definition (RFC 6585 section 4). GitHub's docs
+ * ("Rate limits for the REST API"): on a 403 or 429 with `retry-after`, wait that long.
+ * @param err an Octokit RequestError (`status`, `message`, `response.headers`), or anything
+ * @returns seconds (>= 0), or undefined when `err` is not a rate limit (e.g. a 403 access denied)
+ */
+export function rateLimitWaitSeconds(
+  err: unknown,
+  fallbackSeconds: number,
+  now = Date.now(),
+): number | undefined {
+  const e = err as {
+    status?: number;
+    message?: string;
+    response?: { headers?: Record<string, unknown>; data?: unknown };
+  };
+  if (e?.status !== 403 && e?.status !== 429) return undefined;
+  const h = e.response?.headers ?? {};
+  const header = (k: string): string | null => (h[k] === undefined ? null : String(h[k]));
+  const after = parseRetryAfter(header('retry-after'), now);
+  if (after !== undefined) return Math.ceil(after / 1000);
+  if (header('x-ratelimit-remaining') === '0' && header('x-ratelimit-reset') !== null)
+    return Math.max(0, Math.ceil(Number(header('x-ratelimit-reset')) - now / 1000) + 1);
+  const data = e.response?.data;
+  const text = `${e.message ?? ''} ${
+    typeof data === 'object' && data !== null ? String((data as { message?: unknown }).message) : ''
+  }`;
+  if (e.status === 429 || /rate[\s-]?limit|abuse|too many requests/i.test(text))
+    return fallbackSeconds;
+  return undefined;
+}
+
+/** Sleeps `ms`; rejects with the signal's reason when `signal` aborts. */
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason as Error);
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(signal!.reason as Error);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -33,6 +33,11 @@
  *    build machine); raise it on a machine of your own.
  * 8. A request for another model name than the endpoint serves is refused (`model_not_found`,
  *    config): the runtime never swaps models.
+ * 9. The published run's behaviour, only when a request asks for it (`truncatePrompt`,
+ *    `contextShift`: TeleResilienceBench `paper` profiles): the prompt is cut and the context
+ *    shifted as Ollama's runner did (truncation.ts `ollamaCut`), token by token on the sequence,
+ *    and every such row is flagged (`promptTruncated`, `contextShifted`), never silent. Rule 5
+ *    holds for every other request.
  */
 import { createHash } from 'node:crypto';
 import type {
@@ -43,13 +48,14 @@ import type {
   LlamaContextSequence,
   LlamaModel,
   LlamaChatResponse,
+  Token,
 } from 'node-llama-cpp';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { PreflightError, TelebenchError } from '../../errors.js';
 import type { BlobStore } from '../../store/blobs.js';
 import type { TelebenchEvent } from '../../events.js';
 import type { ChatMessage, ChatRequest, ChatResult, LlmProvider, ModelInfo } from './types.js';
-import { estimatePromptTokens, splitThinkTags } from './truncation.js';
+import { estimatePromptTokens, OLLAMA_NUM_KEEP, ollamaCut, splitThinkTags } from './truncation.js';
 import { resolveModel, type ModelSource, type ResolvedModel } from './model-source.js';
 
 /** Construction options of {@link EmbeddedProvider}. */
@@ -388,28 +394,27 @@ export class EmbeddedProvider implements LlmProvider {
     const wrapper = this.wrapperFor(m, loaded.model, loaded.info.chatTemplate, request.think);
     const history = toChatHistory(request.messages);
     const rendered = wrapper.generateContextState({ chatHistory: history }).contextText;
-    const promptTokens = rendered.tokenize(loaded.model.tokenizer).length;
+    const promptTokenList = rendered.tokenize(loaded.model.tokenizer);
+    const promptTokens = promptTokenList.length;
     const promptTokensLocal = estimatePromptTokens(request.messages);
     const window =
       request.numCtx ??
       (typeof this.options.contextSize === 'number' ? this.options.contextSize : 4096);
-    if (promptTokens + 1 > window) {
-      throw new TelebenchError(
-        'prompt_too_long',
-        `${this.endpoint}: the prompt for ${request.model} is ${promptTokens} tokens by the model's own tokenizer, ` +
-          `the window (num_ctx) is ${window}: not evaluated, so it cannot be cut silently; raise num_ctx`,
-        {
-          tier: 'content',
-          context: {
-            endpoint: this.endpoint,
-            model: request.model,
-            numCtx: window,
-            promptTokens,
-            estimate: promptTokensLocal,
-          },
-        },
-      );
+    if (request.truncatePrompt === true || request.contextShift === true) {
+      if (promptTokens + 1 > window && request.truncatePrompt !== true)
+        throw this.tooLong(request, promptTokens, window, promptTokensLocal);
+      return this.generateAsOllama(loaded, request, {
+        tokens: promptTokenList,
+        rendered: rendered.toString(),
+        window,
+        promptTokensLocal,
+        wrapperName: wrapper.wrapperName,
+        signal,
+        onDelta,
+      });
     }
+    if (promptTokens + 1 > window)
+      throw this.tooLong(request, promptTokens, window, promptTokensLocal);
     const ctx = await this.contextFor(loaded, window);
     this.active++;
     const started = performance.now();
@@ -485,6 +490,146 @@ export class EmbeddedProvider implements LlmProvider {
       endpoint: this.endpoint,
       cached: false,
       promptTokensLocal,
+      ...(this.options.blobs ? { rawDigest: this.options.blobs.put(raw) } : {}),
+    };
+  }
+
+  private tooLong(
+    request: ChatRequest,
+    promptTokens: number,
+    window: number,
+    estimate: number,
+  ): TelebenchError {
+    return new TelebenchError(
+      'prompt_too_long',
+      `${this.endpoint}: the prompt for ${request.model} is ${promptTokens} tokens by the model's own tokenizer, ` +
+        `the window (num_ctx) is ${window}: not evaluated, so it cannot be cut silently; raise num_ctx`,
+      {
+        tier: 'content',
+        context: {
+          endpoint: this.endpoint,
+          model: request.model,
+          numCtx: window,
+          promptTokens,
+          estimate,
+        },
+      },
+    );
+  }
+
+  /**
+   * Rule 9, the published run's behaviour (TeleResilienceBench `paper` profiles: `truncatePrompt`
+   * and/or `contextShift`), token by token on one sequence: the prompt is cut as Ollama's runner
+   * cut it ({@link ollamaCut}: the first 4 tokens and the tail, after truncation to the window and
+   * the first shift) and flagged `promptTruncated`; with `contextShift`, whenever prompt plus
+   * output fill the window, `floor((window - 4) / 2)` tokens after the first 4 are erased (Ollama's
+   * shift, through node-llama-cpp's sequence `contextShift` strategy) and `contextShifted` is set.
+   * `promptTokens` is what Ollama reported for a cut prompt (the window), else the exact count.
+   * Thinking is split from `<think>` tags in the text (no segment parser on this path). Greedy at
+   * temperature 0 as the chat path.
+   */
+  private async generateAsOllama(
+    loaded: Loaded,
+    request: ChatRequest,
+    p: {
+      tokens: readonly Token[];
+      rendered: string;
+      window: number;
+      promptTokensLocal: number;
+      wrapperName: string;
+      signal: AbortSignal | undefined;
+      onDelta: ((delta: EmbeddedDelta) => void) | undefined;
+    },
+  ): Promise<ChatResult> {
+    const { window } = p;
+    const cut = ollamaCut(p.tokens.length, window);
+    const input = cut.cut
+      ? [...p.tokens.slice(0, cut.head), ...p.tokens.slice(cut.tailStart)]
+      : [...p.tokens];
+    const shift = request.contextShift === true;
+    const budget = request.maxTokens ?? window;
+    // without the shift the answer stops at the window, as Ollama's `shift: false` does
+    const maxOut = shift ? budget : Math.max(0, Math.min(budget, window - input.length));
+    const ctx = await this.contextFor(loaded, window);
+    this.active++;
+    const started = performance.now();
+    let sequence: LlamaContextSequence;
+    try {
+      sequence = await this.acquireSequence(ctx);
+    } catch (err) {
+      this.release();
+      throw this.runtimeError(err, request);
+    }
+    const out: Token[] = [];
+    let stop: 'stop' | 'length' | 'abort' = 'length';
+    let shifts = 0;
+    try {
+      const seed = request.seed ?? this.options.seed;
+      if (maxOut > 0) {
+        stop = 'stop';
+        const it = sequence.evaluate(input, {
+          ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+          ...(request.topP !== undefined ? { topP: request.topP } : {}),
+          ...(seed !== undefined ? { seed } : {}),
+          contextShift: {
+            size: cut.discard,
+            strategy: ({ size }) => {
+              shifts++;
+              return [{ start: OLLAMA_NUM_KEEP, end: OLLAMA_NUM_KEEP + size }];
+            },
+          },
+        });
+        for await (const token of it) {
+          if (p.signal?.aborted) {
+            stop = 'abort';
+            break;
+          }
+          out.push(token);
+          if (p.onDelta)
+            p.onDelta({ content: loaded.model.detokenize([token], false, out.slice(-9, -1)) });
+          if (out.length >= maxOut) {
+            stop = 'length';
+            break;
+          }
+          if (!shift && input.length + out.length >= window) {
+            stop = 'length';
+            break;
+          }
+        }
+      }
+    } catch (err) {
+      if (p.signal?.aborted) throw err;
+      throw this.runtimeError(err, request);
+    } finally {
+      this.freeSequences.push(sequence);
+      this.release();
+    }
+    const latencyMs = Math.round(performance.now() - started);
+    // special tokens kept: a `<think>` tag is one for Qwen3, and the reasoning split needs it
+    const { thinking, content } = splitThinkTags(loaded.model.detokenize(out, true));
+    const raw = JSON.stringify({
+      runtime: loaded.info.runtime,
+      model: request.model,
+      modelSha256: loaded.info.model.sha256,
+      chatWrapper: p.wrapperName,
+      prompt: p.rendered,
+      ollamaCut: { promptTokens: p.tokens.length, window, ...cut, shifts },
+      output: out,
+      stopReason: stop,
+    });
+    return {
+      thinking: thinking.trim(),
+      content,
+      promptTokens: cut.cut ? window : p.tokens.length,
+      outputTokens: out.length,
+      doneReason: stop,
+      promptTruncated: cut.cut,
+      contextShifted: shift && (cut.cut || shifts > 0 || input.length + out.length > window),
+      budgetExhausted: stop === 'length',
+      latencyMs,
+      endpoint: this.endpoint,
+      cached: false,
+      promptTokensLocal: p.promptTokensLocal,
       ...(this.options.blobs ? { rawDigest: this.options.blobs.put(raw) } : {}),
     };
   }

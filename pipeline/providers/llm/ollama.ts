@@ -25,6 +25,8 @@ import {
 import {
   DEFAULT_TRUNCATION_POLICY,
   assertPromptFits,
+  estimatePromptTokens,
+  requiredContext,
   budgetRanOut,
   promptReachedLimit,
   splitThinkTags,
@@ -275,10 +277,17 @@ export class OllamaProvider implements LlmProvider {
    *   the retries
    */
   async chat(request: ChatRequest, options: { signal?: AbortSignal } = {}): Promise<ChatResult> {
-    const promptTokensLocal = assertPromptFits(request.messages, request.numCtx, this.truncation, {
-      endpoint: this.endpoint,
-      model: request.model,
-    });
+    // The published run's behaviour (truncatePrompt): sent as it is, Ollama cuts it, we flag it.
+    const promptTokensLocal = request.truncatePrompt
+      ? estimatePromptTokens(request.messages)
+      : assertPromptFits(request.messages, request.numCtx, this.truncation, {
+          endpoint: this.endpoint,
+          model: request.model,
+        });
+    const cutLocally =
+      request.truncatePrompt === true &&
+      request.numCtx !== undefined &&
+      requiredContext(promptTokensLocal, this.truncation) >= request.numCtx;
     const body = JSON.stringify(this.requestBody(request));
     return withRetries(
       async () => {
@@ -304,7 +313,8 @@ export class OllamaProvider implements LlmProvider {
           promptTokens: parsed.promptTokens,
           outputTokens: parsed.outputTokens,
           doneReason: parsed.doneReason,
-          promptTruncated: promptReachedLimit(parsed.promptTokens, request.numCtx, this.truncation),
+          promptTruncated:
+            cutLocally || promptReachedLimit(parsed.promptTokens, request.numCtx, this.truncation),
           contextShifted:
             request.contextShift === true &&
             request.numCtx !== undefined &&
@@ -338,8 +348,9 @@ export class OllamaProvider implements LlmProvider {
       stream: this.stream,
       ...(request.think !== undefined ? { think: request.think } : {}),
       // Never cut a prompt silently: Ollama answers 400 instead (versions without these fields
-      // ignore them, and the prompt_eval_count check catches their truncation).
-      truncate: false,
+      // ignore them, and the prompt_eval_count check catches their truncation). truncatePrompt
+      // (paper profiles) lets Ollama cut, and the result is flagged promptTruncated.
+      truncate: request.truncatePrompt === true,
       shift: request.contextShift ?? false,
       ...(this.options.keepAlive !== undefined ? { keep_alive: this.options.keepAlive } : {}),
       options: opts,

@@ -144,3 +144,32 @@ export function splitThinkTags(text: string): { thinking: string; content: strin
   }
   return { thinking: '', content: text };
 }
+
+/** Tokens at the start of the prompt Ollama's runner never discards (`numKeep`, default 4). */
+export const OLLAMA_NUM_KEEP = 4;
+
+/**
+ * Which prompt tokens a model sees when Ollama (as in the published TeleResilienceBench run:
+ * `num_ctx` 2048, context shift on, no `truncate: false`) gets a prompt of `n` tokens:
+ * - truncation: a prompt over the window keeps its first `numKeep` tokens and its last
+ *   `window - numKeep` (the runner's `truncating input prompt limit=... keep=4 new=...`; the
+ *   published rows report `prompt_tokens` 2048 exactly);
+ * - context shift: a full window then discards `floor((window - numKeep) / 2)` tokens after the
+ *   first `numKeep` before the first output token (Ollama's `shiftContext`), and again whenever
+ *   prompt plus output fill the window.
+ * @param n prompt tokens by the model's tokenizer
+ * @param window context window (`num_ctx`)
+ * @returns the kept ranges `[0, head)` and `[tailStart, n)` of the original prompt at the first
+ *   output token, `cut` true when any token was dropped, and `discard` (the shift size)
+ */
+export function ollamaCut(
+  n: number,
+  window: number,
+  numKeep = OLLAMA_NUM_KEEP,
+): { head: number; tailStart: number; cut: boolean; discard: number } {
+  const discard = Math.floor((window - numKeep) / 2);
+  if (n < window) return { head: n, tailStart: n, cut: false, discard };
+  // truncated to exactly `window` tokens, then shifted once to make room for the first output token
+  const tailStart = n - (window - numKeep) + discard;
+  return { head: numKeep, tailStart, cut: true, discard };
+}

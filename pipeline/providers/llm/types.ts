@@ -30,6 +30,14 @@ export interface ChatRequest {
    * with done reason `length` instead, which is flagged, never silent.
    */
   contextShift?: boolean;
+  /**
+   * The published run's behaviour (TeleResilienceBench `paper` profiles): a prompt longer than
+   * `numCtx` is cut as Ollama cut it (truncation.ts {@link ollamaCut}) and flagged
+   * `promptTruncated`, instead of being refused with `prompt_too_long`. Ollama: sent as
+   * `truncate: true`; embedded: cut by the model's own token count; OpenAI-compatible servers
+   * cannot cut, so they still refuse. Default false: never cut.
+   */
+  truncatePrompt?: boolean;
 }
 
 /** One model answer, normalised across servers. */

@@ -11,22 +11,23 @@
  * PR's tests plus the generated fail-to-pass test, never shown to the solver). Resolved iff every
  * FAIL_TO_PASS and PASS_TO_PASS test passes (paper, "Task formulation").
  */
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { TelebenchError, SkipItem } from '../../../pipeline/errors.js';
 import type { Executor, StepResult } from '../../../pipeline/providers/docker/executor.js';
+import { overlayOf, type Overlay } from '../../../pipeline/providers/docker/overlay.js';
 import {
   checkAgreement,
   type ParsedRun,
   type TestStatus,
 } from '../../../pipeline/providers/docker/parsers.js';
 import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
-import { applyPatch } from '../../../pipeline/providers/git/repo.js';
+import { applyPatch, patchFiles } from '../../../pipeline/providers/git/repo.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import type { BugCategory } from '../types.js';
-import { parseStep, testCommand } from '../validate/validate.js';
+import { parseStep, testCommand, type RegistryCommands } from '../validate/validate.js';
 
 /** Everything grading and the solver need of one validated, complete instance. */
 export interface EvalInstance {
@@ -50,6 +51,8 @@ export interface EvalInstance {
   module_dir: string;
   /** Test directories validation ran (relative to module_dir), or 'all'. */
   test_dirs: string[] | 'all';
+  /** Registry commands validation ran with (C repositories tested through make). */
+  test_commands?: RegistryCommands;
 }
 
 /** Grading verdict of one patch. */
@@ -75,21 +78,24 @@ export interface Grade {
   log: string;
 }
 
-/** Paths a unified diff touches (`diff --git a/X b/Y`, or `+++ b/Y` for plain diffs). */
+/**
+ * Paths a unified diff touches (old and new names of every file; git and plain diffs), exact
+ * names even where git quotes them (read by {@link patchFiles}).
+ * @returns sorted, unique
+ */
 export function patchPaths(patch: string): string[] {
   const out = new Set<string>();
-  for (const m of patch.matchAll(/^diff --git a\/(\S+) b\/(\S+)$/gm)) {
-    out.add(m[1]!);
-    out.add(m[2]!);
+  for (const f of patchFiles(patch)) {
+    if (f.oldPath !== null) out.add(f.oldPath);
+    if (f.newPath !== null) out.add(f.newPath);
   }
-  for (const m of patch.matchAll(/^\+\+\+ b\/(\S+)/gm)) out.add(m[1]!);
-  for (const m of patch.matchAll(/^--- a\/(\S+)/gm)) out.add(m[1]!);
   return [...out].sort();
 }
 
 /**
  * The files a grading run writes over the instance image, relative to the repository root.
- * @returns `files` (content, null = delete) or `applyError` when the model patch does not apply
+ * @returns `files` (the {@link Overlay}: bytes and git mode, null = delete) or `applyError` when
+ *   the model patch does not apply
  * @throws TelebenchError `patch_does_not_apply` (content) when the instance's own test_patch does
  *   not apply after the model's changes were put back (a broken instance, not a model failure)
  */
@@ -98,8 +104,7 @@ export async function gradingFiles(
   modelPatch: string,
   testPatch: string,
 ): Promise<
-  | { files: Record<string, string | null>; touchedTests: string[] }
-  | { applyError: string; touchedTests: string[] }
+  { files: Overlay; touchedTests: string[] } | { applyError: string; touchedTests: string[] }
 > {
   const dir = mkdtempSync(join(tmpdir(), 'telebench-grade-'));
   try {
@@ -126,13 +131,8 @@ export async function gradingFiles(
       } else rmSync(join(dir, p), { force: true });
     }
     const t = await applyPatch(dir, testPatch, 'test_patch');
-    const files: Record<string, string | null> = {};
-    for (const p of [...changed, ...t.changed]) {
-      const abs = join(dir, p);
-      files[p] = existsSync(abs) ? readFileSync(abs, 'utf8') : null;
-    }
-    for (const p of [...deleted, ...t.deleted])
-      files[p] = existsSync(join(dir, p)) ? readFileSync(join(dir, p), 'utf8') : null;
+    // bytes and git mode of what is there now, null for what is gone (issue 14, section 1)
+    const files = overlayOf(dir, [...changed, ...t.changed, ...deleted, ...t.deleted]);
     // a test file the model created and the test patch does not recreate: gone again
     for (const p of touchedTests)
       if (!(p in files) && !existsSync(join(sourceDir, p))) files[p] = null;
@@ -197,6 +197,7 @@ export async function runPatch(
     inst.test_dirs,
     s.limits.timeout_s,
     inst.module_dir,
+    inst.test_commands ? { commands: inst.test_commands } : {},
   );
   const result = await deps.executor.run(
     {

@@ -106,6 +106,7 @@ export function evalInstances(
           testPatches: [input.resolved.test_patch, input.testgen.f2p_test_patch],
         }),
         language: input.resolved.language,
+        ...(v.test_commands ? { test_commands: v.test_commands } : {}),
       });
     }
     return out;

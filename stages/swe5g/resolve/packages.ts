@@ -5,6 +5,7 @@
  */
 import { posix } from 'node:path';
 import type { RepoLanguage } from '../types.js';
+import { patchFiles } from '../../../pipeline/providers/git/repo.js';
 
 /** File names that make a directory a unit of tests, per language. */
 const SOURCE_FILE: Record<RepoLanguage, RegExp> = {
@@ -32,7 +33,10 @@ export function packageDirs(files: readonly string[], language: RepoLanguage): s
   ].sort();
 }
 
-/** Repository-relative paths a unified diff names (`diff --git a/<path> b/<path>`, old side). */
+/**
+ * Repository-relative paths a unified diff names, one per file (the old path, or the new one for
+ * a created file), exact names even where git quotes them (read by {@link patchFiles}).
+ */
 export function filesOfPatch(patch: string): string[] {
-  return [...patch.matchAll(/^diff --git a\/(.+) b\/.+$/gm)].map((m) => m[1]!);
+  return patchFiles(patch).map((f) => (f.oldPath ?? f.newPath)!);
 }

@@ -8,11 +8,16 @@
  *  3. after the fix (`patch` + test patches), FAIL_TO_PASS and PASS_TO_PASS pass, `fix_runs`
  *     times (`fix_1..3`); a test whose result differs between runs is flaky: a flaky
  *     PASS_TO_PASS test is dropped and listed, a flaky FAIL_TO_PASS test rejects (`flaky`).
+ * Steps 1 and 3 run every test `test_repeats` times (`go test -count=N`; a test that passes and
+ * fails within one step is flaky too), so a one-in-three flake reaches PASS_TO_PASS with
+ * probability (2/3)^(test_repeats x (1 + fix_runs)) = (2/3)^12 = 0.77% with the defaults
+ * (environments-config.ts). A C repository whose registry entry gives `test.command` (and
+ * `test.build`) is tested through them instead of meson ({@link testCommand}).
  * Each step runs in a fresh executor sandbox; its log is stored as a blob; the parsed result must
  * agree with the exit code (`ambiguous_log`). Strategy `shipped` with an empty FAIL_TO_PASS: the
  * fail-to-pass tests are those failing (or absent) in step 2 and passing in every fix run.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix, resolve as resolvePath } from 'node:path';
 import { loadRegistry } from '../registry.js';
@@ -22,17 +27,19 @@ import { filesOfPatch, packageDirs } from '../resolve/packages.js';
 import { SkipItem } from '../../../pipeline/errors.js';
 import { DockerClient } from '../../../pipeline/providers/docker/client.js';
 import { type Executor, type StepResult } from '../../../pipeline/providers/docker/executor.js';
+import { overlayOf, type Overlay } from '../../../pipeline/providers/docker/overlay.js';
 import { executorFor, executorPreflight } from '../executors.js';
 import {
   checkAgreement,
   parseGoTestJson,
+  parseMakeResults,
   parseMesonTestLog,
   parsePytestJUnit,
   type ParsedRun,
   type TestStatus,
 } from '../../../pipeline/providers/docker/parsers.js';
 import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
-import { applyPatch, git } from '../../../pipeline/providers/git/repo.js';
+import { applyPatch, git, patchFiles } from '../../../pipeline/providers/git/repo.js';
 import type { Resolved, TestGen, ValidatedInstance } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
@@ -51,6 +58,11 @@ export interface Validated extends ValidatedInstance {
   image_sizes: Built['sizes'];
   /** Tests dropped from PASS_TO_PASS because they failed at the parent (drop-failing policy). */
   dropped_failing_at_parent: { test: string; reason: string }[];
+  /**
+   * Registry commands the steps ran with (C: make instead of meson), so grading runs the same
+   * tests; absent in records validated before they were read.
+   */
+  test_commands?: RegistryCommands;
 }
 
 /** Environmental causes of a failure at the parent, by output pattern (reported, not guessed at). */
@@ -73,10 +85,10 @@ export function environmentalReason(output: string): string {
   return '';
 }
 
-/** Directories holding the test files a unified diff touches. */
+/** Directories holding the test files a unified diff adds or changes (exact names, {@link patchFiles}). */
 function testFileDirs(patch: string): string[] {
   const dirs = new Set<string>();
-  for (const m of patch.matchAll(/^\+\+\+ b\/(.+)$/gm)) dirs.add(posix.dirname(m[1]!));
+  for (const f of patchFiles(patch)) if (f.newPath !== null) dirs.add(posix.dirname(f.newPath));
   return [...dirs];
 }
 
@@ -116,22 +128,76 @@ export function selectTestDirs(opts: {
   return [...new Set([...opts.sourceDirs, ...testDirs].map(rel))].sort();
 }
 
+/** Test and build commands of a registry entry (`test.command`, `test.build` in config/repos.yaml). */
+export interface RegistryCommands {
+  /** The repository's own test command (`make check`). */
+  test?: string;
+  /** Command that builds the code before the tests run (`make`). */
+  build?: string;
+}
+
+/**
+ * Whether a C repository's registry commands replace meson: a test command is given and is not
+ * itself a meson command (`meson test -C build`, Open5GS's entry, keeps meson's structured log).
+ */
+export function usesMakeStep(c: RegistryCommands | undefined): c is RegistryCommands & {
+  test: string;
+} {
+  return c?.test !== undefined && !/^\s*meson\b/.test(c.test);
+}
+
+/** Results file of the make step of a C repository (see {@link testCommand}). */
+const MAKE_RESULTS = '.telebench/make-results.txt';
+
+/** `s` as one single-quoted POSIX shell word. */
+const shq = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * Test ids of a registry test command run by the make step: `make T1 T2` runs each target on its
+ * own (`make::T1`, `make::T2`); any other command is one test, `command::<command>`.
+ */
+export function registryTestIds(command: string): { id: string; run: string }[] {
+  const m = /^make((?:\s+[A-Za-z0-9_][A-Za-z0-9_.-]*)+)\s*$/.exec(command.trim());
+  if (!m) return [{ id: `command::${command.trim()}`, run: command.trim() }];
+  return m[1]!
+    .trim()
+    .split(/\s+/)
+    .map((t) => ({ id: `make::${t}`, run: `make --no-print-directory ${t}` }));
+}
+
 /**
  * The shell command of a step for a recipe, and the files to read back.
- * Go: `go test -json -count=1` over the selected packages (`./...` for scope `repo`).
- * Python: pytest with a JUnit XML report. C: meson setup/compile, then `meson test`.
+ * - Go: `go test -json -count=<repeats>` over the selected packages (`./...` for scope `repo`).
+ * - Python: pytest with a JUnit XML report (run once; `repeats` is not applied: pytest repeats
+ *   tests only through a plugin the images do not have).
+ * - C (`c-meson`) with a registry test command that is not meson's ({@link usesMakeStep}): the
+ *   make step. It runs
+ *   `commands.build` when given (its failure exits 97 after `build <exit>` is recorded), then each
+ *   test of {@link registryTestIds} and each `f2p_*` target of the root `Makefile` (the targets
+ *   swe5g.testgen adds; absent before its test patch is applied), `repeats` times each, appending
+ *   `<exit> <id>` per run to `.telebench/make-results.txt`; exit 1 when any run failed.
+ * - C without one: meson setup/compile, then `meson test` (`--repeat <repeats>`).
+ * Every tool's own output, errors included, stays in the step log: nothing goes to /dev/null.
+ * @param opts.repeats runs of every test within the step (>= 1; 1 when omitted)
+ * @param opts.commands the registry entry's commands (read for C only: Go and Python keep their
+ *   structured reports, `go test -json` and JUnit XML, which per-test results come from)
  */
 export function testCommand(
   recipe: RecipeName,
   dirs: string[] | 'all',
   timeoutS: number,
   moduleDir: string,
+  opts: { repeats?: number; commands?: RegistryCommands } = {},
 ): { command: string; collect: string[] } {
+  const repeats = Math.max(1, Math.floor(opts.repeats ?? 1));
   const cd = moduleDir ? `cd ${moduleDir} && ` : '';
   const pre = moduleDir ? `${moduleDir}/` : '';
   if (recipe === 'go') {
     const pkgs = dirs === 'all' ? './...' : dirs.map((d) => (d === '.' ? '.' : `./${d}`)).join(' ');
-    return { command: `${cd}go test -json -count=1 -timeout ${timeoutS}s ${pkgs}`, collect: [] };
+    return {
+      command: `${cd}go test -json -count=${repeats} -timeout ${timeoutS}s ${pkgs}`,
+      collect: [],
+    };
   }
   if (recipe === 'python') {
     const paths = dirs === 'all' ? '.' : dirs.join(' ');
@@ -140,16 +206,43 @@ export function testCommand(
       collect: [`${pre}.telebench/junit.xml`],
     };
   }
+  const c = opts.commands;
+  if (usesMakeStep(c)) {
+    const build = c.build
+      ? `{ ${c.build}\n} || { c=$?; echo "build $c" >> ${MAKE_RESULTS}; echo "telebench: the build command failed (exit $c, step exit 97), see the output above: "${shq(c.build)} >&2; exit 97; }\n`
+      : '';
+    const tests = registryTestIds(c.test)
+      .map((t) => `t ${shq(t.id)} ${shq(t.run)}\n`)
+      .join('');
+    const script =
+      `${cd}mkdir -p .telebench && : > ${MAKE_RESULTS} || exit 98\n` +
+      build +
+      `rc=0\n` +
+      `t() { i=0; while [ $i -lt ${repeats} ]; do i=$((i+1)); sh -c "$2"; c=$?; echo "$c $1" >> ${MAKE_RESULTS}; [ $c -eq 0 ] || rc=1; done; }\n` +
+      tests +
+      `if [ -f Makefile ]; then for f in $(sed -n 's/^\\(f2p_[A-Za-z0-9_]*\\):.*/\\1/p' Makefile); do t "make::$f" "make --no-print-directory $f"; done; fi\n` +
+      `exit $rc`;
+    return { command: script, collect: [`${pre}${MAKE_RESULTS}`] };
+  }
   return {
     // meson's own output (its errors included) stays in the step log: nothing goes to /dev/null
-    command: `${cd}(meson setup .telebench/build && meson compile -C .telebench/build && meson introspect --tests .telebench/build > .telebench/tests.json) || { echo 'telebench: meson setup/compile failed (exit 97), see the output above' >&2; exit 97; }; meson test -C .telebench/build --print-errorlogs -t 1`,
+    command: `${cd}(meson setup .telebench/build && meson compile -C .telebench/build && meson introspect --tests .telebench/build > .telebench/tests.json) || { echo 'telebench: meson setup/compile failed (exit 97), see the output above' >&2; exit 97; }; meson test -C .telebench/build --print-errorlogs -t 1${repeats > 1 ? ` --repeat ${repeats}` : ''}`,
     collect: [`${pre}.telebench/build/meson-logs/testlog.json`, `${pre}.telebench/tests.json`],
   };
 }
 
-/** Parses one step's output for its recipe (see parsers.ts for the trusted channels). */
-export function parseStep(recipe: RecipeName, r: StepResult, collect: string[]): ParsedRun {
-  if (recipe === 'go') return parseGoTestJson(r.stdout);
+/**
+ * Parses one step's output for its recipe (see parsers.ts for the trusted channels).
+ * @param repeats the `repeats` the step's {@link testCommand} was made with
+ * @throws SkipItem `ambiguous_log` from the parsers (malformed JUnit XML, meson introspect)
+ */
+export function parseStep(
+  recipe: RecipeName,
+  r: StepResult,
+  collect: string[],
+  repeats = 1,
+): ParsedRun {
+  if (recipe === 'go') return parseGoTestJson(r.stdout, repeats);
   const file = r.collected[collect[0] ?? ''];
   if (recipe === 'python') {
     if (file === undefined)
@@ -164,15 +257,22 @@ export function parseStep(recipe: RecipeName, r: StepResult, collect: string[]):
     if (r.exitCode === 5 && Object.keys(parsed.tests).length === 0) parsed.no_tests = true;
     return parsed;
   }
+  const make = (collect[0] ?? '').endsWith(MAKE_RESULTS);
   if (file === undefined) {
     return {
       tests: {},
-      build_failures: r.exitCode !== 0 ? ['meson'] : [],
+      build_failures: r.exitCode !== 0 ? [make ? 'build' : 'meson'] : [],
       package_failures: [],
       timed_out: false,
     };
   }
-  return parseMesonTestLog(file, r.collected[collect[1] ?? '']);
+  if (make) {
+    const parsed = parseMakeResults(file, repeats);
+    // exit 97 is the script's own "build failed" (the results file says so too)
+    if (r.exitCode === 97 && parsed.build_failures.length === 0) parsed.build_failures = ['build'];
+    return parsed;
+  }
+  return parseMesonTestLog(file, r.collected[collect[1] ?? ''], repeats);
 }
 
 /** Per-test output lines of a Go JSON log (for environmental reasons). */
@@ -192,21 +292,22 @@ function goTestOutput(stdout: string, id: string): string {
 }
 
 /**
- * Applies patches in order to a copy of `sourceDir` and returns the changed files (content, or
- * null for deleted) relative to the repository root.
- * @throws SkipItem `patch_does_not_apply` naming the patch
+ * Applies patches in order to a copy of `sourceDir` and returns the overlay of the files they
+ * touched, relative to the repository root: exact bytes and git mode (100644 / 100755 / 120000
+ * symlink), null for a deleted file, names as git holds them (read NUL-separated by
+ * {@link applyPatch}). Validation and release verify both use it; every executor writes it with
+ * the one overlay writer (issue 14, section 1).
+ * @returns the {@link Overlay} (later patches win for a path two patches touch)
+ * @throws TelebenchError `patch_does_not_apply` (tier content) naming the patch
  */
-export async function overlayFor(
-  sourceDir: string,
-  patches: [string, string][],
-): Promise<Record<string, string | null>> {
+export async function overlayFor(sourceDir: string, patches: [string, string][]): Promise<Overlay> {
   const dir = mkdtempSync(join(tmpdir(), 'telebench-apply-'));
   try {
     cpSync(sourceDir, dir, { recursive: true, verbatimSymlinks: true });
-    const files: Record<string, string | null> = {};
+    const files: Overlay = {};
     for (const [label, patch] of patches) {
       const { changed, deleted } = await applyPatch(dir, patch, label);
-      for (const p of changed) files[p] = readFileSync(join(dir, p), 'utf8');
+      Object.assign(files, overlayOf(dir, changed));
       for (const p of deleted) files[p] = null;
     }
     return files;
@@ -225,6 +326,8 @@ export interface ValidateContext {
   signal?: AbortSignal;
   /** Registry test scope of the repository (`touched` | `repo`), used when settings say `registry`. */
   registryScope?: 'touched' | 'repo';
+  /** Registry test and build commands of the repository (used by the C recipe: make). */
+  registryCommands?: RegistryCommands;
 }
 
 /**
@@ -249,7 +352,16 @@ export async function validateInstance(
     sourceDirs: packageDirs(filesOfPatch(res.patch), res.language),
     testPatches: [res.test_patch, tg.f2p_test_patch],
   });
-  const { command, collect } = testCommand(recipe, dirs, s.limits.timeout_s, built.module_dir);
+  const commands = vc.registryCommands;
+  // steps 1 and 3 run every test `test_repeats` times (flaky PASS_TO_PASS detection, see
+  // environments-config.ts for the arithmetic); step 2 only needs the F2P tests to fail once
+  const repeated = testCommand(recipe, dirs, s.limits.timeout_s, built.module_dir, {
+    repeats: s.test_repeats,
+    ...(commands ? { commands } : {}),
+  });
+  const once = testCommand(recipe, dirs, s.limits.timeout_s, built.module_dir, {
+    ...(commands ? { commands } : {}),
+  });
   const limits = {
     memory: s.limits.memory_mib * 2 ** 20,
     cpus: s.limits.cpus,
@@ -266,8 +378,10 @@ export async function validateInstance(
 
   const runStep = async (
     step: keyof Validated['step_logs'],
-    files: Record<string, string | null>,
+    files: Overlay,
   ): Promise<{ parsed: ParsedRun; result: StepResult }> => {
+    const repeats = step === 'parent_f2p' ? 1 : s.test_repeats;
+    const { command, collect } = repeats === 1 ? once : repeated;
     const result = await vc.executor.run(
       { step, instance, files, command, collect, limits },
       vc.signal,
@@ -293,7 +407,7 @@ export async function validateInstance(
         { step, step_logs },
       );
     }
-    const parsed = parseStep(recipe, result, collect);
+    const parsed = parseStep(recipe, result, collect, repeats);
     if (parsed.timed_out) {
       throw new SkipItem(
         'timeout',
@@ -332,9 +446,11 @@ export async function validateInstance(
   // (listed, dropped), not a failure at the parent (`parent_reruns`; see environments-config.ts
   // for the escape probability).
   const parentRuns: ParsedRun[] = [s1.parsed];
+  // a test that passed and failed within one run (test_repeats > 1) is flaky already
+  const flakyInRun = (id: string): boolean => parentRuns.some((r) => r.flaky?.includes(id));
   const failedEveryRun = (): string[] =>
-    Object.keys(s1.parsed.tests).filter((id) =>
-      parentRuns.every((r) => (r.tests[id] ?? 'absent') !== 'pass'),
+    Object.keys(s1.parsed.tests).filter(
+      (id) => !flakyInRun(id) && parentRuns.every((r) => (r.tests[id] ?? 'absent') !== 'pass'),
     );
   for (
     let i = 0;
@@ -347,8 +463,9 @@ export async function validateInstance(
   const flakyAtParent = Object.keys(s1.parsed.tests)
     .filter(
       (id) =>
-        parentRuns.some((r) => r.tests[id] === 'fail') &&
-        parentRuns.some((r) => r.tests[id] === 'pass'),
+        flakyInRun(id) ||
+        (parentRuns.some((r) => r.tests[id] === 'fail') &&
+          parentRuns.some((r) => r.tests[id] === 'pass')),
     )
     .sort();
   const failingAtParent = failedEveryRun().filter((id) => s1.parsed.tests[id] === 'fail');
@@ -421,7 +538,9 @@ export async function validateInstance(
   }
   const statusesOf = (id: string): (TestStatus | 'absent')[] =>
     runs.map((r) => r.tests[id] ?? 'absent');
-  const consistent = (id: string): boolean => new Set(statusesOf(id)).size === 1;
+  // one status in every fix run, and never both passing and failing within one run
+  const consistent = (id: string): boolean =>
+    new Set(statusesOf(id)).size === 1 && !runs.some((r) => r.flaky?.includes(id));
   const allPass = (id: string): boolean => statusesOf(id).every((x) => x === 'pass');
 
   let FAIL_TO_PASS = tg.FAIL_TO_PASS;
@@ -520,6 +639,7 @@ export async function validateInstance(
     image_sizes: built.sizes,
     dropped_failing_at_parent:
       s.pass_to_pass_policy === 'drop-failing' ? dropped_failing_at_parent : [],
+    ...(recipe === 'c-meson' && usesMakeStep(commands) ? { test_commands: commands } : {}),
   };
 }
 
@@ -529,14 +649,29 @@ export async function isRepo(dir: string): Promise<boolean> {
 }
 
 /**
- * `test.scope` of every registry entry (`config/repos.yaml`), by registry id. A registry that
- * cannot be read is a configuration error of the mining stages, which read it first.
+ * `test` of every registry entry (`config/repos.yaml`), by registry id: its scope and its test
+ * and build commands. A registry that cannot be read is a configuration error of the mining
+ * stages, which read it first.
  * @throws ConfigError from loadRegistry
  */
-function registryScopes(cfg: HasSwe5g, configFile: string): Map<string, 'touched' | 'repo'> {
+function registryTests(
+  cfg: HasSwe5g,
+  configFile: string,
+): Map<string, { scope: 'touched' | 'repo'; commands: RegistryCommands }> {
   const file = resolvePath(dirname(configFile), swe5gSettings(cfg).registry);
   if (!existsSync(file)) return new Map();
-  return new Map(loadRegistry(file).map((e) => [e.id, e.test.scope]));
+  return new Map(
+    loadRegistry(file).map((e) => [
+      e.id,
+      {
+        scope: e.test.scope,
+        commands: {
+          ...(e.test.command ? { test: e.test.command } : {}),
+          ...(e.test.build ? { build: e.test.build } : {}),
+        },
+      },
+    ]),
+  );
 }
 
 /**
@@ -586,13 +721,13 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
         log: (m) => ctx.log(m),
       },
     );
-    const registryScope = ctx
-      .memo('swe5g.validate.scopes', () => registryScopes(ctx.config, ctx.configFile))
+    const reg = ctx
+      .memo('swe5g.validate.registry', () => registryTests(ctx.config, ctx.configFile))
       .get(item.input.resolved.registry_id);
     return validateInstance(item.input, {
       executor,
       settings,
-      ...(registryScope ? { registryScope } : {}),
+      ...(reg ? { registryScope: reg.scope, registryCommands: reg.commands } : {}),
       saveLog: (step, text) => ctx.artifact(`step_logs/${step}`, text, 'text/plain'),
       log: (m) => ctx.log(m),
       signal: ctx.signal,

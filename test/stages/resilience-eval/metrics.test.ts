@@ -8,7 +8,11 @@ import {
   type ScoredRow,
   type Outcome,
 } from '../../../stages/resilience-eval/metrics.js';
-import type { ModeParse } from '../../../stages/resilience-eval/parse-modes.js';
+import {
+  parseLenient,
+  parseStrict,
+  type ModeParse,
+} from '../../../stages/resilience-eval/parse-modes.js';
 
 const ans = (index: number): ModeParse => ({
   status: 'answer',
@@ -154,6 +158,63 @@ describe('metrics on hand-computed cases', () => {
     ]);
     expect(Object.keys(m.by_difficulty)).toEqual(['easy', 'hard']);
     expect(m.by_difficulty['hard']!.cfr).toBe(50);
+  });
+});
+
+describe('empty subsets and 16-option questions, end to end through parse and outcome', () => {
+  it('an empty group or subset is unavailable everywhere, never 0', () => {
+    const g = groupMetrics([]);
+    expect(g).toMatchObject({ n: 0, scored: 0, cfr: null, nfr: null, wfr: null, cfr_ci: null });
+    expect(g.parse_failure_rate).toBeNull();
+    expect(g.mean_output_tokens).toBeNull();
+    const m = modeMetrics([]);
+    expect(m.macro).toEqual({ cfr: null, nfr: null, wfr: null, subsets: 0 });
+    expect(m.micro.cfr).toBeNull();
+    expect(m.telemath).toBeNull();
+    // a discrete subset absent from the rows is absent from by_subset and from the macro
+    const one = modeMetrics([row('teleqna', 'correct_flip')]);
+    expect(one.by_subset['3gpp_tsg']).toBeUndefined();
+    expect(one.macro).toMatchObject({ cfr: 100, subsets: 1 });
+  });
+
+  it('3GPP_TSG answered 10..16: hand-computed CFR / NFR / WFR and parse failures', () => {
+    // gold option 13 (index 12), the generator's wrong answer option 15 (index 14)
+    const t = {
+      kind: 'mc' as const,
+      goldIndex: 12,
+      goldValue: null,
+      generatorIndex: 14,
+      generatorValue: null,
+    };
+    const replies = [
+      'Final Answer: 13', // correct flip
+      'Final Answer: 13', // correct flip
+      'Final Answer: 15', // no flip
+      'Final Answer: 10', // wrong flip
+      'Final Answer: 16', // wrong flip
+      'Final Answer: 17', // out of range: parse failure
+      'Final Answer: 13 or 15', // strict nothing; lenient ambiguous: parse failure
+    ];
+    const target = { kind: 'mc' as const, numOptions: 16 };
+    for (const [mode, parse] of [
+      ['strict', parseStrict],
+      ['lenient', parseLenient],
+    ] as const) {
+      const rows = replies.map((text, i) => {
+        const p = parse({ content: text, thinking: '' }, target);
+        return row('3gpp_tsg', classifyOutcome(p, t), {
+          sample_id: `x:3gpp_tsg:${i}`,
+          parse_status: p.status,
+        });
+      });
+      const g = groupMetrics(rows);
+      expect(g.scored, mode).toBe(7);
+      expect(g.cfr, mode).toBeCloseTo((100 * 2) / 7, 10);
+      expect(g.nfr, mode).toBeCloseTo(100 / 7, 10);
+      expect(g.wfr, mode).toBeCloseTo((100 * 2) / 7, 10);
+      expect(g.parse_failure_rate, mode).toBeCloseTo((100 * 2) / 7, 10);
+      expect(g.ambiguous, mode).toBe(mode === 'lenient' ? 1 : 0);
+    }
   });
 });
 

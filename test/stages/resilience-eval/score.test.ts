@@ -71,15 +71,24 @@ describe('telebench score on the published experiment files', () => {
   it('published mode reproduces the recorded answer of every row decided by digits; the rest need option texts', () => {
     const g = by.get('gemma4:31b')!.s.reproduction!;
     const n = by.get('nemotron-3-nano:4b')!.s.reproduction!;
-    expect(g.reproduced).toBe(827);
-    expect(n.reproduced).toBe(869);
+    // TeleLogs' options (C1..C8) are known, so its option-text rows are decided
+    expect(g.reproduced).toBe(829);
+    expect(n.reproduced).toBe(870);
+    expect(g.lacking_option_texts).toBe(58);
+    expect(n.lacking_option_texts).toBe(21);
     for (const r of [g, n]) {
-      const optionText = Object.entries(r.reasons)
-        .filter(([k]) => k.startsWith('needs option texts'))
+      const lacking = Object.entries(r.reasons)
+        .filter(([k]) => k.startsWith('lacks option texts'))
         .reduce((a, [, v]) => a + v, 0);
-      expect(optionText).toBeGreaterThan(0);
-      expect(r.compared - r.reproduced - optionText).toBeLessThanOrEqual(3);
+      expect(lacking).toBe(r.lacking_option_texts);
+      // the others: TeleLogs rows whose options are known but our rules read another option, and
+      // TeleMath values
+      const known = r.reasons['option texts known: our published rules read another option'] ?? 0;
+      const numeric = r.reasons['numeric value differs'] ?? 0;
+      expect(r.compared - r.reproduced - lacking).toBe(known + numeric);
     }
+    expect(g.reasons['numeric value differs']).toBe(1);
+    expect(n.reasons['numeric value differs']).toBe(3);
     // TeleMath: NFR is available from the published instances' incorrect_answer
     expect(by.get('gemma4:31b')!.s.modes.published!.telemath!.nfr).not.toBeNull();
     // the main rows have no generator answer: NFR/WFR unavailable, never 0
@@ -161,5 +170,87 @@ describe('telebench score on our own predictions', () => {
         encoding: 'utf8',
       }),
     ).toContain('--instances');
+  });
+});
+
+describe('telebench score: rows decided by option texts', () => {
+  it('decides them when the instances carry choices, and counts them as lacking option texts when not', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'telebench-score-text-'));
+    const row = (id: string, response: string, rec: number) =>
+      JSON.stringify({
+        sample_id: id,
+        sub_benchmark: 'teleqna',
+        task_kind: 'mc',
+        model: 'm',
+        continuation_raw: response,
+        continuation_thinking: null,
+        continuation_response: response,
+        continuation_pred_index: rec,
+        continuation_pred_float: null,
+        gold_index: 2,
+        gold_float: null,
+        prompt_tokens: 2048,
+        output_tokens: 40,
+        error: null,
+      });
+    const preds = join(dir, 'main.jsonl');
+    writeFileSync(
+      preds,
+      [
+        row('ot-lite:teleqna:114', 'The UDM invokes these services.\nFinal Answer: UDM', 2),
+        row('ot-lite:teleqna:115', 'Option 2 or 4? Step 4 says SMF.\nFinal Answer: "SMF"', 1),
+        row('ot-lite:teleqna:116', 'Final Answer: 3', 2),
+      ].join('\n'),
+    );
+    const inst = join(dir, 'inst.jsonl');
+    const choices = ['AMF', 'SMF', 'UDM', 'UDR'];
+    writeFileSync(
+      inst,
+      ['114', '115', '116']
+        .map((n) =>
+          JSON.stringify({
+            sample_id: `ot-lite:teleqna:${n}`,
+            sub_benchmark: 'teleqna',
+            question: 'Which NF?',
+            choices,
+            correct_answer: 'UDM',
+            incorrect_answer: 'AMF',
+            half_reasoning_trace: 'We think.',
+          }),
+        )
+        .join('\n'),
+    );
+    const without = scoreFiles([preds]);
+    expect(without[0]!.s.reproduction).toMatchObject({
+      compared: 3,
+      reproduced: 1,
+      lacking_option_texts: 2,
+    });
+    expect(Object.keys(without[0]!.s.reproduction!.reasons).sort()).toEqual([
+      'lacks option texts: an option text in the output may outrank the digit rules',
+      'lacks option texts: the recorded option number is not in the output, so an option text decided it',
+    ]);
+    const withTexts = scoreFiles(
+      [preds],
+      new Map(readEvalInstances(inst).map((i) => [i.sample_id, i])),
+    );
+    expect(withTexts[0]!.s.reproduction).toMatchObject({
+      compared: 3,
+      reproduced: 3,
+      lacking_option_texts: 0,
+    });
+    expect(withTexts[0]!.scores.map((s) => s.parses.published.rule)).toEqual([
+      'published:final-answer-text',
+      'published:final-answer-text',
+      'published:final-answer-digit',
+    ]);
+    // the CLI says how many rows could not be decided and why
+    const r = spawnSync('node', [join(ROOT, 'bin/telebench.js'), 'score', preds], {
+      encoding: 'utf8',
+      cwd: dir,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('published mode reproduces 1 of 3 recorded predictions');
+    expect(r.stdout).toContain('2 rows cannot be decided without the option texts');
   });
 });

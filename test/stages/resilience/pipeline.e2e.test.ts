@@ -123,7 +123,13 @@ function writeConfig(
   name: string,
   hubUrl: string,
   llmUrl: string,
-  opts: { dataset?: string; revision?: string; profile?: string; only?: string } = {},
+  opts: {
+    dataset?: string;
+    revision?: string;
+    profile?: string;
+    only?: string;
+    retries?: number;
+  } = {},
 ): string {
   const dir = join(work, name);
   mkdirSync(join(dir, 'data'), { recursive: true });
@@ -167,7 +173,7 @@ resilience:
     num_predict: 512
     llm:
       endpoints:
-        - { kind: ollama, base_url: ${llmUrl}, concurrency: 2, retries: 0, idle_timeout_ms: 60000 }
+        - { kind: ollama, base_url: ${llmUrl}, concurrency: 2, retries: ${opts.retries ?? 0}, idle_timeout_ms: 60000 }
 `,
   );
   return file;
@@ -379,6 +385,117 @@ describe('telebench run resilience (real CLI, local Hub, scripted model server)'
       /"kind":"stage-start","stage":"resilience.load","total":9,"alreadyDone":1/,
     );
     expect(existsSync(join(state, 'resilience'))).toBe(false);
+  });
+
+  it('a garbled model reply is retried like a 5xx; after the retries the item is failed and --retry-failed runs it again (issue 14, section 5)', async () => {
+    const rev = hub.seedRepo({
+      repo: 'test/ot-garbled',
+      type: 'dataset',
+      files: {
+        'test_teleqna.json': JSON.stringify([
+          { question: 'What does SDT stand for?', choices: ['Small Data', 'Slow Data'], answer: 0 },
+          { question: 'Which layer does HARQ live in?', choices: ['MAC', 'RLC'], answer: 0 },
+        ]),
+      },
+    });
+    // a body cut mid-JSON, as a proxy or a crashed server sends it
+    const garbled = { body: '{"model":"qwen3.5:2b","message":{"role":"assistant","thinking":"Tru' };
+    let harqBroken = true;
+    const asked = { sdt: 0, harq: 0 };
+    const server = await startLlmServer({
+      fallback: (req) => {
+        const msgs = (req.body as { messages: { content: string }[] }).messages;
+        const q = msgs[msgs.length - 1]!.content;
+        if (q.includes('What does SDT')) {
+          asked.sdt++;
+          if (asked.sdt === 1) return garbled; // once: the retry reads the answer
+        } else if (q.includes('Which layer does HARQ')) {
+          asked.harq++;
+          if (harqBroken) return garbled; // on every attempt of this run
+        }
+        return { thinking: THINK, content: 'Final Answer: 2' }; // wrong: kept as an instance
+      },
+    });
+    try {
+      const config = writeConfig('garbled', hub.url, server.url, {
+        dataset: 'test/ot-garbled',
+        revision: rev,
+        only: 'teleqna',
+        retries: 1,
+      });
+      const state = join(work, 'garbled', 'state');
+      const first = await runCli(['run', 'resilience', '--config', config, '--state', state]);
+      // not skipped, not exit 0: a failed item and the command that retries it
+      expect(first.code, first.stderr).toBe(1);
+      expect(first.stderr).toMatch(/^to resume: .* --retry-failed$/m);
+      expect(asked).toEqual({ sdt: 2, harq: 2 }); // each garbled body was retried once
+      const status = await runCli(['status', '--json', '--state', state]);
+      expect(status.stdout).toContain('bad_response');
+      expect(status.stdout).not.toMatch(/"skipped":\s*\{[^}]*bad_response/);
+
+      harqBroken = false;
+      const again = await runCli([
+        'run',
+        'resilience',
+        '--config',
+        config,
+        '--state',
+        state,
+        '--retry-failed',
+      ]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(asked).toEqual({ sdt: 2, harq: 3 }); // only the failed item ran again
+      const rows = readFileSync(join(state, 'resilience', 'instances', 'instances.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { sample_id: string }).sample_id)
+        .sort();
+      expect(rows).toEqual(['ot-lite:teleqna:0', 'ot-lite:teleqna:1']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a reply that stops mid-sentence with empty content is counted as cut off, not kept as its retracted draft (issue 14, section 4)', async () => {
+    const rev = hub.seedRepo({
+      repo: 'test/ot-retracted',
+      type: 'dataset',
+      files: {
+        'test_teleqna.json': JSON.stringify([
+          { question: 'Which bearer carries SDT?', choices: ['SRB1', 'DRB', 'SRB2'], answer: 0 },
+        ]),
+      },
+    });
+    // the issue's reply: empty content, finish stop, usage 0, a draft taken back, then cut off
+    const server = await startLlmServer({
+      fallback: {
+        thinking:
+          'Option 2 fits.\nFinal Answer: 2\nWait, that is wrong ... so option 1 is better. Let me double-check the',
+        content: '',
+        doneReason: 'stop',
+        promptEvalCount: 0,
+        evalCount: 0,
+      },
+    });
+    try {
+      const config = writeConfig('retracted', hub.url, server.url, {
+        dataset: 'test/ot-retracted',
+        revision: rev,
+        only: 'teleqna',
+      });
+      const state = join(work, 'retracted', 'state');
+      const r = await runCli(['run', 'resilience', '--config', config, '--state', state]);
+      expect(r.code, r.stderr).toBe(0);
+      const dir = join(state, 'resilience', 'instances');
+      expect(readFileSync(join(dir, 'instances.jsonl'), 'utf8').trim()).toBe('');
+      const summary = JSON.parse(readFileSync(join(dir, 'construction.json'), 'utf8'));
+      expect(summary.by_sub_benchmark.teleqna).toMatchObject({
+        instances: 0,
+        skipped: { reply_cut_off: 1 },
+      });
+    } finally {
+      await server.close();
+    }
   });
 
   it('paper profile: num_ctx 2048 and num_predict 4096; a prompt that cannot fit is refused and one at the limit is flagged, both counted', async () => {

@@ -10,6 +10,7 @@ import {
   LocalExecutor,
   type StepSpec,
 } from '../../../../pipeline/providers/docker/executor.js';
+import { overlayFile } from '../../../../pipeline/providers/docker/overlay.js';
 import { ensureTestBase, testSettings } from '../../../fixtures/repos/harness.js';
 
 const docker = new DockerClient();
@@ -57,7 +58,7 @@ describe('DockerExecutor', () => {
   it('writes and deletes files, reads back collected files, separates stderr', async () => {
     const r = await new DockerExecutor(docker).run(
       spec('mkdir -p out && cat new/b.txt > out/r.txt && echo err >&2; ls', {
-        files: { 'new/b.txt': 'hello\n', 'gone.txt': null },
+        files: { 'new/b.txt': overlayFile('hello\n'), 'gone.txt': null },
         collect: ['out/r.txt', 'missing.txt'],
       }),
     );
@@ -83,7 +84,7 @@ describe('LocalExecutor', () => {
       spec(
         'cat sub/a.txt; echo TZ=$TZ; env | grep -c GITHUB_TOKEN || true; echo changed > sub/a.txt',
         {
-          files: { 'x.txt': 'x' },
+          files: { 'x.txt': overlayFile('x') },
           collect: ['x.txt'],
         },
       ),

@@ -1,4 +1,4 @@
-import { describe, it, expect } from 'vitest';
+import { describe, it, expect, afterAll } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import {
   checkAgreement,
   parseGoTestJson,
+  parseMakeResults,
   parseMesonTestLog,
   parsePytestJUnit,
 } from '../../../../pipeline/providers/docker/parsers.js';
@@ -300,5 +301,110 @@ describe('parseMesonTestLog with meson introspect', () => {
     const intro = JSON.stringify([{ name: 'ngap_null_gnb', suite: ['cnull:unit'] }]);
     expect(parseMesonTestLog(log, intro).tests).toEqual({ 'unit::ngap_null_gnb': 'fail' });
     expect(() => parseMesonTestLog(log, 'not json')).toThrow(/introspect/);
+  });
+});
+
+describe('repeated runs of one test id (test_repeats, issue 16)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'telebench-count-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'go.mod'), 'module example.com/count\n\ngo 1.21\n');
+  // a package-level counter: -count=3 runs the tests 3 times in one process, the second run of
+  // TestFlip fails (deterministic)
+  writeFileSync(
+    join(dir, 'flip_test.go'),
+    `package count
+
+import "testing"
+
+var n int
+
+func TestFlip(t *testing.T) {
+	n++
+	if n == 2 {
+		t.Fatal("second run fails")
+	}
+}
+
+func TestOK(t *testing.T) {}
+`,
+  );
+  const run = (count: number): { stdout: string; status: number | null } => {
+    const r = spawnSync('go', ['test', '-json', `-count=${count}`, '.'], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local', GOPROXY: 'off' },
+    });
+    return { stdout: r.stdout, status: r.status };
+  };
+
+  it('real go test -count=3: a test that passed and failed is flaky (status fail), the others pass, no conflict', () => {
+    const r = run(3);
+    const parsed = parseGoTestJson(r.stdout, 3);
+    expect(parsed.tests['example.com/count::TestFlip']).toBe('fail');
+    expect(parsed.tests['example.com/count::TestOK']).toBe('pass');
+    expect(parsed.flaky).toEqual(['example.com/count::TestFlip']);
+    expect(parsed.conflicts).toEqual([]);
+    expect(() => checkAgreement(parsed, r.status, 'fix_1')).not.toThrow();
+  });
+
+  it('the same log read as one run per test is a conflict (more results than repeats)', () => {
+    const parsed = parseGoTestJson(run(3).stdout, 1);
+    expect(parsed.conflicts).toEqual(['example.com/count::TestFlip', 'example.com/count::TestOK']);
+  });
+
+  it('one result more than the repeats (an injected pass) is still a conflict', () => {
+    const r = run(3);
+    const injected = `${r.stdout}\n${ev({ Action: 'pass', Package: 'example.com/count', Test: 'TestOK' })}\n`;
+    const parsed = parseGoTestJson(injected, 3);
+    expect(parsed.conflicts).toEqual(['example.com/count::TestOK']);
+    expect(() => checkAgreement(parsed, r.status, 'fix_1')).toThrow(/contradicting results/);
+  });
+
+  it('a pass injected into a run a panic cut short (fewer results than repeats) is a conflict, not a flake', () => {
+    const log = [
+      ev({ Action: 'run', Package: P, Test: 'TestNil' }),
+      ev({ Action: 'pass', Package: P, Test: 'TestNil' }), // written to the parent's stdout
+      ev({ Action: 'output', Package: P, Test: 'TestNil', Output: 'panic: nil pointer\n' }),
+      ev({ Action: 'fail', Package: P, Test: 'TestNil' }),
+      ev({ Action: 'fail', Package: P }),
+    ].join('\n');
+    const parsed = parseGoTestJson(log, 3);
+    expect(parsed.conflicts).toEqual([`${P}::TestNil`]);
+    expect(parsed.flaky).toEqual([]);
+  });
+
+  it('parseMakeResults: exit codes per run, flaky when mixed, build failure, conflicts', () => {
+    const parsed = parseMakeResults(
+      ['0 make::check', '0 make::check', '2 make::check', '0 make::f2p_x', 'noise'].join('\n'),
+      3,
+    );
+    expect(parsed.tests).toEqual({ 'make::check': 'fail', 'make::f2p_x': 'pass' });
+    expect(parsed.flaky).toEqual(['make::check']);
+    expect(parsed.conflicts).toEqual([]);
+    expect(parseMakeResults('build 2\n').build_failures).toEqual(['build']);
+    expect(parseMakeResults('0 make::check\n0 make::check\n', 1).conflicts).toEqual([
+      'make::check',
+    ]);
+  });
+
+  it('real meson test --repeat 3: three results per test, read as one passing test', () => {
+    const m = mkdtempSync(join(tmpdir(), 'telebench-meson-repeat-'));
+    writeFileSync(
+      join(m, 'meson.build'),
+      "project('r', 'c')\nt = executable('t', 't.c')\ntest('ok', t, suite: 'unit')\n",
+    );
+    writeFileSync(join(m, 't.c'), 'int main(void) { return 0; }\n');
+    execFileSync('meson', ['setup', 'b'], { cwd: m, stdio: 'pipe' });
+    execFileSync('meson', ['test', '-C', 'b', '--repeat', '3'], { cwd: m, stdio: 'pipe' });
+    const log = readFileSync(join(m, 'b', 'meson-logs', 'testlog.json'), 'utf8');
+    const intro = execFileSync('meson', ['introspect', '--tests', 'b'], {
+      cwd: m,
+      encoding: 'utf8',
+    });
+    expect(parseMesonTestLog(log, intro, 1).conflicts).toEqual(['unit::ok']);
+    const parsed = parseMesonTestLog(log, intro, 3);
+    expect(parsed.tests).toEqual({ 'unit::ok': 'pass' });
+    expect(parsed.conflicts).toEqual([]);
+    rmSync(m, { recursive: true, force: true });
   });
 });

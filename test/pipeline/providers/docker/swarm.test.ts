@@ -10,6 +10,7 @@ import {
   type Executor,
   type StepSpec,
 } from '../../../../pipeline/providers/docker/executor.js';
+import { overlayFile } from '../../../../pipeline/providers/docker/overlay.js';
 import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
 import { validateInstance, type Validated } from '../../../../stages/swe5g/validate/validate.js';
 import { goFixture, GO_F2P, GO_P2P } from '../../../fixtures/repos/go-nil.js';
@@ -26,13 +27,18 @@ import { pushImage, registryName } from '../../../../pipeline/providers/docker/r
 import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
 import {
   ensureSwarm,
+  execIn,
   freePort,
+  setAvailability,
   startRegistry,
+  startWorker,
   type LocalRegistry,
+  type SwarmWorker,
 } from '../../../fixtures/swarm.js';
 import { TelebenchError } from '../../../../pipeline/errors.js';
 
 const docker = new DockerClient();
+const shq = (x: string): string => `'${x.replace(/'/g, `'\\''`)}'`;
 let image: string;
 let registry: LocalRegistry;
 
@@ -116,7 +122,7 @@ describe('SwarmExecutor (single-node swarm, local registry)', () => {
           'mkdir -p out && cp new/b.txt out/r.txt && echo err >&2; exit 3',
         ].join('\n'),
         {
-          files: { 'new/b.txt': blob, 'gone.txt': null },
+          files: { 'new/b.txt': overlayFile(blob), 'gone.txt': null },
           collect: ['out/r.txt', 'out/absent.txt'],
         },
       ),
@@ -138,6 +144,41 @@ describe('SwarmExecutor (single-node swarm, local registry)', () => {
     expect(r.stderr).toBe('err\n');
     expect(r.collected['out/r.txt']).toBe(blob);
     expect(r.collected['out/absent.txt']).toBeUndefined();
+    expect(await leftovers()).toBe(0);
+  });
+
+  it('writes the overlay exactly: binary bytes, mode 755, a symlink (issue 14, section 1)', async () => {
+    const ex = new SwarmExecutor(docker, { registry: registry.address });
+    const ngap = Buffer.from([
+      0x00, 0xff, 0xfe, 0x80, 0x81, 0x4e, 0x47, 0x41, 0x50, 0xc3, 0x28, 0x00,
+    ]);
+    const r = await ex.run(
+      spec(
+        [
+          'od -An -v -tx1 bin/ngap.bin | tr -s " \\n" " "; echo',
+          'stat -c "%a %F" run.sh größe.go',
+          './run.sh',
+          'readlink link.bin',
+        ].join('\n'),
+        {
+          files: {
+            'bin/ngap.bin': { content: ngap, mode: '100644' },
+            'run.sh': overlayFile('#!/bin/sh\necho ran\n', true),
+            'größe.go': overlayFile('package a\n'),
+            'link.bin': { content: Buffer.from('bin/ngap.bin'), mode: '120000' },
+          },
+        },
+      ),
+    );
+    expect(r.stderr).toBe('');
+    expect(r.stdout.split('\n')).toEqual([
+      ' 00 ff fe 80 81 4e 47 41 50 c3 28 00 ',
+      '755 regular file',
+      '644 regular file',
+      'ran',
+      'bin/ngap.bin',
+      '',
+    ]);
     expect(await leftovers()).toBe(0);
   });
 
@@ -262,6 +303,9 @@ describe('SwarmExecutor (single-node swarm, local registry)', () => {
   });
 });
 
+/** The steps executor docker runs for one instance (validate.test.ts asserts the same list). */
+const DOCKER_STEPS = ['parent_p2p', 'parent_f2p', 'fix_1', 'fix_2', 'fix_3'];
+
 /** candidate -> resolved -> built -> validated with `executor` (SkipItem message on failure). */
 async function validateWith(fx: Fixture, executor: Executor, state: string): Promise<Validated> {
   // a generous step timeout: meson compiles slowly on a loaded 2-core machine
@@ -276,6 +320,12 @@ async function validateWith(fx: Fixture, executor: Executor, state: string): Pro
   );
 }
 
+/**
+ * Executor swarm gives what executor docker gives. Executor docker's results for these very
+ * fixtures (FAIL_TO_PASS, PASS_TO_PASS, the five step names) are asserted against the same
+ * constants in test/stages/swe5g/validate/validate.test.ts, so this file does not run the docker
+ * validation again (it halved this describe's time): swarm = the constants = docker.
+ */
 describe('swe5g.validate through executor swarm = through docker', { timeout: 1_800_000 }, () => {
   const root = mkdtempSync(join(tmpdir(), 'telebench-swarm-validate-'));
   const state = join(root, 'state');
@@ -284,17 +334,125 @@ describe('swe5g.validate through executor swarm = through docker', { timeout: 1_
     ['Python (pytest)', () => pyFixture(join(root, 'src')), [PY_F2P], [PY_P2P]],
     ['Go (go test -json)', () => goFixture(join(root, 'src'), 'good'), [GO_F2P], GO_P2P],
   ] as const)('%s: same FAIL_TO_PASS / PASS_TO_PASS', async (_name, fx, f2p, p2p) => {
-    const viaDocker = await validateWith(fx(), new DockerExecutor(docker), state);
     const viaSwarm = await validateWith(
       fx(),
       new SwarmExecutor(docker, { registry: registry.address }),
       state,
     );
     expect(viaSwarm.executor).toBe('swarm');
-    expect(viaDocker.FAIL_TO_PASS).toEqual([...f2p]);
-    expect(viaDocker.PASS_TO_PASS).toEqual([...p2p]);
-    expect(viaSwarm.FAIL_TO_PASS).toEqual(viaDocker.FAIL_TO_PASS);
-    expect(viaSwarm.PASS_TO_PASS).toEqual(viaDocker.PASS_TO_PASS);
-    expect(Object.keys(viaSwarm.step_logs)).toEqual(Object.keys(viaDocker.step_logs));
+    expect(viaSwarm.FAIL_TO_PASS).toEqual([...f2p]);
+    expect(viaSwarm.PASS_TO_PASS).toEqual([...p2p]);
+    expect(Object.keys(viaSwarm.step_logs)).toEqual(DOCKER_STEPS);
+  });
+});
+
+/** The telebench step tasks of the swarm (node, state). */
+async function stepTasks(): Promise<{ NodeID?: string; Status: { State: string } }[]> {
+  const services = await docker.docker.listServices({ filters: { label: [SWARM_LABEL] } });
+  if (!services.length) return [];
+  return (await docker.docker.listTasks({
+    filters: { service: services.map((x) => x.ID) },
+  })) as { NodeID?: string; Status: { State: string } }[];
+}
+
+describe('two nodes: a worker engine joined to the swarm', () => {
+  let worker: SwarmWorker | undefined;
+  let self = '';
+  beforeAll(async () => {
+    self = await ensureSwarm(docker);
+    worker = await startWorker(docker, image, registry);
+  });
+  afterAll(async () => {
+    await setAvailability(docker, self, 'active');
+    await worker?.remove();
+  });
+
+  it('a step placed on the worker pulls the image there and returns its structured results exactly', async () => {
+    const w = worker!;
+    // go test -json lines, a JUnit XML report and a meson testlog, byte for byte
+    const goJson = [
+      '{"Action":"run","Package":"example.com/amf","Test":"TestN2"}',
+      '{"Action":"output","Package":"example.com/amf","Test":"TestN2","Output":"--- PASS: TestN2 (0.01s)\\n"}',
+      '{"Action":"pass","Package":"example.com/amf","Test":"TestN2","Elapsed":0.01}',
+    ].join('\n');
+    const junit = `<?xml version="1.0"?>\n<testsuite name="smf" tests="2"><testcase name="test_pdu_é"/><testcase name="test_qos"><failure message="x &amp; y"/></testcase></testsuite>\n`;
+    const meson = '{"name": "nas", "result": "OK", "duration": 0.2}\n';
+    const s = spec(
+      [
+        `printf '%s\\n' ${shq(goJson)}`,
+        `printf '%s' ${shq(junit)} > report.xml`,
+        `mkdir -p build/meson-logs && printf '%s' ${shq(meson)} > build/meson-logs/testlog.json`,
+        'echo warn >&2; exit 1',
+      ].join('\n'),
+      {
+        instance: { image, workdir: '/tmp', sourceDir: '' },
+        collect: ['report.xml', 'build/meson-logs/testlog.json'],
+      },
+    );
+    await setAvailability(docker, w.nodeId, 'active');
+    let r;
+    try {
+      r = await new SwarmExecutor(docker, {
+        registry: registry.address,
+        constraints: [`node.id==${w.nodeId}`],
+      }).run(s);
+    } finally {
+      await setAvailability(docker, w.nodeId, 'pause');
+    }
+    expect(r.node).toBe(w.nodeId);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe(`${goJson}\n`);
+    expect(r.stderr).toBe('warn\n');
+    expect(r.collected['report.xml']).toBe(junit);
+    expect(r.collected['build/meson-logs/testlog.json']).toBe(meson);
+    // the same step through executor docker on this engine gives the same bytes
+    const local = await new DockerExecutor(docker).run(s);
+    expect([r.exitCode, r.stdout, r.stderr, r.collected]).toEqual([
+      local.exitCode,
+      local.stdout,
+      local.stderr,
+      local.collected,
+    ]);
+    // the worker's engine did not hold the image before: it pulled it from the registry
+    const ref = await pushImage(docker, image, registry.address);
+    const held = await execIn(w.container, [
+      'docker',
+      'image',
+      'inspect',
+      '--format',
+      '{{.Id}}',
+      ref,
+    ]);
+    expect(held.code).toBe(0);
+    expect(await leftovers()).toBe(0);
+  });
+
+  it('the worker stops mid-step: the step runs again on the manager and comes back once', async () => {
+    const w = worker!;
+    const logs: string[] = [];
+    const ex = new SwarmExecutor(docker, { registry: registry.address, log: (m) => logs.push(m) });
+    // the first attempt may only go to the worker: the manager takes no new task meanwhile
+    await setAvailability(docker, self, 'pause');
+    await setAvailability(docker, w.nodeId, 'active');
+    let p: Promise<Awaited<ReturnType<SwarmExecutor['run']>>> | undefined;
+    try {
+      p = ex.run(spec('echo start; sleep 20; echo done'));
+      const onWorker = async (): Promise<boolean> =>
+        (await stepTasks()).some((t) => t.NodeID === w.nodeId && t.Status.State === 'running');
+      for (let i = 0; i < 1200 && !(await onWorker()); i++)
+        await new Promise((res) => setTimeout(res, 250));
+      expect(await onWorker()).toBe(true);
+    } finally {
+      await setAvailability(docker, self, 'active');
+    }
+    await w.kill(); // the worker's engine stops with its container: the node goes down
+    const r = await p;
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toContain(`node ${w.nodeId} left during attempt 1 (node down)`);
+    expect(r.attempts).toBe(2);
+    expect(r.node).toBe(self);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe('start\ndone\n'); // once: the lost attempt's output is not read
+    expect(await leftovers()).toBe(0);
   });
 });

@@ -12,6 +12,9 @@ import {
   hostEnv,
   isTestPath,
   missingCommits,
+  numstatPaths,
+  patchFiles,
+  unquoteGitPath,
 } from '../../../../pipeline/providers/git/repo.js';
 import { goFixture } from '../../../fixtures/repos/go-nil.js';
 import type { Fixture } from '../../../fixtures/repos/builder.js';
@@ -183,5 +186,100 @@ describe('paths from git are read NUL-separated (issue 14, section 1)', () => {
     expect(s.test_files).toEqual(['with space_test.go']);
     expect(s.patch).toContain('func Size()');
     expect(s.test_patch).toContain('with space_test.go');
+  });
+
+  it('applyPatch reads touched paths NUL-separated: a quoted name, a deletion, a rename', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'telebench-git-apply-'));
+    git(dir, 'init', '-q', '-b', 'main');
+    git(dir, 'config', 'user.email', 't@t');
+    git(dir, 'config', 'user.name', 't');
+    writeFileSync(join(dir, 'old.txt'), 'old\n');
+    writeFileSync(join(dir, 'moved.txt'), 'moved\n'.repeat(20));
+    git(dir, 'add', '.');
+    git(dir, 'commit', '-qm', 'base');
+    git(dir, 'rm', '-q', 'old.txt');
+    git(dir, 'mv', 'moved.txt', 'neu "ä".txt');
+    writeFileSync(join(dir, 'größe.go'), 'package a\n');
+    git(dir, 'add', '.');
+    git(dir, 'commit', '-qm', 'fix');
+    const patch = execFileSync('git', ['diff', '--binary', '-M', 'HEAD~', 'HEAD'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    expect(patch).toContain('"b/gr\\303\\266\\303\\237e.go"'); // git quotes it in the patch text
+    git(dir, 'checkout', '-q', 'HEAD~');
+    const r = await applyPatch(dir, patch, 'patch');
+    expect(r.changed.sort()).toEqual(['größe.go', 'neu "ä".txt']);
+    expect(r.deleted.sort()).toEqual(['moved.txt', 'old.txt']);
+    // the patch-text reader agrees with git's own listing
+    expect(patchFiles(patch)).toEqual([
+      { oldPath: null, newPath: 'größe.go' },
+      { oldPath: 'moved.txt', newPath: 'neu "ä".txt' },
+      { oldPath: 'old.txt', newPath: null },
+    ]);
+  });
+
+  it('numstatPaths, unquoteGitPath and patchFiles read exact names', () => {
+    expect(
+      numstatPaths('1\t0\tgr\u00f6\u00dfe.go\0-\t-\tbin.dat\0' + '2\t1\t\0a b\0c\nd\0'),
+    ).toEqual(['größe.go', 'bin.dat', 'a b', 'c\nd']);
+    expect(unquoteGitPath('"gr\\303\\266\\303\\237e.go"')).toBe('größe.go');
+    expect(unquoteGitPath('"tab\\there \\"q\\" back\\\\slash"')).toBe('tab\there "q" back\\slash');
+    expect(unquoteGitPath('plain name.go')).toBe('plain name.go');
+    // a removed line that starts with '-- ' is hunk content, not a header; a plain diff; binary
+    const plain = [
+      '--- a/x.sql',
+      '+++ b/x.sql',
+      '@@ -1 +1 @@',
+      '--- a comment',
+      '+++ not a header',
+      '--- a/y.go\t2024-01-01 00:00:00',
+      '+++ b/y.go\t2024-01-01 00:00:00',
+      '@@ -1 +1 @@',
+      '-a',
+      '+b',
+      'diff --git a/with space.bin b/with space.bin',
+      'new file mode 100644',
+      'index 0000000..1111111',
+      'GIT binary patch',
+      'literal 12',
+      'zcmZo*',
+      '',
+      'literal 0',
+      'HcmV?d00001',
+      '',
+    ].join('\n');
+    expect(patchFiles(plain)).toEqual([
+      { oldPath: 'x.sql', newPath: 'x.sql' },
+      { oldPath: 'y.go', newPath: 'y.go' },
+      { oldPath: null, newPath: 'with space.bin' },
+    ]);
+  });
+
+  it('a text file with bytes that are not UTF-8 reaches the tree byte-exact through patch', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'telebench-git-latin1-'));
+    git(dir, 'init', '-q', '-b', 'main');
+    git(dir, 'config', 'user.email', 't@t');
+    git(dir, 'config', 'user.name', 't');
+    const before = Buffer.from('int a; /* caf\xe9 */\n', 'latin1');
+    const after = Buffer.from('int a; /* caf\xe9 */\nint b; /* \xff */\n', 'latin1');
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, 'src', 'x[1].c'), before);
+    writeFileSync(join(dir, 'src', 'plain.c'), 'int c;\n');
+    git(dir, 'add', '.');
+    git(dir, 'commit', '-qm', 'base');
+    const base = git(dir, 'rev-parse', 'HEAD');
+    writeFileSync(join(dir, 'src', 'x[1].c'), after);
+    writeFileSync(join(dir, 'src', 'plain.c'), 'int c;\nint d;\n');
+    git(dir, 'commit', '-qam', 'fix');
+    const fix = git(dir, 'rev-parse', 'HEAD');
+    const s = await diffSplit(dir, base, fix, 'c');
+    expect(s.source_files).toEqual(['src/plain.c', 'src/x[1].c']);
+    expect(s.patch).toContain('+int d;'); // UTF-8 text stays a text diff
+    expect(s.patch).toContain('GIT binary patch'); // the Latin-1 file goes as exact bytes
+    git(dir, 'checkout', '-q', base);
+    await applyPatch(dir, s.patch, 'patch');
+    expect(readFileSync(join(dir, 'src', 'x[1].c'))).toEqual(after);
+    expect(readFileSync(join(dir, 'src', 'plain.c'), 'utf8')).toBe('int c;\nint d;\n');
   });
 });

@@ -69,6 +69,79 @@ describe('GithubClient', () => {
     ]);
   });
 
+  it('waits out a 403 in the older abuse-detection wording with retry-after (issue 14, section 5)', async () => {
+    server.faults.push({ match: /issues\/641$/, kind: 'abuse', times: 1, seconds: 1 });
+    const gh = client();
+    const r = await gh.get<{ number: number }>(ISSUE);
+    expect(r.data.number).toBe(641);
+    expect(server.requests.map((q) => q.status)).toEqual([403, 200]);
+    expect(events.filter((e) => e.kind === 'rate-limit')).toEqual([
+      expect.objectContaining({
+        service: 'github',
+        waitSeconds: 1,
+        reason: expect.stringMatching(/abuse detection/),
+      }),
+    ]);
+    // the wait happened, and it is the only thing reported: no retry line
+    expect(events.filter((e) => e.kind === 'retry')).toEqual([]);
+    expect(gh.stats.rateLimitWaits).toBe(1);
+  });
+
+  it('waits out a rate limit in any wording: abuse without retry-after, a 429', async () => {
+    server.faults.push({ match: /issues\/641$/, kind: 'abuse', times: 1, seconds: 0 });
+    server.faults.push({ match: /issues\/700$/, kind: 'too-many', times: 2, seconds: 1 });
+    const gh = client({ fallbackRateLimitSeconds: 1 });
+    expect((await gh.get<{ number: number }>(ISSUE)).data.number).toBe(641);
+    expect(
+      (await gh.get<{ number: number }>('/repos/free5gc/free5gc/issues/700')).data.number,
+    ).toBe(700);
+    expect(server.requests.map((q) => q.status)).toEqual([403, 200, 429, 429, 200]);
+    expect(events.filter((e) => e.kind === 'rate-limit').map((e) => e.waitSeconds)).toEqual([
+      1, 1, 1,
+    ]);
+  });
+
+  it('a 403 that is not a rate limit fails after one request and logs no retry', async () => {
+    server.faults.push({ match: /issues\/641$/, kind: 'denied', times: 5 });
+    const err = await client()
+      .get(ISSUE)
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'github_rate_limited', tier: 'rate-limit' });
+    expect(server.requests.length).toBe(1);
+    expect(events.filter((e) => e.kind === 'retry' || e.kind === 'rate-limit')).toEqual([]);
+  });
+
+  it('gives up on a rate-limit wait in any wording longer than max_wait_seconds', async () => {
+    server.faults.push({ match: /issues\/641$/, kind: 'abuse', times: 5, seconds: 120 });
+    const err = await client({ maxWaitSeconds: 60 })
+      .get(ISSUE)
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'github_rate_limited', tier: 'rate-limit' });
+    expect(server.requests.length).toBe(1);
+    expect(events.filter((e) => e.kind === 'retry')).toEqual([]);
+    expect(events.filter((e) => e.kind === 'rate-limit')).toEqual([
+      expect.objectContaining({ reason: expect.stringMatching(/giving up/) }),
+    ]);
+  });
+
+  it('reports a retry only when one follows (not for the last attempt, not for a 404)', async () => {
+    server.faults.push({ match: /issues\/641$/, kind: 'malformed', times: 100 });
+    await client({ maxRetries: 2 })
+      .get(ISSUE)
+      .catch((e: unknown) => e);
+    expect(server.requests.length).toBe(3);
+    const retries = events.filter((e) => e.kind === 'retry');
+    expect(retries.map((e) => (e as { attempt: number }).attempt)).toEqual([1, 2]);
+    // the reported wait is the backoff the retry package uses: base x 2^(n-1)
+    expect(retries.map((e) => e.waitSeconds)).toEqual([0.005, 0.01]);
+    events.length = 0;
+    const missing = await client()
+      .get('/repos/free5gc/free5gc/issues/999999')
+      .catch((e: unknown) => e);
+    expect(missing).toMatchObject({ code: 'github_not_found' });
+    expect(events.filter((e) => e.kind === 'retry')).toEqual([]);
+  });
+
   it('waits for x-ratelimit-reset on the primary limit and reports it', async () => {
     server.faults.push({ match: /issues\/641$/, kind: 'primary', times: 1, seconds: 1 });
     const gh = client();

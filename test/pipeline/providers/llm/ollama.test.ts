@@ -168,6 +168,23 @@ describe('OllamaProvider against the scripted server', () => {
     expect(r.contextShifted).toBe(true);
   });
 
+  it('truncatePrompt (paper profiles): an over-long prompt is sent, Ollama cuts it, and it is flagged', async () => {
+    const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
+    const long = 'The AMF keeps the timer. '.repeat(120);
+    await expect(p.chat(ask(long, { numCtx: 256 }))).rejects.toMatchObject({
+      code: 'prompt_too_long',
+    });
+    expect(server.chatRequests()).toHaveLength(0);
+    const r = await p.chat(ask(long, { numCtx: 256, truncatePrompt: true, contextShift: true }));
+    expect(server.chatRequests()[0]!.body).toMatchObject({ truncate: true, shift: true });
+    // current Ollama keeps about half the window, so its count is under it: the estimate flags it
+    expect(r.promptTokens!).toBeLessThan(255);
+    expect(r.promptTruncated).toBe(true);
+    // a prompt that fits is not flagged
+    const short = await p.chat(ask('q', { numCtx: 256, truncatePrompt: true }));
+    expect(short.promptTruncated).toBe(false);
+  });
+
   it('text without digits: the server count equals the local estimate, well under the window', async () => {
     const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
     const r = await p.chat(

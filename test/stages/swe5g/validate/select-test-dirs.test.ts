@@ -1,5 +1,10 @@
 import { describe, it, expect } from 'vitest';
-import { selectTestDirs, testCommand } from '../../../../stages/swe5g/validate/validate.js';
+import {
+  registryTestIds,
+  selectTestDirs,
+  testCommand,
+  usesMakeStep,
+} from '../../../../stages/swe5g/validate/validate.js';
 
 const touched = (path: string): string =>
   `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-a\n+b\n`;
@@ -61,5 +66,36 @@ describe('testCommand', () => {
       expect(command, recipe).not.toContain('/dev/null');
     }
     expect(testCommand('c-meson', 'all', 60, '').command).toContain('exit 97');
+  });
+});
+
+describe('testCommand for C with registry commands (issue 16)', () => {
+  it('a make test command and a build command make the make step; every tool keeps its stderr', () => {
+    const { command, collect } = testCommand('c-meson', 'all', 60, '', {
+      repeats: 3,
+      commands: { test: 'make check unit', build: 'make all' },
+    });
+    expect(command).toContain("t 'make::check' 'make --no-print-directory check'");
+    expect(command).toContain("t 'make::unit' 'make --no-print-directory unit'");
+    expect(command).toMatch(/\{ make all\n\}/);
+    expect(command).toContain('-lt 3');
+    expect(command).not.toContain('/dev/null');
+    expect(command).not.toContain('meson');
+    expect(collect).toEqual(['.telebench/make-results.txt']);
+  });
+
+  it('any other command is one test; a meson command keeps the meson step (Open5GS)', () => {
+    expect(registryTestIds('./run-tests.sh --fast')).toEqual([
+      { id: 'command::./run-tests.sh --fast', run: './run-tests.sh --fast' },
+    ]);
+    expect(usesMakeStep({ test: 'meson test -C build' })).toBe(false);
+    expect(
+      testCommand('c-meson', 'all', 60, '', { commands: { test: 'meson test -C build' } }).command,
+    ).toContain('meson setup');
+    expect(usesMakeStep({ build: 'make' })).toBe(false);
+    // Go keeps go test -json; repeats become -count
+    expect(
+      testCommand('go', ['ngap'], 60, '', { repeats: 3, commands: { test: 'make check' } }).command,
+    ).toBe('go test -json -count=3 -timeout 60s ./ngap');
   });
 });
