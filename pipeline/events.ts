@@ -36,7 +36,15 @@ export type TelebenchEvent =
   | {
       kind: 'stage-end';
       stage: string;
+      /**
+       * Items by state in the store after the stage (`done`, `failed`, ..., `total`); in a dry run
+       * the plan's decisions instead (`planned`, `run` = would run, `done`, `skipped`, ...).
+       */
       counts: Record<string, number>;
+      /** Items this run started in the stage (absent in a dry run: nothing runs). */
+      ran?: number;
+      /** Set when the stage did not run: it stopped at preflight (then `ran` is 0). */
+      stopped?: { at: 'preflight'; service: string; reason: string; hint?: string };
       ms: number;
     }
   | {

@@ -9,8 +9,19 @@ import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { hashJson } from './hash.js';
 
-/** Root folder of the telebench checkout (where package.json is). */
-export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/**
+ * Root folder of the telebench checkout or installed package (where package.json is): the nearest
+ * folder above this module that has a package.json. This module runs from `pipeline/` (sources),
+ * `dist/` or `dist/chunks/` (the compiled CLI, scripts/build.mjs), so no fixed depth is right.
+ */
+export const PROJECT_ROOT = projectRoot(dirname(fileURLToPath(import.meta.url)));
+
+function projectRoot(from: string): string {
+  for (let dir = dirname(from); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return join(from, '..');
+  }
+}
 
 /** `git rev-parse HEAD` of the checkout, with `-dirty` when the work tree has changes; null outside git. */
 export function gitSha(cwd: string = PROJECT_ROOT): string | null {

@@ -246,7 +246,9 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
           }
           // A missing service does not block a stage that has nothing left to do: its finished
           // items stay usable by the stages after it (plan is pure, so a read-only plan is safe).
-          const nothingToDo = await executeStage(stage, ctx, true).then(
+          // (a probe: its dry-run stage-end, whose `run` would count items that never run, is
+          // not emitted; the stage's own stage-end below says what happened)
+          const nothingToDo = await executeStage(stage, ctx, true, [], false).then(
             (o) => o.status === 'completed' && o.wouldRun === 0 && (o.counts.planned ?? 0) > 0,
             () => false, // a plan that needs the missing service cannot say: the stage stays stopped
           );
@@ -257,7 +259,9 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
               stage: name,
               message: `${err.service} is not available, but every item of ${name} is already finished`,
             });
-            return { status: 'completed', counts: { ...c.byState, total: c.total }, ran: 0 };
+            const counts = { ...c.byState, total: c.total };
+            bus.emit({ kind: 'stage-end', stage: name, counts, ran: 0, ms: 0 });
+            return { status: 'completed', counts, ran: 0 };
           }
           bus.emit({
             kind: 'stage-preflight-failed',
@@ -265,6 +269,20 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
             service: err.service,
             message: redact(err.message),
             hint: err.hint,
+          });
+          const c = store.counts(name);
+          bus.emit({
+            kind: 'stage-end',
+            stage: name,
+            counts: { ...c.byState, total: c.total },
+            ran: 0,
+            stopped: {
+              at: 'preflight',
+              service: err.service,
+              reason: redact(err.message),
+              ...(err.hint ? { hint: err.hint } : {}),
+            },
+            ms: 0,
           });
           return {
             status: 'blocked',
@@ -291,6 +309,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     ctx: StageContext<Cfg>,
     dry: boolean = opts.dryRun === true,
     streamFrom: readonly string[] = [],
+    emitEnd = true,
   ): Promise<StageOutcome> => {
     const started = Date.now();
     const name = stage.name;
@@ -412,7 +431,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
 
     if (dry) {
       const counts = { planned: listed.size, ...decisions };
-      bus.emit({ kind: 'stage-end', stage: name, counts, ms: Date.now() - started });
+      if (emitEnd) bus.emit({ kind: 'stage-end', stage: name, counts, ms: Date.now() - started });
       return { status: 'completed', counts, ran: 0, wouldRun: decisions.run };
     }
 
@@ -579,7 +598,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     await Promise.all(running);
     const c = store.counts(name);
     const counts = { ...c.byState, total: c.total };
-    bus.emit({ kind: 'stage-end', stage: name, counts, ms: Date.now() - started });
+    bus.emit({ kind: 'stage-end', stage: name, counts, ran, ms: Date.now() - started });
     if (interrupted || opts.signal.aborted) return { status: 'interrupted', counts, ran };
     return { status: 'completed', counts, ran };
   };

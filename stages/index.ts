@@ -1,6 +1,7 @@
 /**
- * The composition root of the stages: every stage, every pipeline, and the CLI commands that the
- * dataset branches add. The CLI (`pipeline/cli/`) imports this file; nothing in `pipeline/` else does.
+ * The composition root of the stages: every stage and every pipeline (the CLI commands that the
+ * dataset branches add are in `commands.ts`, which loads no stage). The CLI (`pipeline/cli/`)
+ * imports this file when a command runs; nothing in `pipeline/` else does.
  */
 import type { Pipeline, Stage } from '../pipeline/stage.js';
 import type { AppConfig } from './config.js';
@@ -10,10 +11,7 @@ import {
   selftestSummary,
   selftestPipeline,
 } from './selftest/selftest.js';
-import type { Command } from 'commander';
 import { swe5gMiningStages, miningFunnelMarkdown } from './swe5g/mining.js';
-import { addMineCommand } from './swe5g/commands.js';
-import { addScoreCommand } from './resilience-eval/commands.js';
 import { evalStages as resilienceEvalStages } from './resilience-eval/stages.js';
 import { resilienceEvalPipeline } from './resilience-eval/pipeline.js';
 import { resilienceStages, resiliencePipeline } from './resilience/pipeline.js';
@@ -23,13 +21,11 @@ import { validationMarkdown } from './swe5g/validate/report.js';
 import { resolveStage } from './swe5g/resolve/resolve.js';
 import { buildStage } from './swe5g/build/build.js';
 import { validateStage } from './swe5g/validate/validate.js';
-import { addImagesCommand } from './swe5g/build/images-command.js';
 import { localReleaseStages } from './release/stage.js';
-import { releaseCommands, type ReleaseCommandWiring } from './release/commands.js';
+import type { ReleaseCommandWiring } from './release/commands.js';
 import { swe5gVerifier } from './release/verifier.js';
 import { evalStages as swe5gEvalStages } from './swe5g/evaluate/stages.js';
 import { swe5gEvalMarkdown } from './swe5g/evaluate/report.js';
-import { addEvaluateCommand } from './swe5g/evaluate/command.js';
 
 export { appConfigSchema, type AppConfig } from './config.js';
 
@@ -52,7 +48,7 @@ const stages: Stage<any, any, any>[] = [
  * Release (issue 7): `release.swe5g` and `release.resilience` end the `all` pipeline with a local
  * release each. Two stages, so that a branch stopped at preflight never blocks the other's release.
  */
-const releaseWiring: ReleaseCommandWiring = {
+export const releaseWiring: ReleaseCommandWiring = {
   branchStages: (id) => pipelines.get(id === 'swe-bench-5g' ? 'swe5g' : 'resilience')?.stages ?? [],
   stageVersion: (name) => registry.get(name)?.version,
   verifier: swe5gVerifier,
@@ -152,12 +148,3 @@ const allPipeline: Pipeline<AppConfig> = {
 export const pipelines: ReadonlyMap<string, Pipeline<AppConfig>> = new Map(
   [...branchPipelines, allPipeline].map((p) => [p.name, p]),
 );
-
-/** Extra CLI commands contributed by the dataset branches (`images`, `release`, `publish`, ...). */
-export const commands: ((program: Command) => void)[] = [
-  ...releaseCommands(releaseWiring),
-  addMineCommand,
-  addImagesCommand,
-  addScoreCommand,
-  addEvaluateCommand,
-];

@@ -5,9 +5,6 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { resolveStateDir } from '../state.js';
-import { EmbeddedProvider } from '../providers/llm/embedded.js';
-import { startModelServer } from '../providers/llm/serve.js';
 import type { ModelSource } from '../providers/llm/model-source.js';
 
 interface ServeFlags {
@@ -58,6 +55,10 @@ export function addServeModelCommand(program: Command): void {
       if (flags.gpu !== 'auto' && flags.gpu !== 'cpu')
         throw new ConfigError(`--gpu must be auto or cpu, got ${flags.gpu}`);
       const contextSize = positiveInt('--context-size', flags.contextSize);
+      // loaded here, not at start: the CLI's other commands never pay for the model runtime
+      const { resolveStateDir } = await import('../state.js');
+      const { EmbeddedProvider } = await import('../providers/llm/embedded.js');
+      const { startModelServer } = await import('../providers/llm/serve.js');
       const provider = new EmbeddedProvider({
         model: flags.name,
         sources,

@@ -11,9 +11,7 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../pipeline/errors.js';
-import { readEvalInstances, type EvalInstance } from './eval-instance.js';
-import { scoreFiles, PUBLISHED_NUM_CTX } from './score.js';
-import { scoreMarkdown } from './tables.js';
+import type { EvalInstance } from './eval-instance.js';
 
 /**
  * Registers `telebench score` on `program`. The action throws ConfigError (`config_invalid`) for a
@@ -33,13 +31,19 @@ export function addScoreCommand(program: Command): void {
     )
     .option(
       '--num-ctx <n>',
-      'context window of the run: prompts at it are flagged',
-      String(PUBLISHED_NUM_CTX),
+      "context window of the run: prompts at it are flagged (default: the published runs' 2048)",
     )
     .option('--json <file>', 'also write the per-row scores and summaries as JSON')
     .action(
-      (files: string[], flags: { instances?: string[]; numCtx: string; json?: string }): void => {
-        const numCtx = Number(flags.numCtx);
+      async (
+        files: string[],
+        flags: { instances?: string[]; numCtx?: string; json?: string },
+      ): Promise<void> => {
+        // loaded when the command runs, so declaring it loads no evaluation code
+        const { readEvalInstances } = await import('./eval-instance.js');
+        const { scoreFiles, PUBLISHED_NUM_CTX } = await import('./score.js');
+        const { scoreMarkdown } = await import('./tables.js');
+        const numCtx = Number(flags.numCtx ?? PUBLISHED_NUM_CTX);
         if (!Number.isInteger(numCtx) || numCtx <= 0)
           throw new ConfigError(`--num-ctx: expected a positive integer, got ${flags.numCtx}`, {});
         const instances = new Map<string, EvalInstance>();

@@ -13,11 +13,12 @@
  *
  * Work item = one subset (not one row). Why: a file is parsed as a whole (a JSON array, CSV), the
  * 3GPP_TSG choices come from the whole split, and a subset changes as a whole (its file hash is in
- * the item input, so an edited file is re-read). The per-row unit of work, and of model calls, is
+ * the item input, so an edited file is re-read; a file downloaded into `<state>/data` is identified
+ * by its URL instead, so the run after the download does not re-read it). The per-row unit of work, and of model calls, is
  * the generation stage, which plans one item per row from these outputs. Rejected rows are listed
  * in the output with file and row (and logged), never guessed.
  */
-import { ensureSourceFile } from './sources.js';
+import { ensureSourceFile, readSourceRecord } from './sources.js';
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve, dirname, join } from 'node:path';
 import { defineStage, type StageContext } from '../../pipeline/stage.js';
@@ -40,9 +41,14 @@ import type { PromptedItem, SubsetLoadOutput } from './types.js';
 /** Input of a load work item: the subset entry, the file identity and the prompt templates. */
 export interface LoadInput {
   subset: ResolvedSubset;
-  /** sha256 of the local file ('' for Hub files: the pinned revision identifies them). */
+  /**
+   * sha256 of the local file ('' for Hub files, identified by the pinned revision, and for files
+   * downloaded into `<state>/data`, identified by `source_url`).
+   */
   file_sha256: string;
   hub?: { url: string; dataset: string; revision: string };
+  /** URL a file downloaded into `<state>/data` comes from (no data root configured). */
+  source_url?: string;
   templates: { mc: { name: string; sha256: string }; numeric: { name: string; sha256: string } };
 }
 
@@ -156,9 +162,8 @@ async function loadLocal(
   ctx: StageContext<HasResilience>,
 ): Promise<SubsetLoadOutput> {
   const cfg = resilienceSettings(ctx.config);
-  const rel = s.file ?? '';
-  if (!existsSync(s.path!) && !configuredDataRoot(ctx.configFile, cfg) && SOURCE_FILES[rel]) {
-    const url = `${cfg.data_url_base.replace(/\/+$/, '')}/${SOURCE_FILES[rel]}`;
+  const url = sourceUrl(s, ctx.configFile, cfg);
+  if (url && (!existsSync(s.path!) || !readSourceRecord(s.path!))) {
     ctx.log(`downloading ${url} into ${s.path!}`);
     await ensureSourceFile(url, s.path!, { signal: ctx.signal, timeoutMs: cfg.hub.timeout_ms });
   }
@@ -169,7 +174,23 @@ async function loadLocal(
       { tier: 'config', context: { subset: s.id, file: s.path } },
     );
   }
-  return buildSubset(s, readFileSync(s.path!, 'utf8'), s.path!, templatesMemo(ctx));
+  const out = buildSubset(s, readFileSync(s.path!, 'utf8'), s.path!, templatesMemo(ctx));
+  if (!url) return out;
+  return { ...out, download: { url, etag: readSourceRecord(s.path!)?.etag ?? null } };
+}
+
+/**
+ * The publisher URL of a local subset that is downloaded into `<state>/data` (no data root
+ * configured and the file is one of {@link SOURCE_FILES}), else undefined (a file the user keeps).
+ */
+function sourceUrl(
+  s: ResolvedSubset,
+  configFile: string,
+  cfg: ResilienceConfig,
+): string | undefined {
+  const rel = s.file ?? '';
+  if (configuredDataRoot(configFile, cfg) || !SOURCE_FILES[rel]) return undefined;
+  return `${cfg.data_url_base.replace(/\/+$/, '')}/${SOURCE_FILES[rel]}`;
 }
 
 async function loadHub(
@@ -224,7 +245,15 @@ export const resilienceLoad = defineStage<LoadInput, SubsetLoadOutput, HasResili
           },
         };
       } else {
-        // The file hash makes an edited file a new input; a missing file is reported by `run`.
+        // A file downloaded into <state>/data is identified by its URL, so the run after the one
+        // that downloaded it neither downloads nor re-reads it (the bytes' hash would change from
+        // 'missing' to the file's). A file the user keeps is identified by its bytes: an edited
+        // file is a new input; a missing one is reported by `run`.
+        const url = sourceUrl(s, ctx.configFile, cfg);
+        if (url) {
+          yield { key: s.id, input: { subset: s, file_sha256: '', source_url: url, templates } };
+          continue;
+        }
         const fileSha = existsSync(s.path!) ? sha256(readFileSync(s.path!)) : 'missing';
         yield { key: s.id, input: { subset: s, file_sha256: fileSha, templates } };
       }

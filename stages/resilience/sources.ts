@@ -2,17 +2,47 @@
  * Download of the local-source subsets (ORAN-Bench-13K, srsRANBench) into `<state>/data` when no
  * data root is configured: once per file, from `resilience.data_url_base`
  * (raw.githubusercontent.com layout), written through a temporary file so a killed run leaves no
- * half file.
+ * half file. Beside each downloaded file, `<file>.source.json` records where it came from
+ * ({@link SourceRecord}: URL, the server's ETag and Last-Modified, sha256, size).
+ *
+ * A downloaded copy is identified by its URL (which holds the publisher's ref, e.g. `main`), not by
+ * its bytes: `resilience.load` keys the subset's work item by the URL, so a second run neither
+ * downloads nor re-reads it.
  */
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { TelebenchError } from '../../pipeline/errors.js';
+import { sha256 } from '../../pipeline/hash.js';
+
+/** Where a downloaded source file came from (`<file>.source.json`). */
+export interface SourceRecord {
+  url: string;
+  /** the server's ETag header, when it sent one */
+  etag: string | null;
+  /** the server's Last-Modified header, when it sent one */
+  last_modified: string | null;
+  /** sha256 (hex) of the bytes written */
+  sha256: string;
+  bytes: number;
+  /** ISO 8601 time of the download */
+  fetched_at: string;
+}
+
+/** The record beside `dest` (`<dest>.source.json`), or null when there is none or it is unreadable. */
+export function readSourceRecord(dest: string): SourceRecord | null {
+  try {
+    return JSON.parse(readFileSync(`${dest}.source.json`, 'utf8')) as SourceRecord;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * Makes sure `dest` exists, downloading `url` when it does not.
  * @param url full URL of the file (`https://raw.githubusercontent.com/prnshv/srsRANBench/main/srsRANBench.json`)
  * @param dest absolute path of the file under the data root
- * @returns true when this call downloaded the file, false when it was already there
+ * @returns true when this call downloaded the file (and wrote its record), false when it was
+ *   already there
  * @throws TelebenchError `source_unreachable` (tier transient: `--retry-failed` tries again)
  *   naming the URL, when the request fails or answers a non-2xx status
  */
@@ -25,9 +55,11 @@ export async function ensureSourceFile(
   const signals = [AbortSignal.timeout(opts.timeoutMs ?? 120_000)];
   if (opts.signal) signals.push(opts.signal);
   let body: Buffer;
+  let headers: Headers;
   try {
     const res = await fetch(url, { signal: AbortSignal.any(signals) });
     if (!res.ok) throw new Error(`HTTP ${res.status} ${res.statusText}`);
+    headers = res.headers;
     body = Buffer.from(await res.arrayBuffer());
   } catch (err) {
     throw new TelebenchError(
@@ -38,6 +70,18 @@ export async function ensureSourceFile(
   }
   mkdirSync(dirname(dest), { recursive: true });
   const tmp = `${dest}.part-${process.pid}`;
+  const record: SourceRecord = {
+    url,
+    etag: headers.get('etag'),
+    last_modified: headers.get('last-modified'),
+    sha256: sha256(body),
+    bytes: body.length,
+    fetched_at: new Date().toISOString(),
+  };
+  // the record first: a file that exists always has its record (a kill between the two renames
+  // leaves only a record, and the next run downloads the file again)
+  writeFileSync(tmp, `${JSON.stringify(record, null, 2)}\n`);
+  renameSync(tmp, `${dest}.source.json`);
   writeFileSync(tmp, body);
   renameSync(tmp, dest);
   return true;

@@ -63,4 +63,10 @@ export interface SubsetLoadOutput {
   rejected: RejectedRow[];
   /** Commit the Hub resolved the pinned revision to (Hub subsets only). */
   hub_commit?: string | null;
+  /**
+   * Where a local subset downloaded into `<state>/data` came from (stages/resilience/sources.ts):
+   * its URL and the server's ETag (the bytes' hash is `file_sha256`). Absent for files of a
+   * configured data root.
+   */
+  download?: { url: string; etag: string | null };
 }

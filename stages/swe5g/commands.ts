@@ -11,7 +11,6 @@ import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../pipeline/errors.js';
-import { ISSUES_FROM_ENV } from './link/link.js';
 
 /**
  * Registers `telebench mine` on `program`. Registering throws nothing; the action:
@@ -40,6 +39,8 @@ export function addMineCommand(program: Command): void {
           const abs = resolve(flags.issuesFrom);
           if (!existsSync(abs))
             throw new ConfigError(`--issues-from: file not found: ${abs}`, { file: abs });
+          // loaded when the command runs, so declaring it loads no mining code
+          const { ISSUES_FROM_ENV } = await import('./link/link.js');
           process.env[ISSUES_FROM_ENV] = abs;
         }
         const argv = ['run', 'swe5g-mine'];

@@ -2,7 +2,7 @@
 // a packed tarball through `npx telebench` without the TypeScript sources, and in a checkout a
 // bundle older than its sources is rebuilt before it runs (a stale bundle never runs silently).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -13,7 +13,9 @@ import {
   statSync,
   symlinkSync,
   utimesSync,
+  writeFileSync,
 } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../pipeline/manifest.js';
@@ -29,7 +31,7 @@ function sh(cmd: string, args: string[], cwd: string, env: Record<string, string
 }
 
 describe('the packed package', () => {
-  it('`npm pack` ships the bundle, not the sources, and `npx telebench` runs from it', () => {
+  it('`npm pack` ships the bundle, not the sources, and `npx telebench` runs from it', async () => {
     const pack = sh('npm', ['pack', '--json', '--pack-destination', dir], PROJECT_ROOT);
     expect(pack.status, pack.stderr).toBe(0);
     const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
@@ -80,6 +82,51 @@ describe('the packed package', () => {
     expect(status.stdout).toContain('selftest');
     // nothing was compiled in the installed package: it has no sources to compare
     expect(existsSync(join(pkgDir, 'pipeline'))).toBe(false);
+
+    // Ctrl-C at a terminal: SIGINT to the foreground process group (npm, its sh -c, telebench)
+    // reaches the pipeline, which stops cleanly: resume hint, no item left running, exit 130
+    writeFileSync(
+      join(app, 'int.yaml'),
+      'version: 1\nselftest: { items: 400, delay_ms: 20, concurrency: 2, attempts_log: attempts.log }\n',
+    );
+    const intState = join(dir, 'state-int');
+    const child = spawn(
+      'npx',
+      ['--no-install', 'telebench', '--state', intState, 'run', 'selftest', '--config', 'int.yaml'],
+      { cwd: app, detached: true, env: { ...process.env, ...env, CI: 'true' } },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.resume();
+    const exited = new Promise<{ code: number | null; signal: string | null }>((ok) =>
+      child.on('close', (code, signal) => ok({ code, signal })),
+    );
+    const attempts = () =>
+      existsSync(join(app, 'attempts.log'))
+        ? readFileSync(join(app, 'attempts.log'), 'utf8').split('\n').length
+        : 0;
+    while (attempts() < 20 && child.exitCode === null) await sleep(20);
+    process.kill(-child.pid!, 'SIGINT');
+    const end = await exited;
+    // npm ends by the signal itself (a shell reports 128 + 2 = 130) or with telebench's 130
+    expect(end.code === 130 || end.signal === 'SIGINT', JSON.stringify(end)).toBe(true);
+    // telebench may still be finishing after npm is gone: wait until it releases the state
+    const deadline = Date.now() + 120_000;
+    while (existsSync(join(intState, 'run.lock')) && Date.now() < deadline) await sleep(100);
+    expect(stderr).toContain('to resume: npx telebench run selftest');
+    expect(stderr).toMatch(/selftest\.items: interrupted/);
+    const st = sh(
+      'npx',
+      ['--no-install', 'telebench', '--state', intState, 'status', '--json'],
+      app,
+      env,
+    );
+    const parsed = JSON.parse(st.stdout) as {
+      stages: { stage: string; byState: Record<string, number> }[];
+    };
+    const items = parsed.stages.find((x) => x.stage === 'selftest.items')!.byState;
+    expect(items.running ?? 0).toBe(0);
+    expect(items.pending ?? 0).toBeGreaterThan(0);
   });
 });
 
@@ -98,5 +145,33 @@ describe('the bundle in a checkout', () => {
     ) as string[];
     expect(inputs).toContain('pipeline/cli/main.ts');
     expect(inputs).toContain('stages/index.ts');
+  });
+});
+
+describe('what a start loads (issue 15: CLI start, bench/cli-start.bench.ts)', () => {
+  it('`--help` loads commander and the command declarations, no stage, schema or store', async () => {
+    const { buildCli } = (await import(join(PROJECT_ROOT, 'scripts', 'build.mjs'))) as {
+      buildCli(): Promise<{ inputs: number; startup: string[] }>;
+    };
+    const { startup } = await buildCli();
+    expect(startup).toContain('pipeline/cli/main.ts');
+    expect(startup).toContain('stages/commands.ts');
+    const heavy = startup.filter(
+      (f) =>
+        f === 'stages/index.ts' ||
+        f === 'stages/config.ts' ||
+        f === 'pipeline/cli/commands.ts' ||
+        f.startsWith('pipeline/store/') ||
+        f.startsWith('pipeline/providers/') ||
+        f.startsWith('node_modules/zod/') ||
+        f.startsWith('node_modules/yaml/'),
+    );
+    expect(heavy).toEqual([]);
+  });
+
+  it('the light list of pipeline names is exactly the pipelines of stages/index.ts', async () => {
+    const { PIPELINE_NAMES } = await import('../../stages/commands.js');
+    const { pipelines } = await import('../../stages/index.js');
+    expect([...PIPELINE_NAMES]).toEqual([...pipelines.keys()]);
   });
 });

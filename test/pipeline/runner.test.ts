@@ -322,6 +322,24 @@ describe('runner', () => {
     );
     expect(state.store.counts('a.items').byState.done).toBe(2);
     expect(state.store.counts('b.after').total).toBe(0);
+    // the stage-end of a stage stopped at preflight says what happened: nothing ran, and why
+    // (the read-only plan that checks for finished work does not report its would-run count)
+    const ends = events.filter((e) => e.kind === 'stage-end' && e.stage === 'b.remote');
+    expect(ends).toEqual([
+      expect.objectContaining({
+        counts: { total: 0 },
+        ran: 0,
+        stopped: {
+          at: 'preflight',
+          service: 'model server http://127.0.0.1:9',
+          reason: 'cannot reach the model server',
+          hint: 'start it with `ollama serve`',
+        },
+      }),
+    ]);
+    expect(events.find((e) => e.kind === 'stage-end' && e.stage === 'a.items')).toMatchObject({
+      ran: 3, // k0..k2 started (two done, one skipped)
+    });
     // what `telebench report run` reads back from the run's event log
     const file = join(dir, 'events.jsonl');
     writeFileSync(file, `${events.map((e) => JSON.stringify(e)).join('\n')}\n{"kind":"stage-blo`);

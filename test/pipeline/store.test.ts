@@ -9,7 +9,7 @@ import { BlobStore } from '../../pipeline/store/blobs.js';
 import { hashJson, canonicalJson, sha256 } from '../../pipeline/hash.js';
 import { redact } from '../../pipeline/secrets.js';
 import { lockState } from '../../pipeline/state.js';
-import { configJsonSchema } from '../../pipeline/cli/main.js';
+import { configJsonSchema } from '../../pipeline/cli/commands.js';
 import { PROJECT_ROOT } from '../../pipeline/manifest.js';
 
 const dirs: string[] = [];

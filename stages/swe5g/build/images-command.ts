@@ -142,93 +142,73 @@ export async function layerTable(
   return rows;
 }
 
-/** Registers `telebench images` on the CLI program. */
-export function addImagesCommand(program: Command): void {
-  const images = program
-    .command('images')
-    .description('Docker images of SWE-Bench 5G: offline base, listing with layer sizes, pruning');
+/** `telebench images base`: builds the offline base images when missing (or with `force`). */
+export async function imagesBase(opts: { config?: string; force?: boolean }): Promise<void> {
+  const s = settingsOf(opts.config, true);
+  const docker = new DockerClient();
+  await docker.ping();
+  const t0 = Date.now();
+  const r = await ensureOfflineBase(docker, {
+    rootfsImage: s.offline.rootfs_image,
+    goImage: s.offline.go_image,
+    rootfsDir: s.offline.rootfs_dir,
+    suite: s.offline.suite,
+    force: opts.force ?? false,
+    log: (l) => console.log(l),
+  });
+  for (const n of [r.rootfs, r.go]) {
+    console.log(
+      `${n}\t${fmt((await docker.size(n)) ?? 0)}\t${r.built.includes(n) ? 'built' : 'present'}`,
+    );
+  }
+  console.log(`done in ${((Date.now() - t0) / 1000).toFixed(1)} s (host ${r.go_version})`);
+}
 
-  images
-    .command('base')
-    .description(
-      'Build the offline base images (debootstrap minbase rootfs + host Go toolchain) when missing',
-    )
-    .option('--config <file>', 'configuration file (default config/default.yaml)')
-    .option('--force', 'rebuild even when the images exist')
-    .action(async (opts: { config?: string; force?: boolean }) => {
-      const s = settingsOf(opts.config, true);
-      const docker = new DockerClient();
-      await docker.ping();
-      const t0 = Date.now();
-      const r = await ensureOfflineBase(docker, {
-        rootfsImage: s.offline.rootfs_image,
-        goImage: s.offline.go_image,
-        rootfsDir: s.offline.rootfs_dir,
-        suite: s.offline.suite,
-        force: opts.force ?? false,
-        log: (l) => console.log(l),
-      });
-      for (const n of [r.rootfs, r.go]) {
-        console.log(
-          `${n}\t${fmt((await docker.size(n)) ?? 0)}\t${r.built.includes(n) ? 'built' : 'present'}`,
-        );
-      }
-      console.log(`done in ${((Date.now() - t0) / 1000).toFixed(1)} s (host ${r.go_version})`);
-    });
+/** `telebench images ls`: this state folder's telebench images (or `--all`) with layer sizes. */
+export async function imagesLs(cmd: Command): Promise<void> {
+  // `telebench --state X images ls` and `telebench images ls --state X` both name the state
+  const opts = cmd.optsWithGlobals<{ state?: string; all?: boolean }>();
+  const docker = new DockerClient();
+  await docker.ping();
+  const mine = opts.all ? undefined : stateImages(resolveStateDir(opts.state));
+  const rows = (await layerTable(docker)).filter((r) => !mine || mine.has(r.name));
+  console.log('image\tlayer\tlayer size\ttotal\tinstance');
+  for (const r of rows)
+    console.log(`${r.name}\t${r.layer}\t${fmt(r.own)}\t${fmt(r.size)}\t${r.instance ?? ''}`);
+}
 
-  images
-    .command('ls')
-    .description(
-      "List this state folder's telebench images (those its swe5g.build items recorded) with the size each layer adds",
-    )
-    .option('--state <dir>', 'state directory (default TELEBENCH_HOME or ./cache)')
-    .option('--all', 'every telebench image of the Docker engine, whichever state built it')
-    .action(async (_opts: unknown, cmd: Command) => {
-      // `telebench --state X images ls` and `telebench images ls --state X` both name the state
-      const opts = cmd.optsWithGlobals<{ state?: string; all?: boolean }>();
-      const docker = new DockerClient();
-      await docker.ping();
-      const mine = opts.all ? undefined : stateImages(resolveStateDir(opts.state));
-      const rows = (await layerTable(docker)).filter((r) => !mine || mine.has(r.name));
-      console.log('image\tlayer\tlayer size\ttotal\tinstance');
-      for (const r of rows)
-        console.log(`${r.name}\t${r.layer}\t${fmt(r.own)}\t${fmt(r.size)}\t${r.instance ?? ''}`);
-    });
-
-  images
-    .command('prune')
-    .description('Remove telebench images that no pending or validated, unreleased instance needs')
-    .option('--config <file>', 'configuration file (default config/default.yaml)')
-    .option('--state <dir>', 'state directory (default TELEBENCH_HOME or ./cache)')
-    .option('--dry-run', 'only list what would be removed')
-    .action(async (opts: { config?: string; state?: string; dryRun?: boolean }) => {
-      const s = settingsOf(opts.config);
-      const docker = new DockerClient();
-      await docker.ping();
-      const keep = neededImages(resolveStateDir(opts.state));
-      const list = await docker.listTelebenchImages();
-      // instances first, then env, then base: a parent is only removable after its children
-      const order = ['instance', 'env', 'base'];
-      const candidates = list
-        .filter((i) => order.includes(i.layer) && !i.tags.some((t) => keep.has(t)))
-        .sort((a, b) => order.indexOf(a.layer) - order.indexOf(b.layer));
-      let freed = 0;
-      for (const img of candidates) {
-        const name = img.tags[0] ?? img.id;
-        if (opts.dryRun) {
-          console.log(`would remove ${name}`);
-          continue;
-        }
-        const r = await docker.remove(name);
-        console.log(r.removed ? `removed ${name}` : `kept ${name}: ${r.error}`);
-      }
-      const after = await docker.listTelebenchImages();
-      const total = after.reduce((a, i) => a + i.size, 0);
-      freed = list.reduce((a, i) => a + i.size, 0) - total;
-      console.log(
-        `kept ${keep.size} needed image(s); telebench images ${fmt(total)} (sum of image sizes, shared layers counted once per image) against a budget of ${s.disk_budget_gib} GiB; freed ${fmt(freed)}`,
-      );
-      if (total > s.disk_budget_gib * GiB)
-        console.log('over budget: remaining images are needed by pending or validated instances');
-    });
+/** `telebench images prune`: removes telebench images no pending or validated instance needs. */
+export async function imagesPrune(opts: {
+  config?: string;
+  state?: string;
+  dryRun?: boolean;
+}): Promise<void> {
+  const s = settingsOf(opts.config);
+  const docker = new DockerClient();
+  await docker.ping();
+  const keep = neededImages(resolveStateDir(opts.state));
+  const list = await docker.listTelebenchImages();
+  // instances first, then env, then base: a parent is only removable after its children
+  const order = ['instance', 'env', 'base'];
+  const candidates = list
+    .filter((i) => order.includes(i.layer) && !i.tags.some((t) => keep.has(t)))
+    .sort((a, b) => order.indexOf(a.layer) - order.indexOf(b.layer));
+  let freed = 0;
+  for (const img of candidates) {
+    const name = img.tags[0] ?? img.id;
+    if (opts.dryRun) {
+      console.log(`would remove ${name}`);
+      continue;
+    }
+    const r = await docker.remove(name);
+    console.log(r.removed ? `removed ${name}` : `kept ${name}: ${r.error}`);
+  }
+  const after = await docker.listTelebenchImages();
+  const total = after.reduce((a, i) => a + i.size, 0);
+  freed = list.reduce((a, i) => a + i.size, 0) - total;
+  console.log(
+    `kept ${keep.size} needed image(s); telebench images ${fmt(total)} (sum of image sizes, shared layers counted once per image) against a budget of ${s.disk_budget_gib} GiB; freed ${fmt(freed)}`,
+  );
+  if (total > s.disk_budget_gib * GiB)
+    console.log('over budget: remaining images are needed by pending or validated instances');
 }

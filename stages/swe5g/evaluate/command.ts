@@ -9,7 +9,6 @@ import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../../pipeline/errors.js';
-import { PREDICTIONS_ENV } from './stages.js';
 
 /**
  * Registers `telebench evaluate`. The action:
@@ -28,6 +27,8 @@ export function addEvaluateCommand(program: Command): void {
       const abs = resolve(flags.predictions);
       if (!existsSync(abs))
         throw new ConfigError(`--predictions: file not found: ${abs}`, { file: abs });
+      // loaded when the command runs, so declaring it loads no evaluation code
+      const { PREDICTIONS_ENV } = await import('./stages.js');
       process.env[PREDICTIONS_ENV] = abs;
       const state = cmd.optsWithGlobals<{ state?: string }>().state;
       const pre = state ? ['--state', state] : [];

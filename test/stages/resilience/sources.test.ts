@@ -5,10 +5,12 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createServer, type Server } from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ensureSourceFile } from '../../../stages/resilience/sources.js';
+import { ensureSourceFile, readSourceRecord } from '../../../stages/resilience/sources.js';
 import {
   DATA_ROOT_ENV,
   SOURCE_FILES,
@@ -33,7 +35,7 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     requests.push(req.url ?? '');
     if (req.url === `/${SOURCE_FILES['srsranbench/srsRANBench.json']}`) {
-      res.writeHead(200, { 'content-type': 'application/json' });
+      res.writeHead(200, { 'content-type': 'application/json', etag: '"srsran-v1"' });
       res.end(BODY);
     } else {
       res.writeHead(404);
@@ -56,6 +58,7 @@ describe('local sources downloaded into <state>/data', () => {
     const url = `${base}/${SOURCE_FILES['srsranbench/srsRANBench.json']}`;
     expect(await ensureSourceFile(url, dest)).toBe(true);
     expect(readFileSync(dest).equals(BODY)).toBe(true);
+    expect(readSourceRecord(dest)).toMatchObject({ url, etag: '"srsran-v1"', bytes: BODY.length });
     const n = requests.length;
     expect(await ensureSourceFile(url, dest)).toBe(false);
     expect(requests.length).toBe(n);
@@ -96,5 +99,59 @@ describe('local sources downloaded into <state>/data', () => {
       if (saved === undefined) delete process.env[DATA_ROOT_ENV];
       else process.env[DATA_ROOT_ENV] = saved;
     }
+  });
+});
+
+describe('a second run of a downloaded subset (issue 15)', () => {
+  it('does no download and no reload: the item is keyed by the source URL, not the bytes', async () => {
+    const work = mkdtempSync(join(dir, 'run-'));
+    const root = resolve(import.meta.dirname, '../../..');
+    const config = join(work, 'config.yaml');
+    writeFileSync(
+      config,
+      `version: 1
+resilience:
+  subsets_file: ${join(root, 'config/subsets.yaml')}
+  prompts_dir: ${join(root, 'config/prompts/resilience')}
+  only_subsets: ['srsranbench:srsranbench']
+  data_url_base: ${base}
+`,
+    );
+    const env: Record<string, string | undefined> = { ...process.env, CI: 'true' };
+    delete env[DATA_ROOT_ENV];
+    const path = `/${SOURCE_FILES['srsranbench/srsRANBench.json']}`;
+    // asynchronous: the HTTP server answers from this process's event loop
+    const run = async () => {
+      const before = requests.filter((r) => r === path).length;
+      const r = await promisify(execFile)(
+        process.execPath,
+        [
+          join(root, 'bin/telebench.js'),
+          '--state',
+          join(work, 'state'),
+          'run',
+          'resilience',
+          '--only',
+          'resilience.load',
+          '--config',
+          config,
+          '--verbose',
+        ],
+        { encoding: 'utf8', env, cwd: work },
+      ); // rejects on a non-zero exit, with the output
+      expect(r.stderr).toContain('exit 0');
+      const starts = r.stdout
+        .split('\n')
+        .filter((l) => l.includes('"item-start"') && l.includes('resilience.load'));
+      return { downloads: requests.filter((x) => x === path).length - before, starts };
+    };
+    const first = await run();
+    expect(first.downloads).toBe(1);
+    expect(first.starts).toHaveLength(1);
+    const file = join(work, 'state', 'data', 'srsranbench', 'srsRANBench.json');
+    expect(readSourceRecord(file)?.url).toBe(`${base}${path}`);
+    const second = await run();
+    expect(second.downloads).toBe(0);
+    expect(second.starts).toEqual([]);
   });
 });

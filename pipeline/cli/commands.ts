@@ -1,0 +1,287 @@
+/**
+ * The implementations of the engine's commands (`run`, `show`, `items`, `report`, `config`;
+ * `status` is in `status.ts`). `main.ts` declares the commands and imports this module only when one of them runs
+ * (a chunk of its own in the compiled bundle), so `telebench --help` does not load the stages,
+ * the store or the configuration schema. With `main.ts`, the only part of `pipeline/` that imports
+ * `stages/`.
+ */
+import type { Command } from 'commander';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { registry, pipelines, appConfigSchema, type AppConfig } from '../../stages/index.js';
+import { loadConfigFile } from '../config/load.js';
+import { ConfigError } from '../errors.js';
+import { EventBus } from '../events.js';
+import { runPipeline, selectStages, type RunResult } from '../runner.js';
+import { openState, resolveStateDir, lockState } from '../state.js';
+import { buildManifest } from '../manifest.js';
+import { eventLogWriter, jsonLinesRenderer, ttyRenderer, waitingReporter } from './progress.js';
+import { statusReport, runReport } from './reports.js';
+import { redact } from '../secrets.js';
+import { resolveConfigPath, selfCommand, shellQuote } from './main.js';
+
+/** Loads and validates the configuration. @throws ConfigError (exit 2) */
+export function loadAppConfig(flag: string | undefined): { file: string; config: AppConfig } {
+  const file = resolveConfigPath(flag);
+  return { file, config: loadConfigFile(file, appConfigSchema) };
+}
+
+export interface RunFlags {
+  config?: string;
+  from?: string;
+  only?: string;
+  retryFailed?: boolean;
+  dryRun?: boolean;
+  limit?: number;
+  state?: string;
+  verbose?: boolean;
+}
+
+/**
+ * `telebench run <pipeline>`: runs (or with `dryRun` plans) the pipeline in the state folder.
+ * @returns the exit code (0 done, 1 items failed, 3 a stage stopped at preflight, 130/143 signals)
+ * @throws ConfigError (exit 2) for an unknown pipeline or stage, a bad configuration or state folder
+ */
+export async function runCommand(pipelineName: string, flags: RunFlags): Promise<number> {
+  const { file, config } = loadAppConfig(flags.config);
+  const pipeline = pipelines.get(pipelineName);
+  if (!pipeline) {
+    throw new ConfigError(
+      `unknown pipeline "${pipelineName}"; available: ${[...pipelines.keys()].join(', ')}`,
+    );
+  }
+  const order = selectStages(pipeline, registry, { only: flags.only, from: flags.from });
+  const stateDir = resolveStateDir(flags.state);
+  const state = openState(stateDir);
+  const unlock = flags.dryRun ? () => undefined : lockState(stateDir);
+  const runId = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`;
+  const runDir = join(stateDir, 'runs', runId);
+  mkdirSync(runDir, { recursive: true });
+  const manifest = buildManifest({
+    runId,
+    pipeline: pipelineName,
+    argv: process.argv.slice(2).map((a) => redact(a)),
+    configFile: file,
+    config,
+    stageVersions: Object.fromEntries(order.map((n) => [n, registry.get(n)!.version])),
+  });
+  writeFileSync(join(runDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  if (!flags.dryRun)
+    state.store.startRun(runId, pipelineName, manifest as unknown as Record<string, unknown>);
+
+  const bus = new EventBus();
+  const closeLog = eventLogWriter(bus, join(runDir, 'events.jsonl'));
+  const tty = process.stderr.isTTY === true && !process.env.CI;
+  const closeRender = tty
+    ? ttyRenderer(bus)
+    : jsonLinesRenderer(bus, process.stdout, flags.verbose);
+  const stopWaiting = waitingReporter(
+    bus,
+    Number(process.env.TELEBENCH_WAITING_EVERY_MS ?? 30_000),
+  );
+
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    signals++;
+    if (signals === 1) {
+      bus.emit({ kind: 'interrupted', signal: sig });
+      controller.abort(sig);
+    } else {
+      process.stderr.write(
+        `second ${sig}: exiting now; items in flight will be re-run on resume\n`,
+      );
+      process.exit(sig === 'SIGTERM' ? 143 : 130);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const started = Date.now();
+  let result: RunResult;
+  try {
+    const concurrency = Object.fromEntries(
+      Object.entries(config.stages).map(([k, v]) => [k, v.concurrency]),
+    );
+    result = await runPipeline<AppConfig>({
+      pipeline,
+      registry,
+      config,
+      configFile: file,
+      stateDir,
+      store: state.store,
+      blobs: state.blobs,
+      bus,
+      signal: controller.signal,
+      runId,
+      only: flags.only,
+      from: flags.from,
+      retryFailed: flags.retryFailed,
+      dryRun: flags.dryRun,
+      limit: flags.limit,
+      concurrency,
+    });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    stopWaiting();
+    closeRender();
+  }
+  bus.emit({ kind: 'run-end', runId, exitCode: result.exitCode, ms: Date.now() - started });
+  closeLog();
+  if (!flags.dryRun) state.store.endRun(runId, result.exitCode);
+
+  // Summary for the person at the terminal (stderr, so stdout stays JSON lines in a pipe).
+  const lines: string[] = [];
+  for (const name of order) {
+    const o = result.stages[name];
+    if (!o) continue;
+    if (o.status === 'blocked') {
+      lines.push(`  ${name}: stopped — ${o.reason}${o.hint ? `\n      -> ${o.hint}` : ''}`);
+    } else {
+      const c = Object.entries(o.counts)
+        .filter(([k]) => k !== 'total')
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ');
+      lines.push(
+        `  ${name}: ${o.status}${flags.dryRun ? ` (dry run: ${o.status === 'completed' ? (o.wouldRun ?? 0) : 0} would run)` : ''} — ${c || 'no items'}`,
+      );
+    }
+  }
+  process.stderr.write(
+    `telebench run ${pipelineName} (${runId}) exit ${result.exitCode}\n${lines.join('\n')}\n`,
+  );
+  if (result.exitCode !== 0) {
+    const argv = [...selfCommand(), 'run', pipelineName];
+    if (flags.config) argv.push('--config', flags.config);
+    if (flags.state) argv.push('--state', flags.state);
+    if (flags.only) argv.push('--only', flags.only);
+    if (flags.from) argv.push('--from', flags.from);
+    if (flags.limit) argv.push('--limit', String(flags.limit));
+    const anyFailed = Object.values(result.stages).some(
+      (o) => o.status !== 'blocked' && (o.counts.failed ?? 0) > 0,
+    );
+    if (anyFailed || flags.retryFailed) argv.push('--retry-failed');
+    process.stderr.write(`to resume: ${argv.map(shellQuote).join(' ')}\n`);
+  }
+  unlock();
+  state.close();
+  return result.exitCode;
+}
+
+/**
+ * `telebench show <stage> <item-key>`: an item's input, output, error and artifacts as JSON.
+ * @throws ConfigError for a stage or item the state folder does not have
+ */
+export function showCommand(stage: string, key: string, cmd: Command): void {
+  const state = openState(resolveStateDir(cmd.optsWithGlobals().state), { mode: 'read' });
+  try {
+    const item = state.store.item(stage, key);
+    if (!item && !state.store.stages().includes(stage)) {
+      throw new ConfigError(
+        `no stage "${stage}" in ${state.dir}; stages with items: ${state.store.stages().join(', ') || 'none yet'}`,
+      );
+    }
+    if (!item) {
+      throw new ConfigError(
+        `no item "${key}" in stage "${stage}" (see \`telebench status\` for the stages)`,
+      );
+    }
+    const artifacts = state.store
+      .artifacts(stage, key)
+      .map((a) => ({ ...a, path: state.blobs.path(a.digest) }));
+    process.stdout.write(`${JSON.stringify({ ...item, artifacts }, null, 2)}\n`);
+  } finally {
+    state.close();
+  }
+}
+
+/**
+ * `telebench items <stage>`: item keys with their state and skip reason or error code.
+ * @throws ConfigError for a stage the state folder does not have
+ */
+export function itemsCommand(
+  stage: string,
+  flags: { stateFilter?: string; limit?: number },
+  cmd: Command,
+): void {
+  const state = openState(resolveStateDir(cmd.optsWithGlobals().state), { mode: 'read' });
+  try {
+    if (!state.store.stages().includes(stage)) {
+      throw new ConfigError(
+        `no stage "${stage}" in ${state.dir}; stages with items: ${state.store.stages().join(', ') || 'none yet'}`,
+      );
+    }
+    let n = 0;
+    for (const rec of state.store.items(stage)) {
+      if (flags.stateFilter && rec.state !== flags.stateFilter) continue;
+      if (flags.limit !== undefined && n >= flags.limit) break;
+      const why = rec.skipReason ?? (rec.error ? String(rec.error.code ?? '') : '');
+      process.stdout.write(`${rec.key}\t${rec.state}${why ? `\t${why}` : ''}\n`);
+      n++;
+    }
+  } finally {
+    state.close();
+  }
+}
+
+/**
+ * `telebench report [target]`: the last run's Markdown report, or a pipeline's report.
+ * @throws ConfigError for an unknown target or a bad configuration
+ */
+export async function reportCommand(
+  target: string,
+  flags: { config?: string },
+  cmd: Command,
+): Promise<void> {
+  const stateDir = resolveStateDir(cmd.optsWithGlobals().state);
+  const state = openState(stateDir, { mode: 'read' });
+  try {
+    if (target === 'run') {
+      process.stdout.write(runReport(state.store, registry, stateDir));
+      return;
+    }
+    const pipeline = pipelines.get(target);
+    if (!pipeline)
+      throw new ConfigError(
+        `unknown report "${target}"; use run or one of: ${[...pipelines.keys()].join(', ')}`,
+      );
+    if (!pipeline.report) {
+      process.stdout.write(statusReport(state.store, registry, false, new Set(pipeline.stages)));
+      return;
+    }
+    const { file, config } = loadAppConfig(flags.config);
+    const memo = new Map<string, unknown>();
+    const md = await pipeline.report({
+      config,
+      configFile: file,
+      stateDir,
+      runId: 'report',
+      store: {
+        outputs: (s) => state.store.doneOutputs(s, registry.get(s)?.version ?? -1),
+        item: (s, k) => state.store.item(s, k),
+        items: (s) => state.store.items(s),
+      },
+      kv: state.store,
+      blobs: state.blobs,
+      signal: new AbortController().signal,
+      emit: () => undefined,
+      log: (m) => process.stderr.write(`${m}\n`),
+      memo: <T>(k: string, make: () => T): T => {
+        if (!memo.has(k)) memo.set(k, make());
+        return memo.get(k) as T;
+      },
+    });
+    process.stdout.write(md.endsWith('\n') ? md : `${md}\n`);
+  } finally {
+    state.close();
+  }
+}
+
+/** JSON Schema text (2-space JSON) generated from the zod configuration schema. */
+export function configJsonSchema(): string {
+  const schema = z.toJSONSchema(appConfigSchema, { io: 'input', unrepresentable: 'any' });
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
