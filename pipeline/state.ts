@@ -3,7 +3,7 @@
  * `state.db` (SQLite store), `blobs/` (content-addressed artifacts), `runs/<run_id>/`
  * (events.jsonl, manifest.json), `mirrors/`, `downloads/`, `releases/` (used by the stages).
  */
-import { resolve, join } from 'node:path';
+import { resolve, join, dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import {
   accessSync,
@@ -64,6 +64,26 @@ function writable(dir: string): { ok: true } | { ok: false; why: string } {
 }
 
 /**
+ * `mkdir -p` one folder at a time: finds the nearest existing ancestor of `dir` and creates each
+ * missing folder below it with a plain `mkdir`. Node 20's `mkdirSync(dir, { recursive: true })`
+ * never returns when a parent's `mkdir` fails with ENOENT, e.g. under /proc (`--state /proc/x/y`
+ * spun the CPU forever); this way the first failing `mkdir` throws its own error.
+ * @param dir folder to create (absolute or relative to the working folder)
+ * @throws the `mkdir` error (ENOENT, EACCES, EROFS, ENOTDIR when an ancestor is a file)
+ */
+function makeFolders(dir: string): void {
+  const missing: string[] = [];
+  let d = resolve(dir);
+  while (!existsSync(d)) {
+    missing.unshift(d);
+    const parent = dirname(d);
+    if (parent === d) break;
+    d = parent;
+  }
+  for (const m of missing) mkdirSync(m);
+}
+
+/**
  * Opens (creating) the store and blob store of a state directory.
  *
  * `mode: 'read'` (status, items, show, report) also works on a read-only folder: the store files
@@ -78,7 +98,7 @@ export function openState(
   opts: { mode?: 'write' | 'read' } = {},
 ): OpenState & { readOnly?: boolean } {
   try {
-    mkdirSync(dir, { recursive: true });
+    makeFolders(dir);
     if (!statSync(dir).isDirectory())
       throw Object.assign(new Error('not a folder'), { code: 'EEXIST' });
   } catch (err) {

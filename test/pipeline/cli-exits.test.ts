@@ -37,6 +37,8 @@ function cli(args: string[], cwd = dir) {
     cwd,
     encoding: 'utf8',
     env: { ...process.env, CI: 'true' },
+    // a hang guard only (a spinning mkdir once never returned), sized for a machine at load 30
+    timeout: 300_000,
   });
 }
 
@@ -62,6 +64,11 @@ describe('state folder problems: exit 2 naming the folder and the cause', () => 
     expect(r.stderr).toContain(`cannot create the state folder ${under}`);
     expect(r.stderr).toMatch(/not a folder \(ENOTDIR\)/);
     expect(r.stderr).not.toContain('internal error');
+    // Node 20's recursive mkdir never returns here (ENOENT from a parent under /proc): a clear error instead
+    const proc = cli(['--state', '/proc/telebench-nope/state', 'status']);
+    expect(proc.status).toBe(2);
+    expect(proc.stderr).toContain('cannot create the state folder /proc/telebench-nope/state');
+    expect(proc.stderr).toMatch(/ENOENT/);
     const file = cli(['--state', join(dir, 'a-file'), 'run', 'selftest']);
     expect(file.status).toBe(2);
     expect(file.stderr).toMatch(/it exists and is not a folder/);
