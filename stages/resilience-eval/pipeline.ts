@@ -19,7 +19,7 @@ import {
   type EvalScoreOutput,
 } from './stages.js';
 import { DISCRETE_SUBSETS, fmtRate, type ModeMetrics } from './metrics.js';
-import { detailTable, tableOne } from './tables.js';
+import { DETAIL_HEADER, detailRows, detailTable, tableOne } from './tables.js';
 import { PARSE_MODES } from './parse-modes.js';
 import { evalSettings, type HasResilienceEval } from './config.js';
 
@@ -218,7 +218,7 @@ export function whyNoScores(ctx: StageContext<HasResilienceEval>): string {
 /**
  * Rows of one target whose prompt was cut, context shifted or budget exhausted, over every
  * subset it answered (the seven discrete ones, TeleMath and any other loaded subset), so the
- * summary agrees with the per-subset tables' "prompts cut" column. Parse-mode independent.
+ * summary agrees with the per-subset tables' "cut prompt or budget exhausted" column. Parse-mode independent.
  */
 function cutRowsOf(s: EvalScoreOutput): number {
   return Object.values(s.modes.lenient.by_subset).reduce((a, g) => a + g.cut_rows, 0);
@@ -299,6 +299,16 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
         `Table I (${mode}): CFR / NFR / WFR % per sub-benchmark, macro = unweighted mean of the discrete subsets`,
         scores.map((s) => ({ model: s.target, m: s.modes[mode] })),
       ),
+      // every subset a target answered, main or not (an ORAN-Bench-13K-only run has no Table I cell)
+      ...scores.map((s): ReportBlock => ({
+        kind: 'table',
+        caption: `${s.target} (${mode}): per subset, counts, CFR with 95% bootstrap interval, tokens`,
+        header: [...DETAIL_HEADER],
+        rows: detailRows(s.modes[mode]).map((cells) => [
+          cells[0]!.replace(/\*\*/g, ''),
+          ...cells.slice(1),
+        ]),
+      })),
       ...(mode === 'lenient'
         ? evalFigures(scores, mode).map((f): ReportBlock => ({
             kind: 'figure',
@@ -321,8 +331,8 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
           'failed',
           'VRAM GiB',
           'VRAM method',
-          'cut rows',
-          'correct flips from cut rows %',
+          'rows with a cut prompt or exhausted budget',
+          'correct flips from those rows %',
           'mean output tokens',
         ],
         rows: scores.map((s) => [

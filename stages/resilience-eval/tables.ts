@@ -28,20 +28,63 @@ export function tableOne(entries: readonly { model: string; m: ModeMetrics }[]):
   return lines;
 }
 
-/** Detail table of one model in one mode: counts, parse failures, CI, tokens. Pure. */
-export function detailTable(m: ModeMetrics): string[] {
-  const lines = [
-    '| subset | n | scored | correct | no flip | wrong flip | incorrect (generator answer unknown) | parse failures (ambiguous) | excluded | CFR [95% CI] | parse-failure rate | mean output tokens | prompts cut | correct flips from cut prompts |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|',
+/** Column names of the per-subset detail table (Markdown and HTML). */
+export const DETAIL_HEADER = [
+  'subset',
+  'n',
+  'scored',
+  'correct',
+  'no flip',
+  'wrong flip',
+  'incorrect (generator answer unknown)',
+  'parse failures (ambiguous)',
+  'excluded',
+  'CFR [95% CI]',
+  'parse-failure rate',
+  'mean output tokens',
+  'cut prompt or budget exhausted',
+  'correct flips from those rows',
+] as const;
+
+/**
+ * Rows of the detail table of one model in one mode: one per subset the model answered (every
+ * loaded subset, main or not), then the micro row over the seven main subsets. Pure.
+ * @returns cells in {@link DETAIL_HEADER} order
+ */
+export function detailRows(m: ModeMetrics): string[][] {
+  const rows = [
+    ...Object.entries(m.by_subset),
+    ['**micro (the seven main subsets)**', m.micro] as const,
   ];
-  const rows = [...Object.entries(m.by_subset), ['**micro (discrete)**', m.micro] as const];
-  for (const [s, g] of rows) {
+  return rows.map(([s, g]) => {
     const ci = g.cfr_ci ? ` [${g.cfr_ci[0].toFixed(1)}, ${g.cfr_ci[1].toFixed(1)}]` : '';
-    lines.push(
-      `| ${s} | ${g.n} | ${g.scored} | ${g.counts.correct_flip} | ${g.counts.no_flip} | ${g.counts.wrong_flip} | ${g.counts.incorrect} | ${g.counts.parse_failure} (${g.ambiguous}) | ${g.counts.excluded} | ${fmtRate(g.cfr)}${ci} | ${fmtRate(g.parse_failure_rate)} | ${fmtRate(g.mean_output_tokens, 0)} | ${g.cut_rows} | ${g.cut_share_of_correct === null ? 'unavailable' : `${g.cut_share_of_correct.toFixed(1)}%`} |`,
-    );
-  }
-  return lines;
+    return [
+      s,
+      String(g.n),
+      String(g.scored),
+      String(g.counts.correct_flip),
+      String(g.counts.no_flip),
+      String(g.counts.wrong_flip),
+      String(g.counts.incorrect),
+      `${g.counts.parse_failure} (${g.ambiguous})`,
+      String(g.counts.excluded),
+      `${fmtRate(g.cfr)}${ci}`,
+      fmtRate(g.parse_failure_rate),
+      fmtRate(g.mean_output_tokens, 0),
+      String(g.cut_rows),
+      g.cut_share_of_correct === null ? 'unavailable' : `${g.cut_share_of_correct.toFixed(1)}%`,
+    ];
+  });
+}
+
+/** Detail table of one model in one mode: counts, parse failures, CI, tokens (Markdown). Pure. */
+export function detailTable(m: ModeMetrics): string[] {
+  const align = DETAIL_HEADER.map((h) => (h === 'subset' || h === 'CFR [95% CI]' ? '---' : '---:'));
+  return [
+    `| ${DETAIL_HEADER.join(' | ')} |`,
+    `|${align.join('|')}|`,
+    ...detailRows(m).map((cells) => `| ${cells.join(' | ')} |`),
+  ];
 }
 
 /** The Markdown of `telebench score` for one or more files. Pure. */

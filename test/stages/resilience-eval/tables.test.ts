@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { tableOne } from '../../../stages/resilience-eval/tables.js';
+import { DETAIL_HEADER, detailRows, tableOne } from '../../../stages/resilience-eval/tables.js';
 import { modeMetrics } from '../../../stages/resilience-eval/metrics.js';
 import type { ModeMetrics, ScoredRow } from '../../../stages/resilience-eval/metrics.js';
 import { evalMarkdown } from '../../../stages/resilience-eval/pipeline.js';
@@ -57,5 +57,14 @@ describe('evaluation summary line', () => {
     const md = evalMarkdown([s], null);
     expect(md).toMatch(/rows with a cut prompt, context shift or exhausted budget: 4\./);
     expect(m.micro.cut_rows).toBe(1);
+    // the detail rows (Markdown and HTML) hold every answered subset, main or not
+    const detail = detailRows(m);
+    expect(detail.map((r) => r[0])).toEqual([
+      'fin_e',
+      'telemath',
+      'teleqna',
+      '**micro (the seven main subsets)**',
+    ]);
+    expect(detail[0]![DETAIL_HEADER.indexOf('cut prompt or budget exhausted')]).toBe('2');
   });
 });
