@@ -10,7 +10,7 @@
  * Exit codes: 0 all done, 1 some items failed, 2 usage or configuration error, 3 a stage stopped at
  * preflight, 130 SIGINT, 143 SIGTERM.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { existsSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { PIPELINE_NAMES, stageCommands } from '../../stages/commands.js';
@@ -123,9 +123,16 @@ export function buildProgram(): Command {
     .command('items')
     .description("a stage's item keys with their state and skip reason or error code")
     .argument('<stage>')
-    .option(
-      '--state-filter <state>',
-      'only items in this state (done, skipped, failed, pending, ...)',
+    .addOption(
+      // the store's ItemState values (not imported: this module loads at every start)
+      new Option('--state-filter <state>', 'only items in this state').choices([
+        'pending',
+        'running',
+        'done',
+        'failed',
+        'skipped',
+        'orphaned',
+      ]),
     )
     .option('--limit <n>', 'at most N items', intArg('--limit'))
     .action(async (stage: string, flags: { stateFilter?: string; limit?: number }, cmd: Command) =>
@@ -170,6 +177,12 @@ export function buildProgram(): Command {
  * the exit code.
  */
 export async function main(argv: string[]): Promise<number> {
+  // A reader that closes the pipe early (`telebench items X | head -1`) is not an error: stop
+  // quietly as other command-line tools do, instead of an unhandled EPIPE stack trace.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
   const program = buildProgram();
   try {
     await program.parseAsync(argv, { from: 'user' });

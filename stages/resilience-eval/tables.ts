@@ -97,14 +97,14 @@ export function scoreMarkdown(summaries: readonly { file: string; s: ScoreSummar
     if (s.reproduction) {
       const r = s.reproduction;
       const reasons = Object.entries(r.reasons)
-        .map(([k, v]) => `${v} ${k}`)
+        .map(([k, v]) => `${k} (${v} ${v === 1 ? 'row' : 'rows'})`)
         .join('; ');
       out.push(
         `  published mode reproduces ${r.reproduced} of ${r.compared} recorded predictions${reasons ? ` (not reproduced: ${reasons})` : ''}.`,
       );
       if (r.lacking_option_texts)
         out.push(
-          `  ${r.lacking_option_texts} rows cannot be decided without the option texts: the file carries none, and the published scorer matched option texts (\`Final Answer: UDM\`, a quoted option value); give \`--instances\` with \`choices\` (instances built here, or the published Hub dataset) to apply its option-text rules.`,
+          `  ${r.lacking_option_texts} rows cannot be decided without the option texts: the file carries none, and the published scorer matched option texts (\`Final Answer: UDM\`, a quoted option value); give \`--instances\` whose rows carry \`choices\` (instances built here, or the published Hub dataset's TeleResilienceBench.csv) to apply its option-text rules; a file without \`choices\` (e.g. AuxiliaryBenchmark.json, TeleMath only) cannot supply them.`,
         );
     }
     for (const e of s.errors.slice(0, 20)) out.push(`  - line ${e.line}: ${e.message}`);

@@ -241,3 +241,20 @@ describe('a stage that waits says so as it happens', () => {
     expect(events).toContain('"waiting":true');
   });
 });
+
+describe('items: a closed pipe and a bad filter (new-user trial)', () => {
+  it('`items X | head -1` stops quietly; an unknown --state-filter is a usage error naming the choices', () => {
+    const state = join(dir, 'items-state');
+    expect(cli(['--state', state, 'run', 'selftest']).status).toBe(0);
+    const piped = spawnSync(
+      'bash',
+      ['-c', `"${process.execPath}" "${BIN}" --state "${state}" items selftest.items | head -1`],
+      { cwd: dir, encoding: 'utf8', env: { ...process.env, CI: 'true' }, timeout: 300_000 },
+    );
+    expect(piped.stdout).toMatch(/^item-\d+\tdone\n$/);
+    expect(piped.stderr).not.toMatch(/EPIPE|Error/);
+    const bad = cli(['--state', state, 'items', 'selftest.items', '--state-filter', 'bogus']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/'bogus' is invalid\. Allowed choices are pending, running, done/);
+  });
+});
