@@ -134,7 +134,8 @@ async function barePhase(prompts: Parameters<typeof toChatHistory>[0][]) {
     prompts.map((messages) =>
       limit(async () => {
         const seq = free.pop()!;
-        await seq.clearHistory();
+        // as the provider does: erasing an empty sequence waits on the context lock for nothing
+        if (seq.nextTokenIndex > 0) await seq.clearHistory();
         const chat = new LlamaChat({ contextSequence: seq, chatWrapper: wrapper });
         await chat.generateResponse(toChatHistory(messages), {
           maxTokens: MAX_TOKENS,
