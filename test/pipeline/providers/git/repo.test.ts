@@ -1,5 +1,13 @@
-import { describe, it, expect, beforeAll } from 'vitest';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  writeFileSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,9 +30,9 @@ import type { Fixture } from '../../../fixtures/repos/builder.js';
 const git = (dir: string, ...args: string[]): string =>
   execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
 
-/** A new empty repository on branch `main` in a fresh temporary folder named `<prefix>XXXXXX`. */
+/** A new empty repository on branch `main` in a fresh folder `<root>/<prefix>XXXXXX`. */
 function newRepo(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(root, prefix));
   git(dir, 'init', '-q', '-b', 'main');
   git(dir, 'config', 'user.email', 't@t');
   git(dir, 'config', 'user.name', 't');
@@ -41,6 +49,7 @@ beforeAll(async () => {
   mirror = join(root, 'mirror.git');
   await ensureMirror(fx.dir, mirror, [fx.candidate.merge_commit]);
 });
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('isTestPath', () => {
   it('follows per-language rules', () => {
