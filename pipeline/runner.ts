@@ -395,8 +395,12 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
       return true;
     };
     const planCtx = { ...ctx, limit: opts.limit };
-    /** One pass over `plan`. @returns every key it listed */
+    /** When the last pass over `plan` ended and how long it took (ms): paces re-planning. */
+    let roundEnd = 0;
+    let roundMs = 0;
+    /** One pass over `plan` (sets roundEnd and roundMs). @returns every key it listed */
     const round = async (final: boolean): Promise<Set<string>> => {
+      const roundStart = Date.now();
       const listed = new Set<string>();
       for await (const item of stage.plan(planCtx)) {
         if (typeof item.key !== 'string' || item.key === '') {
@@ -430,6 +434,8 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
         }
       }
       flush();
+      roundEnd = Date.now();
+      roundMs = roundEnd - roundStart;
       return listed;
     };
 
@@ -447,10 +453,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     }
 
     let final = needsEnded();
-    let roundStart = Date.now();
     let listed = await round(final);
-    let roundEnd = Date.now();
-    let roundMs = roundEnd - roundStart;
 
     if (dry) {
       const counts = { planned: listed.size, ...decisions };
@@ -593,10 +596,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
           interrupted = true;
           break;
         }
-        roundStart = Date.now();
         listed = await round(final);
-        roundEnd = Date.now();
-        roundMs = roundEnd - roundStart;
         if (listed.size > announced) {
           announced = listed.size;
           bus.emit({
