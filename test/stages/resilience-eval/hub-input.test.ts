@@ -6,34 +6,16 @@
  * scripted Ollama-protocol server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startHubServer, type HubServer } from '../../servers/hub-server.js';
 import { startLlmServer, type LlmServer } from '../../servers/llm-server.js';
 import {
   parseChoicesCell,
   readEvalInstances,
 } from '../../../stages/resilience-eval/eval-instance.js';
-
-const ROOT = resolve(import.meta.dirname, '../../..');
-const BIN = join(ROOT, 'bin/telebench.js');
-
-function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, CI: 'true' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code: code ?? -1, stdout, stderr }));
-  });
-}
+import { ROOT, runCli } from '../../fixtures/cli.js';
 
 const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
 const HEADER =

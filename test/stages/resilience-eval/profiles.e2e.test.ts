@@ -6,33 +6,15 @@
  * the real SmolLM2-135M (node-llama-cpp in this process).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startLlmServer, type LlmServer } from '../../servers/llm-server.js';
 import { SMOLLM2_NAME, smollm2Path } from '../../fixtures/smollm2.js';
 import { EmbeddedProvider } from '../../../pipeline/providers/llm/embedded.js';
 import { ollamaCut } from '../../../pipeline/providers/llm/truncation.js';
 import type { ChatRequest } from '../../../pipeline/providers/llm/types.js';
-
-const ROOT = resolve(import.meta.dirname, '../../..');
-const BIN = join(ROOT, 'bin/telebench.js');
-
-function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, CI: 'true' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code: code ?? -1, stdout, stderr }));
-  });
-}
+import { ROOT, runCli } from '../../fixtures/cli.js';
 
 describe('ollamaCut (the published run: Ollama truncation, then its context shift)', () => {
   it('keeps the first 4 tokens and the tail, hand-computed', () => {
