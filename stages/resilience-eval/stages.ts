@@ -42,7 +42,13 @@ import {
   type TargetConfig,
 } from './config.js';
 import { readEvalInstances, toEvalInstance, type EvalInstance } from './eval-instance.js';
-import { PARSE_MODES, parseInMode, type ModeParse, type ParseMode } from './parse-modes.js';
+import {
+  NO_ANSWER,
+  PARSE_MODES,
+  parseInMode,
+  type ModeParse,
+  type ParseMode,
+} from './parse-modes.js';
 import { classifyOutcome, modeMetrics, type ModeMetrics, type Outcome } from './metrics.js';
 import { measureVram, type VramSample } from './vram.js';
 
@@ -354,13 +360,6 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
       chat = await provider.chat(request, { signal: ctx.signal });
     } catch (err) {
       if (err instanceof TelebenchError && err.code === 'prompt_too_long') {
-        const none: ModeParse = {
-          status: 'no_answer',
-          rule: null,
-          index: null,
-          value: null,
-          matched: null,
-        };
         return {
           ...base,
           excluded: 'prompt_too_long',
@@ -371,7 +370,7 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
           prompt_tokens: null,
           output_tokens: null,
           cached: false,
-          parses: { strict: none, lenient: none, published: none },
+          parses: { strict: NO_ANSWER, lenient: NO_ANSWER, published: NO_ANSWER },
           outcomes: { strict: 'excluded', lenient: 'excluded', published: 'excluded' },
           vram: await measureVram(provider, request.model, inProcess, ctx.signal),
         };
