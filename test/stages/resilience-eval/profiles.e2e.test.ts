@@ -14,7 +14,7 @@ import { SMOLLM2_NAME, smollm2Path } from '../../fixtures/smollm2.js';
 import { EmbeddedProvider } from '../../../pipeline/providers/llm/embedded.js';
 import { ollamaCut } from '../../../pipeline/providers/llm/truncation.js';
 import type { ChatRequest } from '../../../pipeline/providers/llm/types.js';
-import { ROOT, runCli } from '../../fixtures/cli.js';
+import { ROOT, runCli, runPipelineCli } from '../../fixtures/cli.js';
 
 describe('ollamaCut (the published run: Ollama truncation, then its context shift)', () => {
   it('keeps the first 4 tokens and the tail, hand-computed', () => {
@@ -168,14 +168,7 @@ resilience_eval:
 
   it('paper scores and flags the cut row; default fits every prompt and cuts none', async () => {
     const state = join(dir, 'state');
-    const run = await runCli([
-      '--state',
-      state,
-      'run',
-      'resilience-eval',
-      '--config',
-      join(dir, 'config.yaml'),
-    ]);
+    const run = await runPipelineCli('run', 'resilience-eval', state, join(dir, 'config.yaml'));
     expect(run.code, run.stderr).toBe(0);
     const bodies = llm.chatRequests().map(
       (c) =>
@@ -219,14 +212,7 @@ resilience_eval:
     expect(ep).toMatch(/"prompt_tokens":\s*2048/);
     expect(flags(await show(state, 'smol-paper::ot-lite:teleqna:2')).prompt_truncated).toBe(false);
 
-    const rep = await runCli([
-      '--state',
-      state,
-      'report',
-      'resilience-eval',
-      '--config',
-      join(dir, 'config.yaml'),
-    ]);
+    const rep = await runPipelineCli('report', 'resilience-eval', state, join(dir, 'config.yaml'));
     expect(rep.code, rep.stderr).toBe(0);
     expect(rep.stdout).toMatch(
       /scripted-paper \(target:1b, profile paper, num_ctx 2048\): 2 replies, 0 failed items;.*rows with a cut prompt, context shift or exhausted budget: 1\./,
