@@ -63,6 +63,8 @@ export const resilienceConfigSchema = z.strictObject({
    * `<data_url_base>/<owner>/<repo>/<ref>/<path>` (raw.githubusercontent.com layout).
    */
   data_url_base: z.string().min(1).default('https://raw.githubusercontent.com'),
+  /** Milliseconds one download from `data_url_base` may take (the whole file; a hang guard). */
+  data_timeout_ms: positiveInt.default(300_000),
   /** Only these subsets (by `name`, or `source:name`); empty means every enabled entry. */
   only_subsets: z.array(z.string().min(1)).default([]),
   hub: z
@@ -77,8 +79,11 @@ export const resilienceConfigSchema = z.strictObject({
       revision: z.string().min(1).default('main'),
       /** File name of a subset's split; `{subset}` is replaced by the subset name. */
       file_pattern: z.string().min(1).default('test_{subset}.json'),
-      /** Milliseconds the preflight waits for the Hub. */
-      timeout_ms: positiveInt.default(15_000),
+      /**
+       * Milliseconds one Hub request may take, a subset file's download included (the abort
+       * covers the body); a hang guard, sized for a multi-MB file on a slow link.
+       */
+      timeout_ms: positiveInt.default(300_000),
     })
     .prefault({}),
   prompts: z

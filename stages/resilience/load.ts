@@ -165,7 +165,7 @@ async function loadLocal(
   const url = sourceUrl(s, ctx.configFile, cfg);
   if (url && (!existsSync(s.path!) || !readSourceRecord(s.path!))) {
     ctx.log(`downloading ${url} into ${s.path!}`);
-    await ensureSourceFile(url, s.path!, { signal: ctx.signal, timeoutMs: cfg.hub.timeout_ms });
+    await ensureSourceFile(url, s.path!, { signal: ctx.signal, timeoutMs: cfg.data_timeout_ms });
   }
   if (!existsSync(s.path!)) {
     throw new TelebenchError(
