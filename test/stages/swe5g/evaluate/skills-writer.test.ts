@@ -8,13 +8,12 @@
  * instance comes from a stand-in `swe5g.validate` (the udm_pr85 gold patch and issue).
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { runStages } from '../../../fixtures/run-stages.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runPipeline } from '../../../../pipeline/runner.js';
 import { openState, type OpenState } from '../../../../pipeline/state.js';
-import { EventBus } from '../../../../pipeline/events.js';
-import { defineStage, type Pipeline } from '../../../../pipeline/stage.js';
+import { defineStage } from '../../../../pipeline/stage.js';
 import { PROJECT_ROOT } from '../../../../pipeline/manifest.js';
 import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
 import { validateStage } from '../../../../stages/swe5g/validate/validate.js';
@@ -129,21 +128,11 @@ async function runSkills(model: Record<string, unknown>, fallback: 'template' | 
     }),
   };
   const registry = new Map([validateStub, skillsStage].map((s) => [s.name, s as never]));
-  const pipeline: Pipeline = {
-    name: 't',
-    description: 't',
-    stages: ['swe5g.validate', 'swe5g.eval.skills'],
-  };
-  const result = await runPipeline({
-    pipeline,
+  const result = await runStages(state, {
     registry,
+    stages: ['swe5g.validate', 'swe5g.eval.skills'],
     config,
-    configFile: join(root, 'config.yaml'),
-    stateDir: state.dir,
-    store: state.store,
-    blobs: state.blobs,
-    bus: new EventBus(),
-    signal: new AbortController().signal,
+    root,
   });
   return { result, item: state.store.item('swe5g.eval.skills', ID)!, state };
 }
