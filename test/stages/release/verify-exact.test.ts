@@ -25,7 +25,7 @@ import { swe5gRowOf } from '../../../stages/release/collect.js';
 import { mirrorPath } from '../../../stages/swe5g/resolve/resolve.js';
 import type { Resolved } from '../../../stages/swe5g/types.js';
 import type { Swe5gRow } from '../../../datasets/index.js';
-import { validated } from './rows.js';
+import { validatedFixture } from './rows.js';
 
 const docker = new DockerClient();
 let root: string;
@@ -41,16 +41,9 @@ beforeAll(async () => {
   const fx = goFixture(join(root, 'src'), 'exact');
   res = await resolveFixture(fx, state);
   row = swe5gRowOf(
-    validated(res.repo, res.pr_number, {
-      instance_id: res.instance_id,
-      base_commit: res.base_commit,
-      environment_setup_commit: res.environment_setup_commit,
-      version: res.version,
-      patch: res.patch,
-      test_patch: res.test_patch + fx.testgen.f2p_test_patch,
+    validatedFixture(res, fx.testgen, {
       FAIL_TO_PASS: [GO_F2P, GO_EXACT_F2P],
       PASS_TO_PASS: GO_P2P,
-      image_recipe: 'go',
     }),
   )!;
   baseTree = join(root, 'base');
