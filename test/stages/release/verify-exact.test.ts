@@ -117,9 +117,21 @@ describe('a patch arrives exactly as git holds it (issue 14, section 1)', () => 
     expect(r.stdout.split('\n')).toEqual(expected);
   });
 
-  it('verify with the local executor: the gold patch resolves, the empty patch does not', async () => {
+  it.each([
+    ['local', 'the gold patch resolves, the empty patch does not'],
+    ['docker', 'the gold patch resolves in a fresh container'],
+  ] as const)('verify with the %s executor: %s', async (executor, _what) => {
+    if (executor === 'docker') {
+      await docker.ping();
+      await ensureTestBase(docker);
+    }
     const verifier = swe5gVerifier(
-      { swe5g: { environments: { executor: 'local', test_scope: 'touched' } } } as never,
+      {
+        swe5g: {
+          environments:
+            executor === 'docker' ? testSettings() : { executor: 'local', test_scope: 'touched' },
+        },
+      } as never,
       { stateDir: state, configFile: join(root, 'config.yaml') },
     );
     const { summary } = await verifier([row]);
@@ -127,24 +139,7 @@ describe('a patch arrives exactly as git holds it (issue 14, section 1)', () => 
       attempted: 1,
       gold_resolved: 1,
       empty_patch_resolved: 0,
-      executor: 'local',
-      dropped: [],
-    });
-  });
-
-  it('verify with the docker executor: the gold patch resolves in a fresh container', async () => {
-    await docker.ping();
-    await ensureTestBase(docker);
-    const verifier = swe5gVerifier(
-      { swe5g: { environments: testSettings() } },
-      { stateDir: state, configFile: join(root, 'config.yaml') },
-    );
-    const { summary } = await verifier([row]);
-    expect(summary).toMatchObject({
-      attempted: 1,
-      gold_resolved: 1,
-      empty_patch_resolved: 0,
-      executor: 'docker',
+      executor,
       dropped: [],
     });
   });
