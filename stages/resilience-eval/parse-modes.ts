@@ -62,6 +62,15 @@ export type ModeParse =
       matched: string | null;
     };
 
+/** The reading of a reply that gives no answer (also what a reply never received reads as). */
+export const NO_ANSWER: ModeParse = Object.freeze<ModeParse>({
+  status: 'no_answer',
+  rule: null,
+  index: null,
+  value: null,
+  matched: null,
+});
+
 /** What an item needs to be parsed: its kind and, for mc, its number of options (and texts). */
 export interface ParseTarget {
   kind: 'mc' | 'numeric';

@@ -21,6 +21,7 @@ import {
   PARSE_MODES,
   parseInMode,
   publishedRaw,
+  NO_ANSWER,
   type ModeParse,
   type ParseMode,
   type ReplyParts,
@@ -300,10 +301,10 @@ export function scoreRow(r: PredictionRow, numCtx = PUBLISHED_NUM_CTX): RowScore
     const recParse: ModeParse =
       r.kind === 'mc'
         ? rec.index === null
-          ? { status: 'no_answer', rule: null, index: null, value: null, matched: null }
+          ? NO_ANSWER
           : { status: 'answer', rule: 'recorded', index: rec.index, value: null, matched: '' }
         : rec.value === null
-          ? { status: 'no_answer', rule: null, index: null, value: null, matched: null }
+          ? NO_ANSWER
           : { status: 'answer', rule: 'recorded', index: null, value: rec.value, matched: '' };
     outcomes.recorded = classifyOutcome(recParse, ot, excluded);
     const p = parses.published;

@@ -23,11 +23,11 @@ import { defineStage, type StageContext } from '../../pipeline/stage.js';
 import { TelebenchError } from '../../pipeline/errors.js';
 import { createProvider, stageLlmDeps } from '../../pipeline/providers/llm/config.js';
 import type { ChatRequest, LlmProvider } from '../../pipeline/providers/llm/types.js';
-import { estimatePromptTokens, requiredContext } from '../../pipeline/providers/llm/truncation.js';
 import { countCl100k } from '../../pipeline/providers/tokenizer/cl100k.js';
 import { hashJson } from '../../pipeline/hash.js';
 import { downloadHubFile } from '../../pipeline/providers/hub/download.js';
 import type { ResilienceInstance } from '../resilience/instance.js';
+import { chooseNumCtx } from '../resilience/generate.js';
 import {
   loadPromptTemplates,
   renderOptions,
@@ -42,7 +42,13 @@ import {
   type TargetConfig,
 } from './config.js';
 import { readEvalInstances, toEvalInstance, type EvalInstance } from './eval-instance.js';
-import { PARSE_MODES, parseInMode, type ModeParse, type ParseMode } from './parse-modes.js';
+import {
+  NO_ANSWER,
+  PARSE_MODES,
+  parseInMode,
+  type ModeParse,
+  type ParseMode,
+} from './parse-modes.js';
 import { classifyOutcome, modeMetrics, type ModeMetrics, type Outcome } from './metrics.js';
 import { measureVram, type VramSample } from './vram.js';
 
@@ -242,20 +248,6 @@ export function continuationPrompt(
   return { prompt, version: t.version };
 }
 
-/** The context window of a target: paper 2048; default fits the largest prompt + the budget. */
-function targetNumCtx(
-  t: TargetConfig,
-  promptTokens: number[],
-  margin: { ratio: number; tokens: number },
-): number {
-  if (t.num_ctx !== 'auto') return t.num_ctx;
-  if (t.profile === 'paper') return PAPER_EVAL_PROFILE.numCtx;
-  const policy = { marginRatio: margin.ratio, marginTokens: margin.tokens, slackTokens: 1 };
-  const overhead = estimatePromptTokens([{ role: 'user', content: '' }]);
-  const max = Math.max(0, ...promptTokens.map((n) => requiredContext(n + overhead, policy)));
-  return Math.ceil((max + t.num_predict + 1) / 1024) * 1024;
-}
-
 const evalInstancesOf = (ctx: StageContext<unknown>): EvalInstance[] =>
   [...ctx.store.outputs<EvalInstancesOutput>('resilience-eval.instances')].flatMap(
     (o) => o.output.instances,
@@ -288,10 +280,9 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
     const prompts = new Map(instances.map((i) => [i.sample_id, continuationPrompt(ctx, i)]));
     for (const t of s.targets) {
       const paper = t.profile === 'paper';
-      const numCtx = targetNumCtx(
+      const numCtx = chooseNumCtx(
         t,
         [...prompts.values()].map((p) => countCl100k(p.prompt)),
-        { ratio: t.llm.prompt_check.margin_ratio, tokens: t.llm.prompt_check.margin_tokens },
       );
       for (const i of instances) {
         const p = prompts.get(i.sample_id)!;
@@ -354,13 +345,6 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
       chat = await provider.chat(request, { signal: ctx.signal });
     } catch (err) {
       if (err instanceof TelebenchError && err.code === 'prompt_too_long') {
-        const none: ModeParse = {
-          status: 'no_answer',
-          rule: null,
-          index: null,
-          value: null,
-          matched: null,
-        };
         return {
           ...base,
           excluded: 'prompt_too_long',
@@ -371,7 +355,7 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
           prompt_tokens: null,
           output_tokens: null,
           cached: false,
-          parses: { strict: none, lenient: none, published: none },
+          parses: { strict: NO_ANSWER, lenient: NO_ANSWER, published: NO_ANSWER },
           outcomes: { strict: 'excluded', lenient: 'excluded', published: 'excluded' },
           vram: await measureVram(provider, request.model, inProcess, ctx.signal),
         };

@@ -93,11 +93,16 @@ export function* loadedItems(ctx: StageContext<unknown>): Iterable<PromptedItem>
 /**
  * The context window for a set of prompts: `paper` gives 2048; `default` gives the largest prompt
  * after the providers' safety margin plus the output budget, rounded up to 1024; a number in the
- * configuration wins over both.
+ * configuration wins over both. Shared by the generator and the evaluation's targets
+ * (stages/resilience-eval/stages.ts), whose `paper` window is the same 2048.
+ * @param g            the generator's (or a target's) profile, window, budget and prompt check
  * @param promptTokens cl100k counts of the prompt texts (one user message each); the chat
  *   overhead of {@link estimatePromptTokens} (4 per message + 3) is added here
  */
-export function chooseNumCtx(g: GeneratorConfig, promptTokens: Iterable<number>): number {
+export function chooseNumCtx(
+  g: Pick<GeneratorConfig, 'num_ctx' | 'profile' | 'num_predict' | 'llm'>,
+  promptTokens: Iterable<number>,
+): number {
   if (g.num_ctx !== 'auto') return g.num_ctx;
   if (g.profile === 'paper') return PAPER_PROFILE.numCtx;
   const policy = {

@@ -6,34 +6,16 @@
  * scripted Ollama-protocol server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startHubServer, type HubServer } from '../../servers/hub-server.js';
 import { startLlmServer, type LlmServer } from '../../servers/llm-server.js';
 import {
   parseChoicesCell,
   readEvalInstances,
 } from '../../../stages/resilience-eval/eval-instance.js';
-
-const ROOT = resolve(import.meta.dirname, '../../..');
-const BIN = join(ROOT, 'bin/telebench.js');
-
-function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, CI: 'true' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code: code ?? -1, stdout, stderr }));
-  });
-}
+import { ROOT, runCli, runPipelineCli } from '../../fixtures/cli.js';
 
 const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
 const HEADER =
@@ -145,14 +127,12 @@ resilience_eval:
 
   it('downloads the pinned files once, keeps the published ids and option texts, and scores', async () => {
     const state = join(dir, 'state');
-    const run = await runCli([
-      '--state',
-      state,
+    const run = await runPipelineCli(
       'run',
       'resilience-eval',
-      '--config',
+      state,
       config(['TeleResilienceBench.csv', 'Auxiliary.csv']),
-    ]);
+    );
     expect(run.code, run.stderr).toBe(0);
     const seen = hub.requests.filter((r) => r.path.includes('/resolve/'));
     expect(seen.length).toBeGreaterThan(0);
@@ -181,26 +161,22 @@ resilience_eval:
 
     // A changed file list is a new input: the stage runs again from the local copies, no request.
     const before = hub.requests.length;
-    const again = await runCli([
-      '--state',
-      state,
+    const again = await runPipelineCli(
       'run',
       'resilience-eval',
-      '--config',
+      state,
       config(['Auxiliary.csv', 'TeleResilienceBench.csv']),
-    ]);
+    );
     expect(again.code, again.stderr).toBe(0);
     expect(hub.requests.length).toBe(before);
     expect(llm.chatRequests()).toHaveLength(3);
 
-    const rep = await runCli([
-      '--state',
-      state,
+    const rep = await runPipelineCli(
       'report',
       'resilience-eval',
-      '--config',
+      state,
       config(['TeleResilienceBench.csv', 'Auxiliary.csv']),
-    ]);
+    );
     expect(rep.code, rep.stderr).toBe(0);
     // teleqna: correct flip; telelogs: answer 5 = the generator's C5 (no flip); TeleMath 293
     expect(rep.stdout).toMatch(/## Table I, strict parse[\s\S]*?TeleMath CR%: target:1b 100\.0/);
@@ -211,14 +187,12 @@ resilience_eval:
 
   it('an unreachable Hub fails the item with what to do, and nothing is lost', async () => {
     const state = join(dir, 'state-offline');
-    const run = await runCli([
-      '--state',
-      state,
+    const run = await runPipelineCli(
       'run',
       'resilience-eval',
-      '--config',
+      state,
       config(['TeleResilienceBench.csv'], 'http://127.0.0.1:9'),
-    ]);
+    );
     expect(run.code).not.toBe(0);
     const items = await runCli(['--state', state, 'items', 'resilience-eval.instances']);
     expect(items.stdout).toMatch(/instances\s+failed\s+hub_unreachable/);

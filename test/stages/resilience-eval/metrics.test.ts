@@ -9,6 +9,7 @@ import {
   type Outcome,
 } from '../../../stages/resilience-eval/metrics.js';
 import {
+  NO_ANSWER,
   parseLenient,
   parseStrict,
   type ModeParse,
@@ -21,12 +22,13 @@ const ans = (index: number): ModeParse => ({
   value: null,
   matched: '',
 });
-const none: ModeParse = {
-  status: 'no_answer',
-  rule: null,
-  index: null,
-  value: null,
-  matched: null,
+/** A 16-option question: gold option 13 (index 12), the generator's wrong answer option 15 (index 14). */
+const mc16 = {
+  kind: 'mc' as const,
+  goldIndex: 12,
+  goldValue: null,
+  generatorIndex: 14,
+  generatorValue: null,
 };
 const row = (sub: string, outcome: Outcome, extra: Partial<ScoredRow> = {}): ScoredRow => ({
   sample_id: `x:${sub}:${Math.random()}`,
@@ -40,18 +42,12 @@ const row = (sub: string, outcome: Outcome, extra: Partial<ScoredRow> = {}): Sco
 });
 
 describe('outcomes', () => {
-  const t = {
-    kind: 'mc' as const,
-    goldIndex: 12,
-    goldValue: null,
-    generatorIndex: 14,
-    generatorValue: null,
-  };
+  const t = mc16;
   it('classifies 16-option answers 10..16 as correct, no flip, wrong flip', () => {
     expect(classifyOutcome(ans(12), t)).toBe('correct_flip');
     expect(classifyOutcome(ans(14), t)).toBe('no_flip');
     expect(classifyOutcome(ans(15), t)).toBe('wrong_flip');
-    expect(classifyOutcome(none, t)).toBe('parse_failure');
+    expect(classifyOutcome(NO_ANSWER, t)).toBe('parse_failure');
     expect(classifyOutcome(ans(12), t, 'prompt_truncated')).toBe('excluded');
     expect(classifyOutcome(ans(3), { ...t, generatorIndex: null })).toBe('incorrect');
   });
@@ -178,14 +174,7 @@ describe('empty subsets and 16-option questions, end to end through parse and ou
   });
 
   it('3GPP_TSG answered 10..16: hand-computed CFR / NFR / WFR and parse failures', () => {
-    // gold option 13 (index 12), the generator's wrong answer option 15 (index 14)
-    const t = {
-      kind: 'mc' as const,
-      goldIndex: 12,
-      goldValue: null,
-      generatorIndex: 14,
-      generatorValue: null,
-    };
+    const t = mc16;
     const replies = [
       'Final Answer: 13', // correct flip
       'Final Answer: 13', // correct flip

@@ -5,30 +5,12 @@
  * headless Chromium.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startLlmServer, type LlmServer } from '../../servers/llm-server.js';
 import { checkPage } from '../../fixtures/chromium-page.js';
-
-const ROOT = resolve(import.meta.dirname, '../../..');
-const BIN = join(ROOT, 'bin/telebench.js');
-
-function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, CI: 'true' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code: code ?? -1, stdout, stderr }));
-  });
-}
+import { ROOT, runPipelineCli } from '../../fixtures/cli.js';
 
 const half = 'Thinking Process: the timer looks like T301. That suggests option 2.';
 // Published schema: gold and the generator's wrong answer as option texts / numbers.
@@ -139,14 +121,7 @@ resilience_eval:
 
   it('continues every instance with the paper template, scores three modes, and reports', async () => {
     const state = join(dir, 'state');
-    const run = await runCli([
-      '--state',
-      state,
-      'run',
-      'resilience-eval',
-      '--config',
-      join(dir, 'config.yaml'),
-    ]);
+    const run = await runPipelineCli('run', 'resilience-eval', state, join(dir, 'config.yaml'));
     expect(run.code, run.stderr).toBe(0);
     const chats = llm.chatRequests();
     expect(chats).toHaveLength(6);
@@ -155,25 +130,11 @@ resilience_eval:
     expect(prompt).toMatch(/\nUse the model's thinking stream to extend this partial trace\./);
 
     // a second run repeats nothing
-    const again = await runCli([
-      '--state',
-      state,
-      'run',
-      'resilience-eval',
-      '--config',
-      join(dir, 'config.yaml'),
-    ]);
+    const again = await runPipelineCli('run', 'resilience-eval', state, join(dir, 'config.yaml'));
     expect(again.code).toBe(0);
     expect(llm.chatRequests()).toHaveLength(6);
 
-    const rep = await runCli([
-      '--state',
-      state,
-      'report',
-      'resilience-eval',
-      '--config',
-      join(dir, 'config.yaml'),
-    ]);
+    const rep = await runPipelineCli('report', 'resilience-eval', state, join(dir, 'config.yaml'));
     expect(rep.code, rep.stderr).toBe(0);
     const md = rep.stdout;
     // lenient: teleqna 1 correct, 1 no flip, 1 ambiguous of 3; oranbench: retracted/cut + wrong flip

@@ -6,33 +6,15 @@
  * the real SmolLM2-135M (node-llama-cpp in this process).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startLlmServer, type LlmServer } from '../../servers/llm-server.js';
 import { SMOLLM2_NAME, smollm2Path } from '../../fixtures/smollm2.js';
 import { EmbeddedProvider } from '../../../pipeline/providers/llm/embedded.js';
 import { ollamaCut } from '../../../pipeline/providers/llm/truncation.js';
 import type { ChatRequest } from '../../../pipeline/providers/llm/types.js';
-
-const ROOT = resolve(import.meta.dirname, '../../..');
-const BIN = join(ROOT, 'bin/telebench.js');
-
-function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, CI: 'true' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code: code ?? -1, stdout, stderr }));
-  });
-}
+import { ROOT, runCli, runPipelineCli } from '../../fixtures/cli.js';
 
 describe('ollamaCut (the published run: Ollama truncation, then its context shift)', () => {
   it('keeps the first 4 tokens and the tail, hand-computed', () => {
@@ -186,14 +168,7 @@ resilience_eval:
 
   it('paper scores and flags the cut row; default fits every prompt and cuts none', async () => {
     const state = join(dir, 'state');
-    const run = await runCli([
-      '--state',
-      state,
-      'run',
-      'resilience-eval',
-      '--config',
-      join(dir, 'config.yaml'),
-    ]);
+    const run = await runPipelineCli('run', 'resilience-eval', state, join(dir, 'config.yaml'));
     expect(run.code, run.stderr).toBe(0);
     const bodies = llm.chatRequests().map(
       (c) =>
@@ -237,14 +212,7 @@ resilience_eval:
     expect(ep).toMatch(/"prompt_tokens":\s*2048/);
     expect(flags(await show(state, 'smol-paper::ot-lite:teleqna:2')).prompt_truncated).toBe(false);
 
-    const rep = await runCli([
-      '--state',
-      state,
-      'report',
-      'resilience-eval',
-      '--config',
-      join(dir, 'config.yaml'),
-    ]);
+    const rep = await runPipelineCli('report', 'resilience-eval', state, join(dir, 'config.yaml'));
     expect(rep.code, rep.stderr).toBe(0);
     expect(rep.stdout).toMatch(
       /scripted-paper \(target:1b, profile paper, num_ctx 2048\): 2 replies, 0 failed items;.*rows with a cut prompt, context shift or exhausted budget: 1\./,

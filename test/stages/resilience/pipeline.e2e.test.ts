@@ -5,31 +5,16 @@
  * (test/servers/llm-server.ts) speaking Ollama's routes.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startHubServer, type HubServer } from '../../servers/hub-server.js';
 import { startLlmServer, type LlmServer } from '../../servers/llm-server.js';
 import { resilienceInstanceSchema } from '../../../stages/resilience/instance.js';
+import { ROOT, runCli as runCliWith } from '../../fixtures/cli.js';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
-const BIN = join(ROOT, 'bin/telebench.js');
-
-function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, CI: 'true', HF_TOKEN: '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code: code ?? -1, stdout, stderr }));
-  });
-}
+/** The CLI with no Hub token from the caller's environment (the local Hub needs none). */
+const runCli = (args: string[]) => runCliWith(args, { HF_TOKEN: '' });
 
 const THINK =
   'Thinking Process:\n\n1.  **Analyze the Request:** The user asks a telecom question. ' +
