@@ -13,6 +13,7 @@ import type { ParsedRun } from '../../../pipeline/providers/docker/parsers.js';
 import type { StepResult } from '../../../pipeline/providers/docker/executor.js';
 import type { EditOutcome } from './edits.js';
 import type { Grade } from './grade.js';
+import { goTestOutput } from '../validate/validate.js';
 
 export const PROMPT_VERSION = 'swe5g-eval-v1';
 
@@ -78,21 +79,9 @@ export function compileErrors(result: StepResult | null): string {
   return out.join('\n');
 }
 
-/** Output lines of one failing test (Go JSON events; the run's stdout for other recipes). */
+/** Output lines of one failing test (Go JSON events; '' for other recipes). */
 function testOutput(result: StepResult, id: string, recipe: string): string {
-  if (recipe !== 'go') return '';
-  const [pkg, name] = id.split('::');
-  let out = '';
-  for (const line of result.stdout.split('\n')) {
-    if (!line.includes(`"Test":"${name}"`)) continue;
-    try {
-      const ev = JSON.parse(line) as { Package?: string; Test?: string; Output?: string };
-      if (ev.Package === pkg && ev.Test === name && ev.Output) out += ev.Output;
-    } catch {
-      continue; // not an event line
-    }
-  }
-  return out;
+  return recipe === 'go' ? goTestOutput(result.stdout, id) : '';
 }
 
 /** Describes edit outcomes for the model. */

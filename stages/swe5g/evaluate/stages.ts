@@ -228,6 +228,20 @@ export const skillsStage = defineStage<SkillInput, SkillOutput, HasSwe5g>({
       );
     const leaks = goldLeaks(i.patch, i.problem_statement);
     let attempt: ModelSkillAttempt | null = null;
+    const output = (
+      text: string,
+      check: SkillOutput['check'],
+      writer: SkillOutput['writer'],
+    ): SkillOutput => ({
+      instance_id: i.instance_id,
+      spec: found.doc.spec,
+      ref: found.ref,
+      document: found.doc.file,
+      text,
+      check,
+      writer,
+      model_attempt: attempt,
+    });
     if (i.writer === 'model' && i.model) {
       const m = i.model;
       const prompt = skillPrompt(found.doc, found.ref, i.problem_statement, i.limits);
@@ -267,17 +281,7 @@ export const skillsStage = defineStage<SkillInput, SkillOutput, HasSwe5g>({
         check: checkSkill(text, leaks, i.limits),
         tokens: { prompt: chat.promptTokens, output: chat.outputTokens },
       };
-      if (attempt.check.ok)
-        return {
-          instance_id: i.instance_id,
-          spec: found.doc.spec,
-          ref: found.ref,
-          document: found.doc.file,
-          text,
-          check: attempt.check,
-          writer: 'model',
-          model_attempt: attempt,
-        };
+      if (attempt.check.ok) return output(text, attempt.check, 'model');
       if (i.fallback === 'none')
         throw new SkipItem(
           'skill_rejected',
@@ -296,16 +300,7 @@ export const skillsStage = defineStage<SkillInput, SkillOutput, HasSwe5g>({
         `${i.instance_id}: skill from ${found.doc.file} rejected: ${check.problems.join('; ')}${attempt ? `; the model's skill was rejected too: ${attempt.check.problems.join('; ')}` : ''}`,
         { text, check, ...(attempt ? { model_attempt: attempt } : {}) },
       );
-    return {
-      instance_id: i.instance_id,
-      spec: found.doc.spec,
-      ref: found.ref,
-      document: found.doc.file,
-      text,
-      check,
-      writer: 'template',
-      model_attempt: attempt,
-    };
+    return output(text, check, 'template');
   },
 });
 

@@ -275,8 +275,13 @@ export function parseStep(
   return parseMesonTestLog(file, r.collected[collect[1] ?? ''], repeats);
 }
 
-/** Per-test output lines of a Go JSON log (for environmental reasons). */
-function goTestOutput(stdout: string, id: string): string {
+/**
+ * The `Output` of one test's events in a `go test -json` log, concatenated in order (the
+ * environmental-reason check here, the solver's `full` feedback in evaluate/prompt.ts).
+ * `id` is `<import path>::<TestName>`; non-JSON lines are ignored; '' when the test printed nothing.
+ * Never throws.
+ */
+export function goTestOutput(stdout: string, id: string): string {
   const [pkg, name] = id.split('::');
   let out = '';
   for (const line of stdout.split('\n')) {

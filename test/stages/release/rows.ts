@@ -2,7 +2,7 @@
  * Hand-built rows for the release tests (the upstream stages are built in parallel): validated
  * SWE-Bench 5G instances and TeleResilienceBench instances in the shapes those stages produce.
  */
-import type { ValidatedInstance } from '../../../stages/swe5g/types.js';
+import type { Resolved, TestGen, ValidatedInstance } from '../../../stages/swe5g/types.js';
 
 const hex = (n: number, c: string): string =>
   c.repeat(40).slice(0, 40 - String(n).length) + String(n);
@@ -42,6 +42,27 @@ export function validated(
     incomplete: false,
     ...over,
   };
+}
+
+/**
+ * A validated instance of a resolved Go fixture: its real commits, version and patches (the test
+ * patch followed by the generated F2P test), with the given test ids.
+ */
+export function validatedFixture(
+  res: Resolved,
+  testgen: Pick<TestGen, 'f2p_test_patch'>,
+  tests: { FAIL_TO_PASS: string[]; PASS_TO_PASS: string[] },
+): ValidatedInstance {
+  return validated(res.repo, res.pr_number, {
+    instance_id: res.instance_id,
+    base_commit: res.base_commit,
+    environment_setup_commit: res.environment_setup_commit,
+    version: res.version,
+    patch: res.patch,
+    test_patch: res.test_patch + testgen.f2p_test_patch,
+    ...tests,
+    image_recipe: 'go',
+  });
 }
 
 /** The SWE-Bench 5G rows of the tests: 2 free5GC, 1 Open5GS, 1 Magma, 1 incomplete. */

@@ -13,7 +13,7 @@ import { ensureTestBase, resolveFixture, testSettings } from '../../fixtures/rep
 import { swe5gVerifier } from '../../../stages/release/verifier.js';
 import { swe5gRowOf } from '../../../stages/release/collect.js';
 import type { Swe5gRow } from '../../../datasets/index.js';
-import { validated } from './rows.js';
+import { validatedFixture } from './rows.js';
 
 const docker = new DockerClient();
 let state: string;
@@ -27,17 +27,7 @@ beforeAll(async () => {
   const fx = goFixture(join(root, 'src'), 'good');
   const res = await resolveFixture(fx, state);
   row = swe5gRowOf(
-    validated(res.repo, res.pr_number, {
-      instance_id: res.instance_id,
-      base_commit: res.base_commit,
-      environment_setup_commit: res.environment_setup_commit,
-      version: res.version,
-      patch: res.patch,
-      test_patch: res.test_patch + fx.testgen.f2p_test_patch,
-      FAIL_TO_PASS: [GO_F2P],
-      PASS_TO_PASS: GO_P2P,
-      image_recipe: 'go',
-    }),
+    validatedFixture(res, fx.testgen, { FAIL_TO_PASS: [GO_F2P], PASS_TO_PASS: GO_P2P }),
   )!;
   writeFileSync(join(root, 'config.yaml'), 'version: 1\n');
 });

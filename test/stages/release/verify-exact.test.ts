@@ -25,7 +25,7 @@ import { swe5gRowOf } from '../../../stages/release/collect.js';
 import { mirrorPath } from '../../../stages/swe5g/resolve/resolve.js';
 import type { Resolved } from '../../../stages/swe5g/types.js';
 import type { Swe5gRow } from '../../../datasets/index.js';
-import { validated } from './rows.js';
+import { validatedFixture } from './rows.js';
 
 const docker = new DockerClient();
 let root: string;
@@ -41,16 +41,9 @@ beforeAll(async () => {
   const fx = goFixture(join(root, 'src'), 'exact');
   res = await resolveFixture(fx, state);
   row = swe5gRowOf(
-    validated(res.repo, res.pr_number, {
-      instance_id: res.instance_id,
-      base_commit: res.base_commit,
-      environment_setup_commit: res.environment_setup_commit,
-      version: res.version,
-      patch: res.patch,
-      test_patch: res.test_patch + fx.testgen.f2p_test_patch,
+    validatedFixture(res, fx.testgen, {
       FAIL_TO_PASS: [GO_F2P, GO_EXACT_F2P],
       PASS_TO_PASS: GO_P2P,
-      image_recipe: 'go',
     }),
   )!;
   baseTree = join(root, 'base');
@@ -124,9 +117,21 @@ describe('a patch arrives exactly as git holds it (issue 14, section 1)', () => 
     expect(r.stdout.split('\n')).toEqual(expected);
   });
 
-  it('verify with the local executor: the gold patch resolves, the empty patch does not', async () => {
+  it.each([
+    ['local', 'the gold patch resolves, the empty patch does not'],
+    ['docker', 'the gold patch resolves in a fresh container'],
+  ] as const)('verify with the %s executor: %s', async (executor, _what) => {
+    if (executor === 'docker') {
+      await docker.ping();
+      await ensureTestBase(docker);
+    }
     const verifier = swe5gVerifier(
-      { swe5g: { environments: { executor: 'local', test_scope: 'touched' } } } as never,
+      {
+        swe5g: {
+          environments:
+            executor === 'docker' ? testSettings() : { executor: 'local', test_scope: 'touched' },
+        },
+      } as never,
       { stateDir: state, configFile: join(root, 'config.yaml') },
     );
     const { summary } = await verifier([row]);
@@ -134,24 +139,7 @@ describe('a patch arrives exactly as git holds it (issue 14, section 1)', () => 
       attempted: 1,
       gold_resolved: 1,
       empty_patch_resolved: 0,
-      executor: 'local',
-      dropped: [],
-    });
-  });
-
-  it('verify with the docker executor: the gold patch resolves in a fresh container', async () => {
-    await docker.ping();
-    await ensureTestBase(docker);
-    const verifier = swe5gVerifier(
-      { swe5g: { environments: testSettings() } },
-      { stateDir: state, configFile: join(root, 'config.yaml') },
-    );
-    const { summary } = await verifier([row]);
-    expect(summary).toMatchObject({
-      attempted: 1,
-      gold_resolved: 1,
-      empty_patch_resolved: 0,
-      executor: 'docker',
+      executor,
       dropped: [],
     });
   });

@@ -7,14 +7,13 @@
  * validated instance comes from a stand-in `swe5g.validate` that points at that module.
  */
 import { describe, it, expect, afterAll } from 'vitest';
+import { runStages } from '../../../fixtures/run-stages.js';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runPipeline } from '../../../../pipeline/runner.js';
 import { openState } from '../../../../pipeline/state.js';
-import { EventBus } from '../../../../pipeline/events.js';
-import { defineStage, type Pipeline, type StageContext } from '../../../../pipeline/stage.js';
+import { defineStage, type StageContext } from '../../../../pipeline/stage.js';
 import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
 import { validateStage } from '../../../../stages/swe5g/validate/validate.js';
 import {
@@ -140,20 +139,9 @@ const config = {
 };
 
 async function run(stages: string[], predictions?: string) {
-  const pipeline: Pipeline = { name: 't', description: 't', stages };
   if (predictions) process.env[PREDICTIONS_ENV] = predictions;
   try {
-    return await runPipeline({
-      pipeline,
-      registry,
-      config,
-      configFile: join(root, 'config.yaml'),
-      stateDir: state.dir,
-      store: state.store,
-      blobs: state.blobs,
-      bus: new EventBus(),
-      signal: new AbortController().signal,
-    });
+    return await runStages(state, { registry, stages, config, root });
   } finally {
     delete process.env[PREDICTIONS_ENV];
   }

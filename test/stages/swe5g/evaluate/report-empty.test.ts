@@ -5,13 +5,12 @@
  * runner; the upstream stages are stand-ins that write `swe5g.validate` records of chosen versions.
  */
 import { describe, it, expect, afterAll } from 'vitest';
+import { runStages } from '../../../fixtures/run-stages.js';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runPipeline } from '../../../../pipeline/runner.js';
 import { openState, type OpenState } from '../../../../pipeline/state.js';
-import { EventBus } from '../../../../pipeline/events.js';
-import { defineStage, type Pipeline, type StageContext } from '../../../../pipeline/stage.js';
+import { defineStage, type StageContext } from '../../../../pipeline/stage.js';
 import { TelebenchError } from '../../../../pipeline/errors.js';
 import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
 import { validateStage } from '../../../../stages/swe5g/validate/validate.js';
@@ -76,20 +75,8 @@ async function setup(
   states.push(state);
   const registry = new Map(stages.map((s) => [s.name, s as never]));
   const cfg = config(models);
-  if (stages.length) {
-    const pipeline: Pipeline = { name: 't', description: 't', stages: stages.map((s) => s.name) };
-    await runPipeline({
-      pipeline,
-      registry,
-      config: cfg,
-      configFile: join(root, 'config.yaml'),
-      stateDir: state.dir,
-      store: state.store,
-      blobs: state.blobs,
-      bus: new EventBus(),
-      signal: new AbortController().signal,
-    });
-  }
+  if (stages.length)
+    await runStages(state, { registry, stages: stages.map((s) => s.name), config: cfg, root });
   return {
     config: cfg as never,
     configFile: join(root, 'config.yaml'),

@@ -1,3 +1,4 @@
+import { UDM85_GOLD } from '../../../fixtures/udm-pr85.js';
 import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../../../pipeline/manifest.js';
@@ -20,20 +21,7 @@ import { reportTables } from '../../../../stages/swe5g/evaluate/report.js';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
-const gold = `diff --git a/internal/sbi/processor/generate_auth_data.go b/internal/sbi/processor/generate_auth_data.go
---- a/internal/sbi/processor/generate_auth_data.go
-+++ b/internal/sbi/processor/generate_auth_data.go
-@@ -236,6 +236,12 @@ func (p *Processor) GenerateAuthDataProcedure(
- 		return
- 	}
- 
-+	if authSubs.AuthenticationSubscription.SequenceNumber == nil {
-+		problemDetails := &models.ProblemDetails{Cause: authenticationRejected}
-+		return
-+	}
-+
- 	sqnStr := p.strictHex(authSubs.AuthenticationSubscription.SequenceNumber.Sqn, 12)
-`;
+const gold = UDM85_GOLD;
 const issue =
   'UDM panics when the AuthenticationSubscription has no SequenceNumber (TS 29.503 Nudm_UEAU generate-auth-data).';
 

@@ -7,14 +7,14 @@
  * with the real SmolLM2-135M in process. Real SQLite state and the real runner; the validated
  * instance comes from a stand-in `swe5g.validate` (the udm_pr85 gold patch and issue).
  */
+import { UDM85_GOLD } from '../../../fixtures/udm-pr85.js';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { runStages } from '../../../fixtures/run-stages.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runPipeline } from '../../../../pipeline/runner.js';
 import { openState, type OpenState } from '../../../../pipeline/state.js';
-import { EventBus } from '../../../../pipeline/events.js';
-import { defineStage, type Pipeline } from '../../../../pipeline/stage.js';
+import { defineStage } from '../../../../pipeline/stage.js';
 import { PROJECT_ROOT } from '../../../../pipeline/manifest.js';
 import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
 import { validateStage } from '../../../../stages/swe5g/validate/validate.js';
@@ -35,20 +35,7 @@ import {
 import { smollm2Path, SMOLLM2_NAME } from '../../../fixtures/smollm2.js';
 
 const ID = 'free5gc__udm-85';
-const gold = `diff --git a/internal/sbi/processor/generate_auth_data.go b/internal/sbi/processor/generate_auth_data.go
---- a/internal/sbi/processor/generate_auth_data.go
-+++ b/internal/sbi/processor/generate_auth_data.go
-@@ -236,6 +236,12 @@ func (p *Processor) GenerateAuthDataProcedure(
- 		return
- 	}
- 
-+	if authSubs.AuthenticationSubscription.SequenceNumber == nil {
-+		problemDetails := &models.ProblemDetails{Cause: authenticationRejected}
-+		return
-+	}
-+
- 	sqnStr := p.strictHex(authSubs.AuthenticationSubscription.SequenceNumber.Sqn, 12)
-`;
+const gold = UDM85_GOLD;
 const problem =
   'UDM panics in GenerateAuthData when the authentication subscription has no SequenceNumber.\n\nWhen the UDR returns an AuthenticationSubscription without a sequenceNumber, the UDM dereferences it and crashes (TS 29.503 Nudm_UEAU generate-auth-data); it must answer with a ProblemDetails instead.';
 
@@ -129,21 +116,11 @@ async function runSkills(model: Record<string, unknown>, fallback: 'template' | 
     }),
   };
   const registry = new Map([validateStub, skillsStage].map((s) => [s.name, s as never]));
-  const pipeline: Pipeline = {
-    name: 't',
-    description: 't',
-    stages: ['swe5g.validate', 'swe5g.eval.skills'],
-  };
-  const result = await runPipeline({
-    pipeline,
+  const result = await runStages(state, {
     registry,
+    stages: ['swe5g.validate', 'swe5g.eval.skills'],
     config,
-    configFile: join(root, 'config.yaml'),
-    stateDir: state.dir,
-    store: state.store,
-    blobs: state.blobs,
-    bus: new EventBus(),
-    signal: new AbortController().signal,
+    root,
   });
   return { result, item: state.store.item('swe5g.eval.skills', ID)!, state };
 }

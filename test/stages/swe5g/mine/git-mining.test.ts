@@ -5,7 +5,7 @@
  * branch names, a bot PR, a docs-only PR, and an Open5GS-style repository where `(#N)` names an
  * issue unless `refs/pull/N/head` exists.
  */
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect, beforeAll, afterAll, afterEach, vi } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
@@ -422,6 +422,9 @@ describe('git mirror source', () => {
   });
 
   describe('no mirrors folder configured: clones into <state>/mirrors', () => {
+    // each test sets or clears $TELEBENCH_MIRRORS_DIR; vitest puts the original back
+    afterEach(() => vi.unstubAllEnvs());
+
     const logs = (events: StampedEvent[]): string =>
       events
         .filter((e) => e.kind === 'log')
@@ -449,81 +452,63 @@ describe('git mirror source', () => {
         join(root, 'mirrors', 'open5gs', 'open5gs.git'),
         join(gh, 'open5gs', 'open5gs.git'),
       );
-      const saved = process.env.TELEBENCH_MIRRORS_DIR;
-      delete process.env.TELEBENCH_MIRRORS_DIR;
-      try {
-        const top = { environments: { git_url_base: 'github' } };
-        const a = await runMining({ mirrors_dir: undefined }, top, 'state-clone');
-        expect(a.result.exitCode).toBe(0);
-        const cloned = join(root, 'state-clone', 'mirrors', 'free5gc', 'amf.git');
-        expect(git(cloned, 'rev-parse', 'refs/heads/main').trim()).toBe(
-          git(join(gh, 'free5gc', 'amf.git'), 'rev-parse', 'refs/heads/main').trim(),
-        );
-        expect(logs(a.events)).toContain(
-          `cloning ${join(gh, 'free5gc', 'amf.git')} into ${cloned}`,
-        );
-        expect(a.outcomes['free5gc__amf-1']).toBe('kept');
-        a.state.close();
+      vi.stubEnv('TELEBENCH_MIRRORS_DIR', undefined);
+      const top = { environments: { git_url_base: 'github' } };
+      const a = await runMining({ mirrors_dir: undefined }, top, 'state-clone');
+      expect(a.result.exitCode).toBe(0);
+      const cloned = join(root, 'state-clone', 'mirrors', 'free5gc', 'amf.git');
+      expect(git(cloned, 'rev-parse', 'refs/heads/main').trim()).toBe(
+        git(join(gh, 'free5gc', 'amf.git'), 'rev-parse', 'refs/heads/main').trim(),
+      );
+      expect(logs(a.events)).toContain(`cloning ${join(gh, 'free5gc', 'amf.git')} into ${cloned}`);
+      expect(a.outcomes['free5gc__amf-1']).toBe('kept');
+      a.state.close();
 
-        // A new commit upstream reaches the clone through the second run's fetch, not a re-clone.
-        const inode = statSync(join(cloned, 'objects')).ino;
-        const work = join(root, 'work-update');
-        git(root, 'clone', '-q', join(gh, 'free5gc', 'amf.git'), work);
-        writeFileSync(join(work, 'NEW.md'), 'new\n');
-        git(work, 'add', '.');
-        git(work, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'docs: new');
-        git(work, 'push', '-q', 'origin', 'HEAD:main');
-        const b = await runMining({ mirrors_dir: undefined }, top, 'state-clone');
-        expect(b.result.exitCode).toBe(0);
-        expect(logs(b.events)).toContain(`updating mirror ${cloned}`);
-        expect(logs(b.events)).not.toContain('cloning ');
-        expect(statSync(join(cloned, 'objects')).ino).toBe(inode);
-        expect(git(cloned, 'rev-parse', 'refs/heads/main').trim()).toBe(
-          git(work, 'rev-parse', 'HEAD').trim(),
-        );
-        b.state.close();
-      } finally {
-        if (saved !== undefined) process.env.TELEBENCH_MIRRORS_DIR = saved;
-      }
+      // A new commit upstream reaches the clone through the second run's fetch, not a re-clone.
+      const inode = statSync(join(cloned, 'objects')).ino;
+      const work = join(root, 'work-update');
+      git(root, 'clone', '-q', join(gh, 'free5gc', 'amf.git'), work);
+      writeFileSync(join(work, 'NEW.md'), 'new\n');
+      git(work, 'add', '.');
+      git(work, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'docs: new');
+      git(work, 'push', '-q', 'origin', 'HEAD:main');
+      const b = await runMining({ mirrors_dir: undefined }, top, 'state-clone');
+      expect(b.result.exitCode).toBe(0);
+      expect(logs(b.events)).toContain(`updating mirror ${cloned}`);
+      expect(logs(b.events)).not.toContain('cloning ');
+      expect(statSync(join(cloned, 'objects')).ino).toBe(inode);
+      expect(git(cloned, 'rev-parse', 'refs/heads/main').trim()).toBe(
+        git(work, 'rev-parse', 'HEAD').trim(),
+      );
+      b.state.close();
     });
 
     it('uses $TELEBENCH_MIRRORS_DIR when mirrors_dir is unset (no clone)', async () => {
-      const saved = process.env.TELEBENCH_MIRRORS_DIR;
-      process.env.TELEBENCH_MIRRORS_DIR = join(root, 'mirrors');
-      try {
-        const r = await runMining(
-          { mirrors_dir: undefined },
-          { environments: { git_url_base: 'http://127.0.0.1:9' } },
-          'state-env',
-        );
-        expect(r.result.exitCode).toBe(0);
-        expect(r.outcomes['free5gc__amf-1']).toBe('kept');
-        expect(logs(r.events)).not.toContain('cloning ');
-        expect(existsSync(join(root, 'state-env', 'mirrors'))).toBe(false);
-        r.state.close();
-      } finally {
-        if (saved === undefined) delete process.env.TELEBENCH_MIRRORS_DIR;
-        else process.env.TELEBENCH_MIRRORS_DIR = saved;
-      }
+      vi.stubEnv('TELEBENCH_MIRRORS_DIR', join(root, 'mirrors'));
+      const r = await runMining(
+        { mirrors_dir: undefined },
+        { environments: { git_url_base: 'http://127.0.0.1:9' } },
+        'state-env',
+      );
+      expect(r.result.exitCode).toBe(0);
+      expect(r.outcomes['free5gc__amf-1']).toBe('kept');
+      expect(logs(r.events)).not.toContain('cloning ');
+      expect(existsSync(join(root, 'state-env', 'mirrors'))).toBe(false);
+      r.state.close();
     });
 
     it('stops at preflight naming the URL when git_url_base is unreachable', async () => {
-      const saved = process.env.TELEBENCH_MIRRORS_DIR;
-      delete process.env.TELEBENCH_MIRRORS_DIR;
-      try {
-        const r = await runMining(
-          { mirrors_dir: undefined },
-          { environments: { git_url_base: 'http://127.0.0.1:9' } },
-          'state-offline',
-        );
-        expect(r.result.exitCode).toBe(3);
-        const pf = JSON.stringify(r.events.find((e) => e.kind === 'stage-preflight-failed'));
-        expect(pf).toContain('http://127.0.0.1:9/free5gc/amf.git unreachable');
-        expect(pf).toContain('TELEBENCH_MIRRORS_DIR');
-        r.state.close();
-      } finally {
-        if (saved !== undefined) process.env.TELEBENCH_MIRRORS_DIR = saved;
-      }
+      vi.stubEnv('TELEBENCH_MIRRORS_DIR', undefined);
+      const r = await runMining(
+        { mirrors_dir: undefined },
+        { environments: { git_url_base: 'http://127.0.0.1:9' } },
+        'state-offline',
+      );
+      expect(r.result.exitCode).toBe(3);
+      const pf = JSON.stringify(r.events.find((e) => e.kind === 'stage-preflight-failed'));
+      expect(pf).toContain('http://127.0.0.1:9/free5gc/amf.git unreachable');
+      expect(pf).toContain('TELEBENCH_MIRRORS_DIR');
+      r.state.close();
     });
   });
 });

@@ -10,17 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
 import { DockerExecutor } from '../../../../pipeline/providers/docker/executor.js';
-import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
-import {
-  validateInstance,
-  type RegistryCommands,
-  type Validated,
-} from '../../../../stages/swe5g/validate/validate.js';
-import { SkipItem } from '../../../../pipeline/errors.js';
+import type { RegistryCommands } from '../../../../stages/swe5g/validate/validate.js';
 import { generateTestGen } from '../../../../stages/swe5g/testgen/generate.js';
 import { testgenSchema } from '../../../../stages/swe5g/testgen/config.js';
 import { cMakeFixture, CMAKE_P2P } from '../../../fixtures/repos/c-make.js';
-import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
+import {
+  ensureTestBase,
+  resolveFixture,
+  testSettings,
+  validateFixture,
+} from '../../../fixtures/repos/harness.js';
 import type { Fixture } from '../../../fixtures/repos/builder.js';
 import type { TestGen } from '../../../../stages/swe5g/types.js';
 
@@ -47,31 +46,15 @@ beforeAll(async () => {
   ).testgen;
 });
 
-async function validate(
-  commands: RegistryCommands | undefined,
-): Promise<{ v?: Validated; skip?: SkipItem; logs: Map<string, string> }> {
-  const settings = testSettings({ executor: 'docker' });
-  const res = await resolveFixture(fx, state);
-  const built = await buildInstanceImages(res, { docker, settings, stateDir: state });
-  const logs = new Map<string, string>();
-  try {
-    const v = await validateInstance(
-      { resolved: res, testgen, built },
-      {
-        executor: new DockerExecutor(docker),
-        settings,
-        ...(commands ? { registryCommands: commands } : {}),
-        saveLog: (step, text) => {
-          logs.set(step, text);
-          return `digest-${step}`;
-        },
-      },
-    );
-    return { v, logs };
-  } catch (err) {
-    if (err instanceof SkipItem) return { skip: err, logs };
-    throw err;
-  }
+function validate(commands: RegistryCommands | undefined) {
+  return validateFixture(fx, {
+    docker,
+    stateDir: state,
+    settings: testSettings({ executor: 'docker' }),
+    executor: new DockerExecutor(docker),
+    testgen,
+    registryCommands: commands,
+  });
 }
 
 describe('a Makefile-only C repository in Docker', () => {

@@ -3,14 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
-import {
-  DockerExecutor,
-  LocalExecutor,
-  type Executor,
-} from '../../../../pipeline/providers/docker/executor.js';
-import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
-import { validateInstance, type Validated } from '../../../../stages/swe5g/validate/validate.js';
-import { SkipItem } from '../../../../pipeline/errors.js';
+import { DockerExecutor, LocalExecutor } from '../../../../pipeline/providers/docker/executor.js';
 import {
   goFixture,
   GO_F2P,
@@ -20,7 +13,12 @@ import {
 } from '../../../fixtures/repos/go-nil.js';
 import { cFixture, C_F2P, C_P2P } from '../../../fixtures/repos/c-null.js';
 import { pyFixture, PY_F2P, PY_P2P } from '../../../fixtures/repos/py-none.js';
-import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
+import {
+  ensureTestBase,
+  resolveFixture,
+  testSettings,
+  validateFixture,
+} from '../../../fixtures/repos/harness.js';
 import type { Fixture } from '../../../fixtures/repos/builder.js';
 import { generateTestGen } from '../../../../stages/swe5g/testgen/generate.js';
 import { testgenSchema } from '../../../../stages/swe5g/testgen/config.js';
@@ -37,33 +35,17 @@ beforeAll(async () => {
 });
 
 /** candidate -> resolved -> built -> validated (or the SkipItem) with `executor`. */
-async function validate(
+function validate(
   fx: Fixture,
   kind: 'docker' | 'local' = 'docker',
   over: Record<string, unknown> = {},
-): Promise<{ v?: Validated; skip?: SkipItem; logs: Map<string, string> }> {
-  const settings = testSettings({ executor: kind, ...over });
-  const res = await resolveFixture(fx, state);
-  const built = await buildInstanceImages(res, { docker, settings, stateDir: state });
-  const executor: Executor = kind === 'docker' ? new DockerExecutor(docker) : new LocalExecutor();
-  const logs = new Map<string, string>();
-  try {
-    const v = await validateInstance(
-      { resolved: res, testgen: fx.testgen, built },
-      {
-        executor,
-        settings,
-        saveLog: (step, text) => {
-          logs.set(step, text);
-          return `digest-${step}`;
-        },
-      },
-    );
-    return { v, logs };
-  } catch (err) {
-    if (err instanceof SkipItem) return { skip: err, logs };
-    throw err;
-  }
+) {
+  return validateFixture(fx, {
+    docker,
+    stateDir: state,
+    settings: testSettings({ executor: kind, ...over }),
+    executor: kind === 'docker' ? new DockerExecutor(docker) : new LocalExecutor(),
+  });
 }
 
 const go = (v: GoVariant): Fixture => goFixture(join(root, 'src'), v);
