@@ -534,28 +534,18 @@ export class EmbeddedProvider implements LlmProvider {
     }
     if (promptTokens + 1 > window)
       throw this.tooLong(request, promptTokens, window, promptTokensLocal);
-    const ctx = await this.contextFor(loaded, window);
-    this.active++;
-    const started = performance.now();
-    let sequence: LlamaContextSequence;
-    try {
-      sequence = await this.acquireSequence(ctx);
-    } catch (err) {
-      this.release();
-      throw this.runtimeError(err, request);
-    }
+    const { sequence, started } = await this.checkOut(loaded, window, request);
     const chat = new m.LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
     const room = window - promptTokens;
     const maxTokens = Math.min(request.maxTokens ?? room, room);
     let outputTokens = 0;
     let response: LlamaChatResponse;
-    const seed = request.seed ?? this.options.seed ?? DEFAULT_SEED;
+    const sampling = this.sampling(request);
+    const { seed } = sampling;
     try {
       response = await chat.generateResponse(history, {
         maxTokens,
-        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-        ...(request.topP !== undefined ? { topP: request.topP } : {}),
-        seed,
+        ...sampling,
         budgets: { thoughtTokens: Infinity, commentTokens: Infinity },
         onResponseChunk: (chunk) => {
           outputTokens += chunk.tokens.length;
@@ -572,8 +562,7 @@ export class EmbeddedProvider implements LlmProvider {
       throw this.runtimeError(err, request);
     } finally {
       chat.dispose({ disposeSequence: false });
-      this.freeSequences.push(sequence);
-      this.release();
+      this.checkIn(sequence);
     }
     const latencyMs = Math.round(performance.now() - started);
     const thought = response.fullResponse
@@ -671,27 +660,17 @@ export class EmbeddedProvider implements LlmProvider {
     const budget = request.maxTokens ?? window;
     // without the shift the answer stops at the window, as Ollama's `shift: false` does
     const maxOut = shift ? budget : Math.max(0, Math.min(budget, window - input.length));
-    const ctx = await this.contextFor(loaded, window);
-    this.active++;
-    const started = performance.now();
-    let sequence: LlamaContextSequence;
-    try {
-      sequence = await this.acquireSequence(ctx);
-    } catch (err) {
-      this.release();
-      throw this.runtimeError(err, request);
-    }
+    const { sequence, started } = await this.checkOut(loaded, window, request);
     const out: Token[] = [];
     let stop: 'stop' | 'length' | 'abort' = 'length';
     let shifts = 0;
-    const seed = request.seed ?? this.options.seed ?? DEFAULT_SEED;
+    const sampling = this.sampling(request);
+    const { seed } = sampling;
     try {
       if (maxOut > 0) {
         stop = 'stop';
         const it = sequence.evaluate(input, {
-          ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-          ...(request.topP !== undefined ? { topP: request.topP } : {}),
-          seed,
+          ...sampling,
           contextShift: {
             size: cut.discard,
             strategy: ({ size }) => {
@@ -722,8 +701,7 @@ export class EmbeddedProvider implements LlmProvider {
       if (p.signal?.aborted) throw err;
       throw this.runtimeError(err, request);
     } finally {
-      this.freeSequences.push(sequence);
-      this.release();
+      this.checkIn(sequence);
     }
     const latencyMs = Math.round(performance.now() - started);
     // special tokens kept: a `<think>` tag is one for Qwen3, and the reasoning split needs it
@@ -772,6 +750,42 @@ export class EmbeddedProvider implements LlmProvider {
       return reused;
     }
     return ctx.getSequence();
+  }
+
+  /**
+   * Counts a request as active and takes a sequence of the `window`-token context for it (both
+   * generation paths; give it back with {@link checkIn}). `started` is the latency clock's start.
+   * @throws TelebenchError `llm_runtime_error` when llama.cpp cannot give a sequence
+   */
+  private async checkOut(
+    loaded: Loaded,
+    window: number,
+    request: ChatRequest,
+  ): Promise<{ sequence: LlamaContextSequence; started: number }> {
+    const ctx = await this.contextFor(loaded, window);
+    this.active++;
+    const started = performance.now();
+    try {
+      return { sequence: await this.acquireSequence(ctx), started };
+    } catch (err) {
+      this.release();
+      throw this.runtimeError(err, request);
+    }
+  }
+
+  /** Gives back a sequence taken by {@link checkOut} and ends the request's active count. */
+  private checkIn(sequence: LlamaContextSequence): void {
+    this.freeSequences.push(sequence);
+    this.release();
+  }
+
+  /** Rule 11: the request's sampling options, with the seed it actually samples with. */
+  private sampling(request: ChatRequest): { temperature?: number; topP?: number; seed: number } {
+    return {
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.topP !== undefined ? { topP: request.topP } : {}),
+      seed: request.seed ?? this.options.seed ?? DEFAULT_SEED,
+    };
   }
 
   private release(): void {
