@@ -112,9 +112,31 @@ export interface LlamaCppBuild {
   systemInfo: string;
 }
 
+/** Prebuilt binary packages by `<os> <arch> <gpu>` (node-llama-cpp 3.21.1). */
+const PREBUILT_BY_GPU = new Map([
+  ['mac arm64 metal', 'mac-arm64-metal'],
+  ['mac x64 cpu', 'mac-x64'],
+  ['linux x64 cpu', 'linux-x64'],
+  ['linux x64 cuda', 'linux-x64-cuda'],
+  ['linux x64 vulkan', 'linux-x64-vulkan'],
+  ['win x64 cpu', 'win-x64'],
+  ['win x64 cuda', 'win-x64-cuda'],
+  ['win x64 vulkan', 'win-x64-vulkan'],
+]);
+/** Prebuilt binary packages by `<os> <arch>`, whatever the GPU (node-llama-cpp 3.21.1). */
+const PREBUILT_ANY_GPU = new Map([
+  ['linux arm64', 'linux-arm64'],
+  ['linux arm', 'linux-armv7l'],
+  ['linux riscv64', 'linux-riscv64'],
+  ['win arm64', 'win-arm64'],
+]);
+
 /**
  * The npm package node-llama-cpp loads a prebuilt binary from, for a platform, architecture and GPU
  * (the mapping of node-llama-cpp 3.21.1's `getPrebuiltBinariesPackageDirectoryForBuildOptions`).
+ * @param platform `process.platform`
+ * @param arch `process.arch`
+ * @param gpu `cpu`, `cuda`, `vulkan` or `metal`
  * @returns `@node-llama-cpp/<name>`, or null for a combination without a prebuilt package
  */
 export function prebuiltBinaryPackage(
@@ -123,29 +145,8 @@ export function prebuiltBinaryPackage(
   gpu: string,
 ): string | null {
   const os = platform === 'darwin' ? 'mac' : platform === 'win32' ? 'win' : platform;
-  const name =
-    os === 'mac'
-      ? arch === 'arm64' && gpu === 'metal'
-        ? 'mac-arm64-metal'
-        : arch === 'x64' && gpu === 'cpu'
-          ? 'mac-x64'
-          : null
-      : os === 'linux' || os === 'win'
-        ? arch === 'x64'
-          ? gpu === 'cpu'
-            ? `${os}-x64`
-            : gpu === 'cuda' || gpu === 'vulkan'
-              ? `${os}-x64-${gpu}`
-              : null
-          : arch === 'arm64'
-            ? `${os}-arm64`
-            : os === 'linux' && arch === 'arm'
-              ? 'linux-armv7l'
-              : os === 'linux' && arch === 'riscv64'
-                ? 'linux-riscv64'
-                : null
-        : null;
-  return name === null ? null : `@node-llama-cpp/${name}`;
+  const name = PREBUILT_BY_GPU.get(`${os} ${arch} ${gpu}`) ?? PREBUILT_ANY_GPU.get(`${os} ${arch}`);
+  return name === undefined ? null : `@node-llama-cpp/${name}`;
 }
 
 /** A piece of an answer as it is generated (for streaming: `telebench serve-model`). */
