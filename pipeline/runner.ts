@@ -120,6 +120,40 @@ export function selectStages(
   return order;
 }
 
+/**
+ * A {@link StageContext} over `store`, as the runner gives every stage hook (and `telebench report`
+ * gives a pipeline's report): `store.outputs(stage)` lists done outputs at the stage's version in
+ * `registry`, `kv` is `store`, and `memo` keeps one instance per key in `memo` (pass the same map
+ * to share instances between contexts).
+ * @throws TelebenchError `unknown_stage` (tier bug) from `store.outputs` for a stage not in `registry`
+ */
+export function stageContext<Cfg>(
+  base: Omit<StageContext<Cfg>, 'store' | 'kv' | 'memo'>,
+  store: Store,
+  registry: StageRegistry,
+  memo: Map<string, unknown> = new Map(),
+): StageContext<Cfg> {
+  const reader: StoreReader = {
+    outputs: <T>(stage: string) => {
+      const s = registry.get(stage);
+      if (!s)
+        throw new TelebenchError('unknown_stage', `no stage named "${stage}"`, { tier: 'bug' });
+      return store.doneOutputs<T>(stage, s.version);
+    },
+    item: (stage, key) => store.item(stage, key),
+    items: (stage) => store.items(stage),
+  };
+  return {
+    ...base,
+    store: reader,
+    kv: store,
+    memo: <T>(key: string, make: () => T): T => {
+      if (!memo.has(key)) memo.set(key, make());
+      return memo.get(key) as T;
+    },
+  };
+}
+
 const PLAN_BATCH = 256;
 
 /**
@@ -142,39 +176,28 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
   const selected = new Set(order);
   const memo = new Map<string, unknown>();
 
-  const reader: StoreReader = {
-    outputs: <T>(stage: string) => {
-      const s = registry.get(stage);
-      if (!s)
-        throw new TelebenchError('unknown_stage', `no stage named "${stage}"`, { tier: 'bug' });
-      return store.doneOutputs<T>(stage, s.version);
-    },
-    item: (stage, key) => store.item(stage, key),
-    items: (stage) => store.items(stage),
-  };
-
-  const baseContext = (stageName: string | undefined): StageContext<Cfg> => ({
-    config: opts.config,
-    configFile: opts.configFile,
-    stateDir: opts.stateDir,
-    runId,
-    store: reader,
-    kv: store,
-    blobs,
-    signal: opts.signal,
-    emit: (e: TelebenchEvent) => bus.emit(e),
-    log: (message, data) =>
-      bus.emit({
-        kind: 'log',
-        ...(stageName ? { stage: stageName } : {}),
-        message: redact(message),
-        ...(data ? { data } : {}),
-      }),
-    memo: <T>(key: string, make: () => T): T => {
-      if (!memo.has(key)) memo.set(key, make());
-      return memo.get(key) as T;
-    },
-  });
+  const baseContext = (stageName: string | undefined): StageContext<Cfg> =>
+    stageContext(
+      {
+        config: opts.config,
+        configFile: opts.configFile,
+        stateDir: opts.stateDir,
+        runId,
+        blobs,
+        signal: opts.signal,
+        emit: (e: TelebenchEvent) => bus.emit(e),
+        log: (message, data) =>
+          bus.emit({
+            kind: 'log',
+            ...(stageName ? { stage: stageName } : {}),
+            message: redact(message),
+            ...(data ? { data } : {}),
+          }),
+      },
+      store,
+      registry,
+      memo,
+    );
 
   bus.emit({ kind: 'run-start', runId, pipeline: opts.pipeline.name, stages: order });
   const outcomes: Record<string, StageOutcome> = {};
@@ -372,8 +395,12 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
       return true;
     };
     const planCtx = { ...ctx, limit: opts.limit };
-    /** One pass over `plan`. @returns every key it listed */
+    /** When the last pass over `plan` ended and how long it took (ms): paces re-planning. */
+    let roundEnd = 0;
+    let roundMs = 0;
+    /** One pass over `plan` (sets roundEnd and roundMs). @returns every key it listed */
     const round = async (final: boolean): Promise<Set<string>> => {
+      const roundStart = Date.now();
       const listed = new Set<string>();
       for await (const item of stage.plan(planCtx)) {
         if (typeof item.key !== 'string' || item.key === '') {
@@ -407,6 +434,8 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
         }
       }
       flush();
+      roundEnd = Date.now();
+      roundMs = roundEnd - roundStart;
       return listed;
     };
 
@@ -424,10 +453,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     }
 
     let final = needsEnded();
-    let roundStart = Date.now();
     let listed = await round(final);
-    let roundEnd = Date.now();
-    let roundMs = roundEnd - roundStart;
 
     if (dry) {
       const counts = { planned: listed.size, ...decisions };
@@ -570,10 +596,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
           interrupted = true;
           break;
         }
-        roundStart = Date.now();
         listed = await round(final);
-        roundEnd = Date.now();
-        roundMs = roundEnd - roundStart;
         if (listed.size > announced) {
           announced = listed.size;
           bus.emit({

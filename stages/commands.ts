@@ -3,7 +3,7 @@
  * branches add (`release`, `publish`, `verify`, `mine`, `images`, `score`, `evaluate`). Importing
  * this file loads no stage: each command module declares its command and loads what it does on
  * first run, so `telebench --help` stays fast (`bench/cli-start.bench.ts`). `stages/index.ts` holds
- * the stages and pipelines themselves; `test/pipeline/cli-lazy.test.ts` checks that
+ * the stages and pipelines themselves; `test/pipeline/cli-package.test.ts` checks that
  * {@link PIPELINE_NAMES} lists exactly its pipelines.
  */
 import type { Command } from 'commander';

@@ -14,7 +14,7 @@ import { registry, pipelines, appConfigSchema, type AppConfig } from '../../stag
 import { loadConfigFile } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { EventBus } from '../events.js';
-import { runPipeline, selectStages, type RunResult } from '../runner.js';
+import { runPipeline, selectStages, stageContext, type RunResult } from '../runner.js';
 import { openState, resolveStateDir, lockState } from '../state.js';
 import { buildManifest } from '../manifest.js';
 import { eventLogWriter, jsonLinesRenderer, ttyRenderer, waitingReporter } from './progress.js';
@@ -253,27 +253,22 @@ export async function reportCommand(
       return;
     }
     const { file, config } = loadAppConfig(flags.config);
-    const memo = new Map<string, unknown>();
-    const md = await pipeline.report({
-      config,
-      configFile: file,
-      stateDir,
-      runId: 'report',
-      store: {
-        outputs: (s) => state.store.doneOutputs(s, registry.get(s)?.version ?? -1),
-        item: (s, k) => state.store.item(s, k),
-        items: (s) => state.store.items(s),
-      },
-      kv: state.store,
-      blobs: state.blobs,
-      signal: new AbortController().signal,
-      emit: () => undefined,
-      log: (m) => process.stderr.write(`${m}\n`),
-      memo: <T>(k: string, make: () => T): T => {
-        if (!memo.has(k)) memo.set(k, make());
-        return memo.get(k) as T;
-      },
-    });
+    const md = await pipeline.report(
+      stageContext(
+        {
+          config,
+          configFile: file,
+          stateDir,
+          runId: 'report',
+          blobs: state.blobs,
+          signal: new AbortController().signal,
+          emit: () => undefined,
+          log: (m) => process.stderr.write(`${m}\n`),
+        },
+        state.store,
+        registry,
+      ),
+    );
     process.stdout.write(md.endsWith('\n') ? md : `${md}\n`);
   } finally {
     state.close();

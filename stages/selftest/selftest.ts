@@ -47,6 +47,16 @@ interface HasSelftest {
 const settings = (cfg: HasSelftest): SelftestConfig =>
   cfg.selftest ?? selftestConfigSchema.parse({});
 
+/** Appends `line` to `attempts_log` (if set), then waits `delay_ms`: the start of every attempt. */
+async function logAndWait(
+  s: SelftestConfig,
+  ctx: { configFile: string },
+  line: string,
+): Promise<void> {
+  if (s.attempts_log) appendFileSync(resolve(dirname(ctx.configFile), s.attempts_log), `${line}\n`);
+  if (s.delay_ms > 0) await sleep(s.delay_ms);
+}
+
 export const selftestItems = defineStage<
   { n: number },
   { n: number; attempt: string },
@@ -65,13 +75,7 @@ export const selftestItems = defineStage<
   },
   async run(item, ctx) {
     const s = settings(ctx.config);
-    if (s.attempts_log) {
-      appendFileSync(
-        resolve(dirname(ctx.configFile), s.attempts_log),
-        `${item.key} ${ctx.attempt}\n`,
-      );
-    }
-    if (s.delay_ms > 0) await sleep(s.delay_ms);
+    await logAndWait(s, ctx, `${item.key} ${ctx.attempt}`);
     if (s.busy_ms > 0) {
       const until = Date.now() + s.busy_ms;
       while (Date.now() < until) {
@@ -117,13 +121,7 @@ export const selftestEcho = defineStage<
   },
   async run(item, ctx) {
     const s = settings(ctx.config);
-    if (s.attempts_log) {
-      appendFileSync(
-        resolve(dirname(ctx.configFile), s.attempts_log),
-        `echo:${item.key} ${ctx.attempt} ${item.input.attempt}\n`,
-      );
-    }
-    if (s.delay_ms > 0) await sleep(s.delay_ms);
+    await logAndWait(s, ctx, `echo:${item.key} ${ctx.attempt} ${item.input.attempt}`);
     return { n: item.input.n, read: item.input.attempt };
   },
 });

@@ -49,11 +49,59 @@ async function runAndKill(
   const exited = new Promise<number | null>((resolve) =>
     child.on('exit', (code, sig) => resolve(sig === 'SIGKILL' ? null : code)),
   );
-  const deadline = Date.now() + 60_000;
+  // a hang guard only (the loop ends as soon as the log grows or the run exits): sized for load 30
+  const deadline = Date.now() + 600_000;
   while (lines(attemptsLog).length < atLeast && Date.now() < deadline && child.exitCode === null)
     await sleep(5);
   child.kill(signal);
   return exited;
+}
+
+/**
+ * Kills `telebench run` with SIGKILL `times` times, each once the attempts log has grown by
+ * `min` plus a random part of `spread` lines. @returns the exit code of each run (null: killed)
+ */
+async function killRepeatedly(
+  args: string[],
+  attemptsLog: string,
+  times: number,
+  min: number,
+  spread: number,
+): Promise<(number | null)[]> {
+  const codes: (number | null)[] = [];
+  for (let k = 0; k < times; k++) {
+    const target = lines(attemptsLog).length + min + Math.floor(Math.random() * spread);
+    codes.push(await runAndKill(args, attemptsLog, target, 'SIGKILL'));
+  }
+  return codes;
+}
+
+/** Reruns `args` (up to 4 times) until it exits 0; fails the test when it never does. */
+function resumeUntilDone(args: string[]): void {
+  let last = cli(args);
+  for (let i = 0; i < 3 && last.status !== 0; i++) last = cli(args);
+  expect(last.status, last.stderr).toBe(0);
+}
+
+/** A further run exits 0 and appends nothing to the attempts log: nothing is repeated. */
+function expectRerunRepeatsNothing(args: string[], attemptsLog: string): void {
+  const before = lines(attemptsLog).length;
+  expect(cli(args).status).toBe(0);
+  expect(lines(attemptsLog).length).toBe(before);
+}
+
+/** The item rows of `stage` in the state database under `state`. */
+function itemRows(state: string, stage: string): { key: string; state: string; output: string }[] {
+  const db = new Database(join(state, 'state.db'), { readonly: true });
+  try {
+    return db.prepare(`SELECT key, state, output FROM items WHERE stage = ?`).all(stage) as {
+      key: string;
+      state: string;
+      output: string;
+    }[];
+  } finally {
+    db.close();
+  }
 }
 
 describe('telebench run under faults', () => {
@@ -67,34 +115,18 @@ describe('telebench run under faults', () => {
       `version: 1\nselftest: { items: ${N}, delay_ms: 8, concurrency: ${CONCURRENCY}, attempts_log: attempts.log }\n`,
     );
     const args = ['--state', state, 'run', 'selftest', '--config', 'kill.yaml'];
-    const kills: number[] = [];
     // Kill at random points of the stage, several times.
-    for (let k = 0; k < 4; k++) {
-      const before = lines(attemptsLog).length;
-      const target = before + 20 + Math.floor(Math.random() * 40);
-      const code = await runAndKill(args, attemptsLog, target, 'SIGKILL');
-      expect(code).toBeNull(); // really killed, not finished
-      kills.push(lines(attemptsLog).length);
-    }
-    // Resume until done.
-    let last = cli(args);
-    for (let i = 0; i < 3 && last.status !== 0; i++) last = cli(args);
-    expect(last.status, last.stderr).toBe(0);
+    const codes = await killRepeatedly(args, attemptsLog, 4, 20, 40);
+    for (const code of codes) expect(code).toBeNull(); // really killed, not finished
+    const kills = codes.length;
+    resumeUntilDone(args);
 
     const attempts = lines(attemptsLog).map((l) => {
       const [key, attempt] = l.split(' ');
       return { key: key!, attempt: attempt! };
     });
     const attemptIds = new Set(attempts.map((a) => a.attempt));
-    const db = new Database(join(state, 'state.db'), { readonly: true });
-    const rows = db
-      .prepare(`SELECT key, state, output FROM items WHERE stage = 'selftest.items'`)
-      .all() as {
-      key: string;
-      state: string;
-      output: string;
-    }[];
-    db.close();
+    const rows = itemRows(state, 'selftest.items');
     expect(rows).toHaveLength(N);
     expect(rows.every((r) => r.state === 'done')).toBe(true);
     for (const r of rows) {
@@ -108,12 +140,10 @@ describe('telebench run under faults', () => {
     expect(perKey.size).toBe(N);
     const extra = attempts.length - N;
     // Only items in flight at a kill are attempted again: at most `concurrency` per kill.
-    expect(extra).toBeLessThanOrEqual(kills.length * CONCURRENCY);
-    for (const [, n] of perKey) expect(n).toBeLessThanOrEqual(1 + kills.length);
+    expect(extra).toBeLessThanOrEqual(kills * CONCURRENCY);
+    for (const [, n] of perKey) expect(n).toBeLessThanOrEqual(1 + kills);
     // A further run repeats nothing.
-    const before = attempts.length;
-    expect(cli(args).status).toBe(0);
-    expect(lines(attemptsLog).length).toBe(before);
+    expectRerunRepeatsNothing(args, attemptsLog);
   });
 
   it('streaming stages under repeated SIGKILL: each downstream item reads the final upstream output, nothing repeated beyond the in-flight items', async () => {
@@ -126,17 +156,11 @@ describe('telebench run under faults', () => {
       `version: 1\nselftest: { items: ${N}, delay_ms: 8, concurrency: ${CONCURRENCY}, echo: true, attempts_log: attempts-stream.log }\n`,
     );
     const args = ['--state', state, 'run', 'selftest', '--config', 'stream.yaml'];
-    let kills = 0;
-    for (let k = 0; k < 4; k++) {
-      const before = lines(attemptsLog).length;
-      const target = before + 30 + Math.floor(Math.random() * 60);
-      const code = await runAndKill(args, attemptsLog, target, 'SIGKILL');
-      if (code === null) kills++;
-    }
+    const kills = (await killRepeatedly(args, attemptsLog, 4, 30, 60)).filter(
+      (c) => c === null,
+    ).length;
     expect(kills).toBeGreaterThan(0);
-    let last = cli(args);
-    for (let i = 0; i < 3 && last.status !== 0; i++) last = cli(args);
-    expect(last.status, last.stderr).toBe(0);
+    resumeUntilDone(args);
 
     const log = lines(attemptsLog).map((l) => l.split(' '));
     const itemLines = log.filter((l) => !l[0]!.startsWith('echo:'));
@@ -147,16 +171,8 @@ describe('telebench run under faults', () => {
     expect(firstEcho).toBeGreaterThan(-1);
     expect(firstEcho).toBeLessThan(lastItem);
 
-    const db = new Database(join(state, 'state.db'), { readonly: true });
-    const rows = (stage: string) =>
-      db.prepare(`SELECT key, state, output FROM items WHERE stage = ?`).all(stage) as {
-        key: string;
-        state: string;
-        output: string;
-      }[];
-    const items = rows('selftest.items');
-    const echoes = rows('selftest.echo');
-    db.close();
+    const items = itemRows(state, 'selftest.items');
+    const echoes = itemRows(state, 'selftest.echo');
     expect(items).toHaveLength(N);
     expect(echoes).toHaveLength(N);
     expect([...items, ...echoes].every((r) => r.state === 'done')).toBe(true);
@@ -180,9 +196,7 @@ describe('telebench run under faults', () => {
     // every echo attempt that ran read an attempt of its item that had finished
     const startedItemAttempts = new Set(itemLines.map((l) => l[1]));
     for (const l of echoLines) expect(startedItemAttempts.has(l[2])).toBe(true);
-    const before = log.length;
-    expect(cli(args).status).toBe(0);
-    expect(lines(attemptsLog).length).toBe(before);
+    expectRerunRepeatsNothing(args, attemptsLog);
   });
 
   it('SIGINT finishes or abandons in-flight items, persists state and exits 130; SIGTERM exits 143', async () => {

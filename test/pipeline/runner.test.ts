@@ -32,6 +32,19 @@ function registryOf(...stages: Stage<any, any, any>[]): StageRegistry {
   return new Map(stages.map((s) => [s.name, s]));
 }
 
+/** A stage named `name` (after `needs`) that plans one item `x` and returns null; `extra` adds hooks. */
+function oneItemStage(name: string, needs: string[], extra: Partial<Stage<null, null, Cfg>> = {}) {
+  return defineStage<null, null, Cfg>({
+    name,
+    version: 1,
+    needs,
+    description: '',
+    plan: () => [{ key: 'x', input: null }],
+    run: async () => null,
+    ...extra,
+  });
+}
+
 async function run(
   pipeline: Pipeline<Cfg>,
   registry: StageRegistry,
@@ -272,11 +285,7 @@ describe('runner', () => {
 
   it('stops a stage at preflight, blocks its dependents, finishes independent stages, exits 3', async () => {
     const { stage } = counter();
-    const needsService = defineStage<null, null, Cfg>({
-      name: 'b.remote',
-      version: 1,
-      needs: [],
-      description: '',
+    const needsService = oneItemStage('b.remote', [], {
       async preflight() {
         throw new PreflightError(
           'model server http://127.0.0.1:9',
@@ -284,25 +293,9 @@ describe('runner', () => {
           'start it with `ollama serve`',
         );
       },
-      plan: () => [{ key: 'x', input: null }],
-      run: async () => null,
     });
-    const after = defineStage<null, null, Cfg>({
-      name: 'b.after',
-      version: 1,
-      needs: ['b.remote'],
-      description: '',
-      plan: () => [{ key: 'x', input: null }],
-      run: async () => null,
-    });
-    const later = defineStage<null, null, Cfg>({
-      name: 'b.later',
-      version: 1,
-      needs: ['b.after'],
-      description: '',
-      plan: () => [{ key: 'x', input: null }],
-      run: async () => null,
-    });
+    const after = oneItemStage('b.after', ['b.remote']);
+    const later = oneItemStage('b.later', ['b.after']);
     const reg = registryOf(stage(), needsService, after, later);
     const p: Pipeline<Cfg> = {
       name: 'p',
@@ -559,22 +552,9 @@ describe('streaming between stages (itemNeeds)', () => {
   });
 
   it('itemNeeds naming a stage outside needs is a bug', async () => {
-    const up = defineStage<null, null, Cfg>({
-      name: 'b.up',
-      version: 1,
-      needs: [],
-      description: '',
-      plan: () => [{ key: 'x', input: null }],
-      run: async () => null,
-    });
-    const down = defineStage<null, null, Cfg>({
-      name: 'b.down',
-      version: 1,
-      needs: ['b.up'],
-      description: '',
+    const up = oneItemStage('b.up', []);
+    const down = oneItemStage('b.down', ['b.up'], {
       itemNeeds: () => ({ 'b.other': ['x'] }),
-      plan: () => [{ key: 'x', input: null }],
-      run: async () => null,
     });
     await expect(
       run({ name: 'p', description: '', stages: ['b.up', 'b.down'] }, registryOf(up, down), {

@@ -410,16 +410,20 @@ export async function diffSplit(
   const source_files = names.filter((p) => !isTestPath(language, p));
   const diffOf = async (files: string[]): Promise<string> => {
     if (files.length === 0) return '';
-    // pathspecs taken literally: a name with '*' or '[' names only itself
-    const spec = (fs: string[]): string[] => ['--', ...fs.map((f) => `:(literal)${f}`)];
-    const whole = await gitBytes(repoDir, [
-      'diff',
-      '--binary',
-      '--no-renames',
-      from,
-      to,
-      ...spec(files),
-    ]);
+    // pathspecs taken literally: a name with '*' or '[' names only itself; `attributesFile` (if
+    // given) overrides the repository's attributes
+    const diff = (fs: string[], attributesFile?: string): Promise<Buffer> =>
+      gitBytes(repoDir, [
+        ...(attributesFile ? ['-c', `core.attributesFile=${attributesFile}`] : []),
+        'diff',
+        '--binary',
+        '--no-renames',
+        from,
+        to,
+        '--',
+        ...fs.map((f) => `:(literal)${f}`),
+      ]);
+    const whole = await diff(files);
     if (isUtf8(whole)) return whole.toString('utf8');
     // A text diff holding bytes that are not UTF-8 (a Latin-1 comment) cannot live in the
     // patch string unchanged: such files go as git binary patches (base85, exact bytes).
@@ -428,28 +432,8 @@ export async function diffSplit(
     try {
       const parts: Buffer[] = [];
       for (const f of files) {
-        const one = await gitBytes(repoDir, [
-          'diff',
-          '--binary',
-          '--no-renames',
-          from,
-          to,
-          ...spec([f]),
-        ]);
-        parts.push(
-          isUtf8(one)
-            ? one
-            : await gitBytes(repoDir, [
-                '-c',
-                `core.attributesFile=${attrs}`,
-                'diff',
-                '--binary',
-                '--no-renames',
-                from,
-                to,
-                ...spec([f]),
-              ]),
-        );
+        const one = await diff([f]);
+        parts.push(isUtf8(one) ? one : await diff([f], attrs));
       }
       return Buffer.concat(parts).toString('utf8');
     } finally {

@@ -1,5 +1,13 @@
-import { describe, it, expect, beforeAll } from 'vitest';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  writeFileSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +30,15 @@ import type { Fixture } from '../../../fixtures/repos/builder.js';
 const git = (dir: string, ...args: string[]): string =>
   execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
 
+/** A new empty repository on branch `main` in a fresh folder `<root>/<prefix>XXXXXX`. */
+function newRepo(prefix: string): string {
+  const dir = mkdtempSync(join(root, prefix));
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.email', 't@t');
+  git(dir, 'config', 'user.name', 't');
+  return dir;
+}
+
 let root: string;
 let fx: Fixture;
 let mirror: string;
@@ -32,6 +49,7 @@ beforeAll(async () => {
   mirror = join(root, 'mirror.git');
   await ensureMirror(fx.dir, mirror, [fx.candidate.merge_commit]);
 });
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('isTestPath', () => {
   it('follows per-language rules', () => {
@@ -168,10 +186,7 @@ describe('hostEnv', () => {
 
 describe('paths from git are read NUL-separated (issue 14, section 1)', () => {
   it('a fix that adds größe.go keeps its exact name in source_files and its diff in patch', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'telebench-git-names-'));
-    git(dir, 'init', '-q', '-b', 'main');
-    git(dir, 'config', 'user.email', 't@t');
-    git(dir, 'config', 'user.name', 't');
+    const dir = newRepo('telebench-git-names-');
     writeFileSync(join(dir, 'a.go'), 'package a\n');
     git(dir, 'add', '.');
     git(dir, 'commit', '-qm', 'base');
@@ -189,10 +204,7 @@ describe('paths from git are read NUL-separated (issue 14, section 1)', () => {
   });
 
   it('applyPatch reads touched paths NUL-separated: a quoted name, a deletion, a rename', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'telebench-git-apply-'));
-    git(dir, 'init', '-q', '-b', 'main');
-    git(dir, 'config', 'user.email', 't@t');
-    git(dir, 'config', 'user.name', 't');
+    const dir = newRepo('telebench-git-apply-');
     writeFileSync(join(dir, 'old.txt'), 'old\n');
     writeFileSync(join(dir, 'moved.txt'), 'moved\n'.repeat(20));
     git(dir, 'add', '.');
@@ -257,10 +269,7 @@ describe('paths from git are read NUL-separated (issue 14, section 1)', () => {
   });
 
   it('a text file with bytes that are not UTF-8 reaches the tree byte-exact through patch', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'telebench-git-latin1-'));
-    git(dir, 'init', '-q', '-b', 'main');
-    git(dir, 'config', 'user.email', 't@t');
-    git(dir, 'config', 'user.name', 't');
+    const dir = newRepo('telebench-git-latin1-');
     const before = Buffer.from('int a; /* caf\xe9 */\n', 'latin1');
     const after = Buffer.from('int a; /* caf\xe9 */\nint b; /* \xff */\n', 'latin1');
     mkdirSync(join(dir, 'src'));
