@@ -30,6 +30,7 @@ import { resilienceConfigSchema } from '../stages/resilience/config.js';
 import { engineConfigShape } from '../pipeline/config/schema.js';
 import { parseConfigText } from '../pipeline/config/load.js';
 import { toChatHistory } from '../pipeline/providers/llm/embedded.js';
+import { RESPONSE_CACHE_NAMESPACE } from '../pipeline/providers/llm/cache.js';
 import type { GenerateInput } from '../stages/resilience/generate.js';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 16);
@@ -102,9 +103,10 @@ async function pipelinePhase(round: number) {
   // cache the stage filled (one entry per request).
   const db = new Database(join(dir, 'state', 'state.db'), { readonly: true });
   let tokens = 0;
-  for (const row of db.prepare("SELECT value FROM kv WHERE ns = 'llm.chat.v2'").all() as {
+  const rows = db.prepare('SELECT value FROM kv WHERE ns = ?').all(RESPONSE_CACHE_NAMESPACE) as {
     value: string;
-  }[]) {
+  }[];
+  for (const row of rows) {
     tokens += (JSON.parse(row.value) as { outputTokens: number }).outputTokens;
   }
   db.close();

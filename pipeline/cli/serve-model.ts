@@ -19,7 +19,7 @@ interface ServeFlags {
   gpu: 'auto' | 'cpu';
 }
 
-function positiveInt(flag: string, value: string): number {
+function nonNegativeInt(flag: string, value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0)
     throw new ConfigError(`${flag} must be an integer >= 0, got ${value}`);
@@ -54,7 +54,7 @@ export function addServeModelCommand(program: Command): void {
         throw new ConfigError('serve-model needs --gguf <file> or --ollama <model>');
       if (flags.gpu !== 'auto' && flags.gpu !== 'cpu')
         throw new ConfigError(`--gpu must be auto or cpu, got ${flags.gpu}`);
-      const contextSize = positiveInt('--context-size', flags.contextSize);
+      const contextSize = nonNegativeInt('--context-size', flags.contextSize);
       // loaded here, not at start: the CLI's other commands never pay for the model runtime
       const { resolveStateDir } = await import('../state.js');
       const { EmbeddedProvider } = await import('../providers/llm/embedded.js');
@@ -68,8 +68,8 @@ export function addServeModelCommand(program: Command): void {
           'models',
         ),
         contextSize,
-        sequences: Math.max(1, positiveInt('--concurrency', flags.concurrency)),
-        threads: Math.max(1, positiveInt('--threads', flags.threads)),
+        sequences: Math.max(1, nonNegativeInt('--concurrency', flags.concurrency)),
+        threads: Math.max(1, nonNegativeInt('--threads', flags.threads)),
         gpu: flags.gpu === 'cpu' ? false : 'auto',
       });
       const server = await startModelServer({
@@ -77,7 +77,7 @@ export function addServeModelCommand(program: Command): void {
         model: flags.name,
         contextSize,
         host: flags.host,
-        port: positiveInt('--port', flags.port),
+        port: nonNegativeInt('--port', flags.port),
       });
       const e = server.info.embedded;
       process.stdout.write(

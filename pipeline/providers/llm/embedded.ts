@@ -112,9 +112,31 @@ export interface LlamaCppBuild {
   systemInfo: string;
 }
 
+/** Prebuilt binary packages by `<os> <arch> <gpu>` (node-llama-cpp 3.21.1). */
+const PREBUILT_BY_GPU = new Map([
+  ['mac arm64 metal', 'mac-arm64-metal'],
+  ['mac x64 cpu', 'mac-x64'],
+  ['linux x64 cpu', 'linux-x64'],
+  ['linux x64 cuda', 'linux-x64-cuda'],
+  ['linux x64 vulkan', 'linux-x64-vulkan'],
+  ['win x64 cpu', 'win-x64'],
+  ['win x64 cuda', 'win-x64-cuda'],
+  ['win x64 vulkan', 'win-x64-vulkan'],
+]);
+/** Prebuilt binary packages by `<os> <arch>`, whatever the GPU (node-llama-cpp 3.21.1). */
+const PREBUILT_ANY_GPU = new Map([
+  ['linux arm64', 'linux-arm64'],
+  ['linux arm', 'linux-armv7l'],
+  ['linux riscv64', 'linux-riscv64'],
+  ['win arm64', 'win-arm64'],
+]);
+
 /**
  * The npm package node-llama-cpp loads a prebuilt binary from, for a platform, architecture and GPU
  * (the mapping of node-llama-cpp 3.21.1's `getPrebuiltBinariesPackageDirectoryForBuildOptions`).
+ * @param platform `process.platform`
+ * @param arch `process.arch`
+ * @param gpu `cpu`, `cuda`, `vulkan` or `metal`
  * @returns `@node-llama-cpp/<name>`, or null for a combination without a prebuilt package
  */
 export function prebuiltBinaryPackage(
@@ -123,29 +145,8 @@ export function prebuiltBinaryPackage(
   gpu: string,
 ): string | null {
   const os = platform === 'darwin' ? 'mac' : platform === 'win32' ? 'win' : platform;
-  const name =
-    os === 'mac'
-      ? arch === 'arm64' && gpu === 'metal'
-        ? 'mac-arm64-metal'
-        : arch === 'x64' && gpu === 'cpu'
-          ? 'mac-x64'
-          : null
-      : os === 'linux' || os === 'win'
-        ? arch === 'x64'
-          ? gpu === 'cpu'
-            ? `${os}-x64`
-            : gpu === 'cuda' || gpu === 'vulkan'
-              ? `${os}-x64-${gpu}`
-              : null
-          : arch === 'arm64'
-            ? `${os}-arm64`
-            : os === 'linux' && arch === 'arm'
-              ? 'linux-armv7l'
-              : os === 'linux' && arch === 'riscv64'
-                ? 'linux-riscv64'
-                : null
-        : null;
-  return name === null ? null : `@node-llama-cpp/${name}`;
+  const name = PREBUILT_BY_GPU.get(`${os} ${arch} ${gpu}`) ?? PREBUILT_ANY_GPU.get(`${os} ${arch}`);
+  return name === undefined ? null : `@node-llama-cpp/${name}`;
 }
 
 /** A piece of an answer as it is generated (for streaming: `telebench serve-model`). */
@@ -534,28 +535,18 @@ export class EmbeddedProvider implements LlmProvider {
     }
     if (promptTokens + 1 > window)
       throw this.tooLong(request, promptTokens, window, promptTokensLocal);
-    const ctx = await this.contextFor(loaded, window);
-    this.active++;
-    const started = performance.now();
-    let sequence: LlamaContextSequence;
-    try {
-      sequence = await this.acquireSequence(ctx);
-    } catch (err) {
-      this.release();
-      throw this.runtimeError(err, request);
-    }
+    const { sequence, started } = await this.checkOut(loaded, window, request);
     const chat = new m.LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
     const room = window - promptTokens;
     const maxTokens = Math.min(request.maxTokens ?? room, room);
     let outputTokens = 0;
     let response: LlamaChatResponse;
-    const seed = request.seed ?? this.options.seed ?? DEFAULT_SEED;
+    const sampling = this.sampling(request);
+    const { seed } = sampling;
     try {
       response = await chat.generateResponse(history, {
         maxTokens,
-        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-        ...(request.topP !== undefined ? { topP: request.topP } : {}),
-        seed,
+        ...sampling,
         budgets: { thoughtTokens: Infinity, commentTokens: Infinity },
         onResponseChunk: (chunk) => {
           outputTokens += chunk.tokens.length;
@@ -572,8 +563,7 @@ export class EmbeddedProvider implements LlmProvider {
       throw this.runtimeError(err, request);
     } finally {
       chat.dispose({ disposeSequence: false });
-      this.freeSequences.push(sequence);
-      this.release();
+      this.checkIn(sequence);
     }
     const latencyMs = Math.round(performance.now() - started);
     const thought = response.fullResponse
@@ -671,27 +661,17 @@ export class EmbeddedProvider implements LlmProvider {
     const budget = request.maxTokens ?? window;
     // without the shift the answer stops at the window, as Ollama's `shift: false` does
     const maxOut = shift ? budget : Math.max(0, Math.min(budget, window - input.length));
-    const ctx = await this.contextFor(loaded, window);
-    this.active++;
-    const started = performance.now();
-    let sequence: LlamaContextSequence;
-    try {
-      sequence = await this.acquireSequence(ctx);
-    } catch (err) {
-      this.release();
-      throw this.runtimeError(err, request);
-    }
+    const { sequence, started } = await this.checkOut(loaded, window, request);
     const out: Token[] = [];
     let stop: 'stop' | 'length' | 'abort' = 'length';
     let shifts = 0;
-    const seed = request.seed ?? this.options.seed ?? DEFAULT_SEED;
+    const sampling = this.sampling(request);
+    const { seed } = sampling;
     try {
       if (maxOut > 0) {
         stop = 'stop';
         const it = sequence.evaluate(input, {
-          ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-          ...(request.topP !== undefined ? { topP: request.topP } : {}),
-          seed,
+          ...sampling,
           contextShift: {
             size: cut.discard,
             strategy: ({ size }) => {
@@ -722,8 +702,7 @@ export class EmbeddedProvider implements LlmProvider {
       if (p.signal?.aborted) throw err;
       throw this.runtimeError(err, request);
     } finally {
-      this.freeSequences.push(sequence);
-      this.release();
+      this.checkIn(sequence);
     }
     const latencyMs = Math.round(performance.now() - started);
     // special tokens kept: a `<think>` tag is one for Qwen3, and the reasoning split needs it
@@ -772,6 +751,42 @@ export class EmbeddedProvider implements LlmProvider {
       return reused;
     }
     return ctx.getSequence();
+  }
+
+  /**
+   * Counts a request as active and takes a sequence of the `window`-token context for it (both
+   * generation paths; give it back with {@link checkIn}). `started` is the latency clock's start.
+   * @throws TelebenchError `llm_runtime_error` when llama.cpp cannot give a sequence
+   */
+  private async checkOut(
+    loaded: Loaded,
+    window: number,
+    request: ChatRequest,
+  ): Promise<{ sequence: LlamaContextSequence; started: number }> {
+    const ctx = await this.contextFor(loaded, window);
+    this.active++;
+    const started = performance.now();
+    try {
+      return { sequence: await this.acquireSequence(ctx), started };
+    } catch (err) {
+      this.release();
+      throw this.runtimeError(err, request);
+    }
+  }
+
+  /** Gives back a sequence taken by {@link checkOut} and ends the request's active count. */
+  private checkIn(sequence: LlamaContextSequence): void {
+    this.freeSequences.push(sequence);
+    this.release();
+  }
+
+  /** Rule 11: the request's sampling options, with the seed it actually samples with. */
+  private sampling(request: ChatRequest): { temperature?: number; topP?: number; seed: number } {
+    return {
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.topP !== undefined ? { topP: request.topP } : {}),
+      seed: request.seed ?? this.options.seed ?? DEFAULT_SEED,
+    };
   }
 
   private release(): void {

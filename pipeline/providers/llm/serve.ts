@@ -25,7 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { TelebenchError } from '../../errors.js';
 import type { EmbeddedProvider } from './embedded.js';
-import type { ChatRequest, ModelInfo } from './types.js';
+import type { ChatRequest, ChatResult, ModelInfo } from './types.js';
 
 /** Options of {@link startModelServer}. */
 export interface ModelServerOptions {
@@ -77,7 +77,23 @@ class HttpFailure extends Error {
   ) {
     super(message);
   }
+
+  /** The OpenAI error body `{error: {message, type, code}}`. */
+  body(): { error: { message: string; type: string; code: string } } {
+    return { error: { message: this.message, type: this.type, code: this.code } };
+  }
 }
+
+/** OpenAI's `finish_reason` of an answer: `length` when the budget or window stopped it. */
+const finishReason = (r: ChatResult): 'length' | 'stop' =>
+  r.doneReason === 'length' ? 'length' : 'stop';
+
+/** OpenAI's `usage` of an answer (exact token counts of the embedded runtime). */
+const usage = (r: ChatResult) => ({
+  prompt_tokens: r.promptTokens,
+  completion_tokens: r.outputTokens,
+  total_tokens: (r.promptTokens ?? 0) + (r.outputTokens ?? 0),
+});
 
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
@@ -169,14 +185,10 @@ export async function startModelServer(o: ModelServerOptions): Promise<ModelServ
               content: r.content,
               ...(r.thinking !== '' ? { reasoning_content: r.thinking } : {}),
             },
-            finish_reason: r.doneReason === 'length' ? 'length' : 'stop',
+            finish_reason: finishReason(r),
           },
         ],
-        usage: {
-          prompt_tokens: r.promptTokens,
-          completion_tokens: r.outputTokens,
-          total_tokens: (r.promptTokens ?? 0) + (r.outputTokens ?? 0),
-        },
+        usage: usage(r),
       });
       return;
     }
@@ -208,29 +220,14 @@ export async function startModelServer(o: ModelServerOptions): Promise<ModelServ
       });
     } catch (err) {
       if (!started) throw err;
-      const f = asHttpFailure(err);
-      res.write(
-        `data: ${JSON.stringify({ error: { message: f.message, type: f.type, code: f.code } })}\n\n`,
-      );
+      res.write(`data: ${JSON.stringify(asHttpFailure(err).body())}\n\n`);
       res.end();
       return;
     }
     start();
-    res.write(
-      chunk([
-        { index: 0, delta: {}, finish_reason: r.doneReason === 'length' ? 'length' : 'stop' },
-      ]),
-    );
+    res.write(chunk([{ index: 0, delta: {}, finish_reason: finishReason(r) }]));
     if (b.stream_options?.include_usage) {
-      res.write(
-        chunk([], {
-          usage: {
-            prompt_tokens: r.promptTokens,
-            completion_tokens: r.outputTokens,
-            total_tokens: (r.promptTokens ?? 0) + (r.outputTokens ?? 0),
-          },
-        }),
-      );
+      res.write(chunk([], { usage: usage(r) }));
     }
     res.end('data: [DONE]\n\n');
   }
@@ -262,7 +259,7 @@ export async function startModelServer(o: ModelServerOptions): Promise<ModelServ
         res.destroy();
         return;
       }
-      sendJson(res, f.status, { error: { message: f.message, type: f.type, code: f.code } });
+      sendJson(res, f.status, f.body());
     });
   });
   await new Promise<void>((resolve, reject) => {

@@ -14,12 +14,13 @@ import { createProvider, llmConfigSchema } from '../../../../pipeline/providers/
 import { RESPONSE_CACHE_NAMESPACE } from '../../../../pipeline/providers/llm/cache.js';
 import {
   DEFAULT_SEED,
-  EmbeddedProvider,
+  type EmbeddedProvider,
   prebuiltBinaryPackage,
 } from '../../../../pipeline/providers/llm/embedded.js';
 import type { TelebenchEvent } from '../../../../pipeline/events.js';
 import type { ChatRequest } from '../../../../pipeline/providers/llm/types.js';
 import { SMOLLM2_NAME, SMOLLM2_SHA256, smollm2Path } from '../../../fixtures/smollm2.js';
+import { smollm2Provider } from '../../../fixtures/smollm2-provider.js';
 
 const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
   model: SMOLLM2_NAME,
@@ -41,15 +42,7 @@ describe('embedded provider (SmolLM2-135M, node-llama-cpp)', () => {
   let provider: EmbeddedProvider;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'tb-embedded-'));
-    provider = new EmbeddedProvider({
-      model: SMOLLM2_NAME,
-      sources: [{ path: smollm2Path() }],
-      baseDir: dir,
-      modelsDir: join(dir, 'models'),
-      sequences: 3,
-      threads: 1,
-      gpu: false,
-    });
+    provider = smollm2Provider(dir, { sequences: 3, threads: 1 });
   });
   afterAll(async () => {
     await provider.close();

@@ -24,9 +24,9 @@ import {
   resolveModel,
   type ModelSource,
 } from '../../../../pipeline/providers/llm/model-source.js';
-import { EmbeddedProvider } from '../../../../pipeline/providers/llm/embedded.js';
 import { startHubServer, type HubServer } from '../../../servers/hub-server.js';
 import { SMOLLM2_NAME, SMOLLM2_SHA256, smollm2Path } from '../../../fixtures/smollm2.js';
+import { smollm2Provider } from '../../../fixtures/smollm2-provider.js';
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 // A stand-in GGUF for resolution only (never loaded): GGUF magic then random bytes, binary -> LFS.
@@ -107,14 +107,7 @@ describe('model resolution', () => {
     expect(r.sha256).toBe(sha(gguf));
     expect(r.origin).toContain(`manifest sha256:${sha(Buffer.from(manifest))}`);
 
-    const provider = new EmbeddedProvider({
-      model: SMOLLM2_NAME,
-      sources: source,
-      baseDir: dir,
-      modelsDir: join(dir, 'models'),
-      env: { OLLAMA_MODELS: store },
-      gpu: false,
-    });
+    const provider = smollm2Provider(dir, { sources: source, env: { OLLAMA_MODELS: store } });
     const info = await provider.preflight(SMOLLM2_NAME);
     expect(info.modelDigest).toBe(`sha256:${SMOLLM2_SHA256}`);
     expect(info.embedded?.model.kind).toBe('ollama');

@@ -10,11 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TelebenchError } from '../../../../pipeline/errors.js';
-import { EmbeddedProvider } from '../../../../pipeline/providers/llm/embedded.js';
+import type { EmbeddedProvider } from '../../../../pipeline/providers/llm/embedded.js';
 import { OpenAiCompatibleProvider } from '../../../../pipeline/providers/llm/openai.js';
 import { startModelServer, type ModelServer } from '../../../../pipeline/providers/llm/serve.js';
 import type { ChatRequest } from '../../../../pipeline/providers/llm/types.js';
 import { SMOLLM2_NAME, SMOLLM2_SHA256, smollm2Path } from '../../../fixtures/smollm2.js';
+import { smollm2Provider } from '../../../fixtures/smollm2-provider.js';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
@@ -32,15 +33,7 @@ describe('serve-model: OpenAI-compatible endpoint over the embedded runtime', ()
   let server: ModelServer;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tb-serve-'));
-    provider = new EmbeddedProvider({
-      model: SMOLLM2_NAME,
-      sources: [{ path: smollm2Path() }],
-      baseDir: dir,
-      modelsDir: join(dir, 'models'),
-      contextSize: 1024,
-      sequences: 2,
-      gpu: false,
-    });
+    provider = smollm2Provider(dir, { contextSize: 1024, sequences: 2 });
     server = await startModelServer({ provider, model: SMOLLM2_NAME, contextSize: 1024 });
   });
   afterAll(async () => {
@@ -74,7 +67,7 @@ describe('serve-model: OpenAI-compatible endpoint over the embedded runtime', ()
     }
     const cut = await client(true).chat(ask(QUESTION, { maxTokens: 3 }));
     expect(cut).toMatchObject({ doneReason: 'length', budgetExhausted: true, outputTokens: 3 });
-  }, 900_000); // four generations: a guard for a machine at load 30+, not a speed claim
+  });
 
   it('streams SSE chunks with deltas, a finish_reason, usage and [DONE]', async () => {
     const res = await fetch(`${server.url}/chat/completions`, {
