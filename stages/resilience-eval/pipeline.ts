@@ -25,7 +25,13 @@ import { evalSettings, type HasResilienceEval } from './config.js';
 
 const VL = 'https://vega.github.io/schema/vega-lite/v6.json';
 
-/** Figure specs of the report (inline data). Pure. */
+/**
+ * Vega-Lite figure specs of the report, data inline, for one parse mode: CFR per sub-benchmark
+ * and model (paper Figure 3), macro CFR against mean output tokens (Figure 4) and against VRAM,
+ * CFR by difficulty. Targets or subsets with no scored instance (cfr null) are left out, not
+ * drawn as 0. Pure.
+ * @returns per figure its id, caption, spec and `marks` (data points; 0 means nothing to draw)
+ */
 export function evalFigures(
   scores: readonly EvalScoreOutput[],
   mode: 'strict' | 'lenient' | 'published',

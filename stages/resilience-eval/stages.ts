@@ -168,6 +168,16 @@ async function hubInstances(
   return { instances, commits };
 }
 
+/**
+ * Stage `resilience-eval.instances`: one item (`instances`) that reads the TeleResilienceBench
+ * instances to evaluate from `resilience_eval.input.source`: `project` (this state's
+ * `resilience.truncate` outputs), `file` (JSON/JSONL files of the published schema, paths relative
+ * to the config) or `hub` (a dataset revision, downloaded once into `<state>/downloads`). The plan
+ * key hashes the source, so a new construction or file list re-reads it.
+ * Output: `{ source, instances: EvalInstance[], hub_commits? }` (commit per file for `hub`).
+ * @throws TelebenchError `config_invalid` (source `file` with no files), `input_missing` (an
+ *   unreadable file), `bad_instance_row` naming the file and line, `hub_unreachable` with what to do
+ */
 export const evalInstances = defineStage<
   EvalInstancesInput,
   EvalInstancesOutput,
@@ -229,7 +239,14 @@ function targetProvider(ctx: StageContext<HasResilienceEval>, t: TargetConfig): 
   );
 }
 
-/** The continuation prompt of one instance (paper Appendix A template). */
+/**
+ * The continuation prompt of one instance: the `resilience_eval.prompts.mc` or `.numeric` template
+ * from `resilience.prompts_dir` (paper Appendix A), filled with the question, its options and the
+ * flawed `half_reasoning_trace` the target model must continue.
+ * @returns the prompt text and the template's version (part of the item's cache key)
+ * @throws ConfigError when the named template is missing or of the wrong kind (from
+ *   {@link requireTemplate})
+ */
 export function continuationPrompt(
   ctx: StageContext<HasResilienceEval>,
   i: EvalInstance,
@@ -253,6 +270,17 @@ const evalInstancesOf = (ctx: StageContext<unknown>): EvalInstance[] =>
     (o) => o.output.instances,
   );
 
+/**
+ * Stage `resilience-eval.continue`: one item per (target, instance), key `<target>::<sample_id>`.
+ * The target continues the half trace ({@link continuationPrompt}; `paper` profile: Ollama's
+ * published settings, the prompt cut as Ollama cut it and flagged); the reply is parsed in the
+ * three modes (strict, lenient, published) and classified against the gold and the generator's
+ * answer (paper Section 4: correct flip, no flip, wrong flip). Also records tokens (prompt,
+ * output), whether the answer came from the response cache, and peak VRAM (MiB, or null where
+ * the endpoint cannot tell). Concurrency: the sum of the targets' endpoint concurrencies.
+ * @throws TelebenchError `config_invalid` (the target left the config), the provider's errors
+ *   (`llm_*`, retried or failed per item, never swallowed)
+ */
 export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResilienceEval>({
   name: 'resilience-eval.continue',
   version: 1,
@@ -400,6 +428,12 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
   },
 });
 
+/**
+ * Stage `resilience-eval.score`: one item per target. CFR, NFR and WFR (fractions 0-1, paper
+ * Section 4.2) per subset, macro over subsets and micro over instances, with bootstrap intervals;
+ * parse failures; the TeleMath correction rate; per parse mode. The plan key hashes the target's
+ * continue outputs, so a new reply re-scores it; failed continue items are counted, not scored.
+ */
 export const evalScore = defineStage<
   { target: string; outputs: string },
   EvalScoreOutput,
@@ -466,6 +500,6 @@ export const evalScore = defineStage<
 
 export const evalStages = [evalInstances, evalContinue, evalScore] as const;
 
-/** Where the HTML report is written. */
+/** Where the HTML report is written: `<stateDir>/reports/resilience-eval.html` (a path; no I/O). */
 export const reportPath = (stateDir: string): string =>
   join(stateDir, 'reports', 'resilience-eval.html');
