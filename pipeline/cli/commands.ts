@@ -17,7 +17,13 @@ import { EventBus } from '../events.js';
 import { runPipeline, selectStages, stageContext, type RunResult } from '../runner.js';
 import { openState, resolveStateDir, lockState } from '../state.js';
 import { buildManifest } from '../manifest.js';
-import { eventLogWriter, jsonLinesRenderer, ttyRenderer, waitingReporter } from './progress.js';
+import {
+  eventLogWriter,
+  interruptedLine,
+  jsonLinesRenderer,
+  ttyRenderer,
+  waitingReporter,
+} from './progress.js';
 import { statusReport, runReport } from './reports.js';
 import { redact } from '../secrets.js';
 import { resolveConfigPath, selfCommand, shellQuote } from './main.js';
@@ -88,6 +94,8 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
     signals++;
     if (signals === 1) {
       bus.emit({ kind: 'interrupted', signal: sig });
+      // the JSON-lines renderer writes the event to stdout; a person reading stderr gets the words
+      if (!tty) process.stderr.write(`${interruptedLine(sig)}\n`);
       controller.abort(sig);
     } else {
       process.stderr.write(

@@ -21,6 +21,14 @@ export function eventLogWriter(bus: EventBus, file: string): () => void {
   };
 }
 
+/**
+ * What a first SIGINT/SIGTERM means, for a person: in-flight items finish (an embedded model's
+ * prompt evaluation cannot be cut, so this can take minutes), a second signal exits at once.
+ */
+export function interruptedLine(signal: string): string {
+  return `received ${signal}: finishing in-flight items (a model call or a container step can take minutes), starting no new ones; send it again to exit now (in-flight items re-run on resume)`;
+}
+
 /** JSON-lines renderer for pipes: item-level events are left out unless `verbose`, to keep logs small. */
 export function jsonLinesRenderer(
   bus: EventBus,
@@ -155,7 +163,7 @@ export function ttyRenderer(bus: EventBus): () => void {
         multi.log(`${e.stage ? `[${e.stage}] ` : ''}${e.message}\n`);
         break;
       case 'interrupted':
-        multi.log(`received ${e.signal}: finishing in-flight items, starting no new ones\n`);
+        multi.log(`${interruptedLine(e.signal)}\n`);
         break;
       default:
         break;

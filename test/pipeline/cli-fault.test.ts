@@ -34,27 +34,32 @@ function lines(file: string): string[] {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Starts `telebench run selftest`, waits until the attempts log reaches `atLeast` lines, then kills it. */
+/**
+ * Starts `telebench run selftest`, waits until the attempts log reaches `atLeast` lines, then
+ * sends `signal`. @returns the exit code (null: killed by SIGKILL) and everything it wrote to stderr
+ */
 async function runAndKill(
   args: string[],
   attemptsLog: string,
   atLeast: number,
   signal: NodeJS.Signals,
-): Promise<number | null> {
+): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: dir,
-    stdio: 'ignore',
+    stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, CI: 'true' },
   });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code, sig) => resolve(sig === 'SIGKILL' ? null : code)),
+    child.on('close', (code, sig) => resolve(sig === 'SIGKILL' ? null : code)),
   );
   // a hang guard only (the loop ends as soon as the log grows or the run exits): sized for load 30
   const deadline = Date.now() + 600_000;
   while (lines(attemptsLog).length < atLeast && Date.now() < deadline && child.exitCode === null)
     await sleep(5);
   child.kill(signal);
-  return exited;
+  return { code: await exited, stderr };
 }
 
 /**
@@ -71,7 +76,7 @@ async function killRepeatedly(
   const codes: (number | null)[] = [];
   for (let k = 0; k < times; k++) {
     const target = lines(attemptsLog).length + min + Math.floor(Math.random() * spread);
-    codes.push(await runAndKill(args, attemptsLog, target, 'SIGKILL'));
+    codes.push((await runAndKill(args, attemptsLog, target, 'SIGKILL')).code);
   }
   return codes;
 }
@@ -207,7 +212,12 @@ describe('telebench run under faults', () => {
       `version: 1\nselftest: { items: 200, delay_ms: 10, concurrency: 2, attempts_log: attempts-int.log }\n`,
     );
     const args = ['--state', state, 'run', 'selftest', '--config', 'int.yaml'];
-    expect(await runAndKill(args, attemptsLog, 30, 'SIGINT')).toBe(130);
+    const int = await runAndKill(args, attemptsLog, 30, 'SIGINT');
+    expect(int.code).toBe(130);
+    // a person reading stderr of a piped run is told what the wait is and how to cut it short
+    expect(int.stderr).toMatch(
+      /received SIGINT: finishing in-flight items.*send it again to exit now/,
+    );
     const db = new Database(join(state, 'state.db'), { readonly: true });
     const running = db
       .prepare(`SELECT COUNT(*) FROM items WHERE state = 'running'`)
@@ -220,9 +230,9 @@ describe('telebench run under faults', () => {
     db.close();
     expect(running).toBe(0);
     expect(done).toBeGreaterThan(0);
-    expect(await runAndKill(args, attemptsLog, lines(attemptsLog).length + 30, 'SIGTERM')).toBe(
-      143,
-    );
+    expect(
+      (await runAndKill(args, attemptsLog, lines(attemptsLog).length + 30, 'SIGTERM')).code,
+    ).toBe(143);
     const resumed = cli(args);
     expect(resumed.status).toBe(0);
     const status = cli(['--state', state, 'status', '--json']);
@@ -242,7 +252,7 @@ describe('interrupting CPU-bound stages', () => {
       `version: 1\nselftest: { items: 400, busy_ms: 10, concurrency: 4, attempts_log: attempts-busy.log }\n`,
     );
     const args = ['--state', state, 'run', 'selftest', '--config', 'busy.yaml'];
-    expect(await runAndKill(args, attemptsLog, 40, 'SIGINT')).toBe(130);
+    expect((await runAndKill(args, attemptsLog, 40, 'SIGINT')).code).toBe(130);
     const started = lines(attemptsLog).length;
     expect(started).toBeLessThan(400);
     expect(cli(args).status).toBe(0);
