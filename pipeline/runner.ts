@@ -51,8 +51,20 @@ export interface RunOptions<Cfg> {
   concurrency?: Record<string, number | undefined>;
 }
 
+/**
+ * How a stage ended. `counts` are the stage's items by state in the store (every run's, not only
+ * this one's); `ran` the items this run executed; `notRetried` the planned items that had failed
+ * in an earlier run and were left failed because `--retry-failed` was not given (they count
+ * towards `--limit`).
+ */
 export type StageOutcome =
-  | { status: 'completed'; counts: Record<string, number>; ran: number; wouldRun?: number }
+  | {
+      status: 'completed';
+      counts: Record<string, number>;
+      ran: number;
+      wouldRun?: number;
+      notRetried?: number;
+    }
   | {
       status: 'blocked';
       reason: string;
@@ -61,7 +73,7 @@ export type StageOutcome =
       /** The stage upstream whose preflight stopped (set on stages blocked behind it). */
       root?: string;
     }
-  | { status: 'interrupted'; counts: Record<string, number>; ran: number };
+  | { status: 'interrupted'; counts: Record<string, number>; ran: number; notRetried?: number };
 
 export interface RunResult {
   runId: string;
@@ -622,8 +634,10 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     const c = store.counts(name);
     const counts = { ...c.byState, total: c.total };
     bus.emit({ kind: 'stage-end', stage: name, counts, ran, ms: Date.now() - started });
-    if (interrupted || opts.signal.aborted) return { status: 'interrupted', counts, ran };
-    return { status: 'completed', counts, ran };
+    const notRetried = decisions.failed > 0 ? { notRetried: decisions.failed } : {};
+    if (interrupted || opts.signal.aborted)
+      return { status: 'interrupted', counts, ran, ...notRetried };
+    return { status: 'completed', counts, ran, ...notRetried };
   };
 
   for (const name of order) {

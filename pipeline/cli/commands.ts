@@ -154,7 +154,7 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
         .map(([k, v]) => `${v} ${k}`)
         .join(', ');
       lines.push(
-        `  ${name}: ${o.status}${flags.dryRun ? ` (dry run: ${o.status === 'completed' ? (o.wouldRun ?? 0) : 0} would run)` : ''} — ${c || 'no items'}`,
+        `  ${name}: ${o.status}${flags.dryRun ? ` (dry run: ${o.status === 'completed' ? (o.wouldRun ?? 0) : 0} would run)` : ''} — ${c || 'no items'}${o.notRetried ? ` (${o.notRetried} had failed in an earlier run and did not run again: add --retry-failed${flags.limit ? '; they count towards --limit' : ''})` : ''}`,
       );
     }
   }

@@ -144,6 +144,17 @@ describe('the resume hint runs as printed', () => {
     expect(dryNoRetry.status, dryNoRetry.stderr).toBe(0);
     expect(dryNoRetry.stderr).not.toContain('to resume');
 
+    // without --retry-failed, a run says that failed items were left as they were, and that they
+    // count towards --limit (items 2, 4, 6 failed; --limit 2 plans items 1 and 2)
+    const limited = spawnSync(
+      process.execPath,
+      ['bin/telebench.js', 'run', 'selftest', '--config', config, '--state', state, '--limit', '2'],
+      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
+    );
+    expect(limited.stderr).toMatch(
+      /selftest\.items: completed — .*\(1 had failed in an earlier run and did not run again: add --retry-failed; they count towards --limit\)/,
+    );
+
     // the hint, run by a shell exactly as printed, in the folder where it was printed
     unlinkSync(marker);
     const resumed = spawnSync('sh', ['-c', hint!], {
