@@ -19,9 +19,10 @@ build: $(NODE_STAMP)
 setup: $(NODE_STAMP)
 	node scripts/setup.mjs
 
-# make run PIPELINE=resilience LIMIT=50: one branch, and at most LIMIT items per stage (a sample).
+# make run PIPELINE=resilience LIMIT=50: one branch, and at most LIMIT items per stage (a sample);
+# RETRY_FAILED=1 runs the items that failed in an earlier run again.
 run: setup
-	$(TELEBENCH) run $(PIPELINE) --config $(CONFIG) $(if $(LIMIT),--limit $(LIMIT),)
+	$(TELEBENCH) run $(PIPELINE) --config $(CONFIG) $(if $(LIMIT),--limit $(LIMIT),) $(if $(RETRY_FAILED),--retry-failed,)
 
 test: setup
 	npx vitest run
