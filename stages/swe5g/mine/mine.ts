@@ -112,9 +112,31 @@ const MIRROR_HINT = `make swe5g.environments.git_url_base (default https://githu
 function describeMirrors(ctx: Parameters<typeof mirrorsDir>[0], failures: CloneFailure[]): string {
   const conf = configuredMirrorsDir(ctx);
   if (conf) return `none found under ${conf} (swe5g.mining.mirrors_dir / $TELEBENCH_MIRRORS_DIR)`;
-  return `no mirrors_dir is configured and cloning into ${mirrorsDir(ctx)} failed: ${failures
-    .map((f) => `${f.url} unreachable (${f.message.split('\n')[0]})`)
-    .join('; ')}`;
+  return `no mirrors_dir is configured and cloning into ${mirrorsDir(ctx)} failed: ${groupFailures(failures)}`;
+}
+
+/**
+ * Clone failures grouped by git's message with the URL and mirror path taken out, so 22
+ * repositories behind one DNS failure read as one cause: `<url> unreachable: <cause>` for one,
+ * `22 repositories unreachable (<first five URLs>, and 17 more): <cause>` for several.
+ */
+export function groupFailures(failures: readonly CloneFailure[]): string {
+  const groups = new Map<string, string[]>();
+  for (const f of failures) {
+    const cause = f.message
+      .split('\n')[0]!
+      .split(f.url)
+      .join('<url>')
+      .replace(/^could not mirror <url> into \S+: /, '');
+    groups.set(cause, [...(groups.get(cause) ?? []), f.url]);
+  }
+  return [...groups]
+    .map(([cause, urls]) =>
+      urls.length === 1
+        ? `${urls[0]} unreachable: ${cause}`
+        : `${urls.length} repositories unreachable (${urls.slice(0, 5).join(', ')}${urls.length > 5 ? `, and ${urls.length - 5} more` : ''}): ${cause}`,
+    )
+    .join('; ');
 }
 
 function logPartial(ctx: Parameters<typeof mirrorsDir>[0], failures: CloneFailure[]): void {

@@ -17,6 +17,7 @@ import { runSwe5gMining } from '../../../fixtures/swe5g-mining-run.js';
 import { swe5gConfigSchema, type HasSwe5g } from '../../../../stages/swe5g/config.js';
 import type { Candidate, LinkedPR } from '../../../../stages/swe5g/types.js';
 import { findMirror, mineMirror } from '../../../../pipeline/providers/git/mirror-source.js';
+import { groupFailures } from '../../../../stages/swe5g/mine/mine.js';
 
 let root: string;
 const commits: Record<string, string> = {};
@@ -506,9 +507,35 @@ describe('git mirror source', () => {
       );
       expect(r.result.exitCode).toBe(3);
       const pf = JSON.stringify(r.events.find((e) => e.kind === 'stage-preflight-failed'));
-      expect(pf).toContain('http://127.0.0.1:9/free5gc/amf.git unreachable');
+      // one cause (connection refused), named once, with the URLs it hit
+      expect(pf).toMatch(
+        /\d+ repositories unreachable \([^)]*http:\/\/127\.0\.0\.1:9\/free5gc\/amf\.git[^)]*\): [^;]*127\.0\.0\.1/,
+      );
+      expect(pf.match(/unreachable/g)).toHaveLength(1);
       expect(pf).toContain('TELEBENCH_MIRRORS_DIR');
       r.state.close();
     });
+  });
+});
+
+describe('groupFailures (the preflight message when clones fail)', () => {
+  const fail = (owner: string, name: string, why: string) => {
+    const url = `https://github.com/${owner}/${name}.git`;
+    return {
+      repo: `${owner}/${name}`,
+      url,
+      message: `could not mirror ${url} into /s/mirrors/${owner}/${name}.git: fatal: unable to access '${url}/': ${why}\nmore`,
+    };
+  };
+  it('names one cause once for every repository it hit, and the others apart', () => {
+    const dns = 'Could not resolve host: github.com';
+    const names = ['amf', 'smf', 'udm', 'pcf', 'nrf', 'ausf', 'nssf'];
+    const out = groupFailures([
+      ...names.map((n) => fail('free5gc', n, dns)),
+      fail('magma', 'magma', 'The requested URL returned error: 403'),
+    ]);
+    expect(out).toBe(
+      `7 repositories unreachable (https://github.com/free5gc/amf.git, https://github.com/free5gc/smf.git, https://github.com/free5gc/udm.git, https://github.com/free5gc/pcf.git, https://github.com/free5gc/nrf.git, and 2 more): fatal: unable to access '<url>/': ${dns}; https://github.com/magma/magma.git unreachable: fatal: unable to access '<url>/': The requested URL returned error: 403`,
+    );
   });
 });
