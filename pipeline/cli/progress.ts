@@ -22,11 +22,12 @@ export function eventLogWriter(bus: EventBus, file: string): () => void {
 }
 
 /**
- * What a first SIGINT/SIGTERM means, for a person: in-flight items finish (an embedded model's
- * prompt evaluation cannot be cut, so this can take minutes), a second signal exits at once.
+ * What a first SIGINT/SIGTERM means, for a person: no new items start; an in-flight item either
+ * finishes or, where its work honours the abort, goes back to pending (an embedded model's
+ * prompt evaluation cannot be cut, so this can take minutes); a second signal exits at once.
  */
 export function interruptedLine(signal: string): string {
-  return `received ${signal}: finishing in-flight items (a model call or a container step can take minutes), starting no new ones; send it again to exit now (in-flight items re-run on resume)`;
+  return `received ${signal}: starting no new items; each in-flight item finishes, or stops and runs again on resume (a model call or a container step can take minutes to finish); send it again to exit now`;
 }
 
 /** JSON-lines renderer for pipes: item-level events are left out unless `verbose`, to keep logs small. */

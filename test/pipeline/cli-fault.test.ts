@@ -216,7 +216,7 @@ describe('telebench run under faults', () => {
     expect(int.code).toBe(130);
     // a person reading stderr of a piped run is told what the wait is and how to cut it short
     expect(int.stderr).toMatch(
-      /received SIGINT: finishing in-flight items.*send it again to exit now/,
+      /received SIGINT: starting no new items; each in-flight item finishes, or stops and runs again on resume.*send it again to exit now/,
     );
     const db = new Database(join(state, 'state.db'), { readonly: true });
     const running = db
