@@ -156,6 +156,16 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
       lines.push(
         `  ${name}: ${o.status}${flags.dryRun ? ` (dry run: ${o.status === 'completed' ? (o.wouldRun ?? 0) : 0} would run)` : ''} — ${c || 'no items'}${o.notRetried ? ` (${o.notRetried} had failed in an earlier run and did not run again: add --retry-failed${flags.limit ? '; they count towards --limit' : ''})` : ''}`,
       );
+      // why they failed, by error code, and where the whole message and hint are
+      if ((o.counts.failed ?? 0) > 0) {
+        const cmd = `telebench ${flags.state ? `--state ${shellQuote(flags.state)} ` : ''}`;
+        const codes = Object.entries(state.store.counts(name).byErrorCode)
+          .map(([code, n]) => `${code} ${n}`)
+          .join(', ');
+        lines.push(
+          `      failed: ${codes} (messages and hints: ${cmd}items ${name} --state-filter failed, then ${cmd}show ${name} <key>)`,
+        );
+      }
     }
   }
   process.stderr.write(

@@ -113,6 +113,10 @@ describe('the resume hint runs as printed', () => {
       { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
     );
     expect(first.status).toBe(1);
+    // the failed items' error codes, and where their messages are
+    expect(first.stderr).toMatch(
+      /^ {6}failed: [a-z_]+ 3 \(messages and hints: telebench --state \S+ items selftest\.items --state-filter failed, then telebench --state \S+ show selftest\.items <key>\)$/m,
+    );
     const hint = /^to resume: (.*)$/m.exec(first.stderr)?.[1];
     expect(hint).toBe(
       `node bin/telebench.js run selftest --config ${config} --state ${state} --retry-failed`,
