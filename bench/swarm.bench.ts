@@ -112,6 +112,59 @@ try {
     `validate stage (${ready.length * 2} validations, concurrency ${concurrency} = the swarm's task budget for ${limits.cpus} CPU / ${settings.limits.memory_mib} MiB steps), swarm/docker: ${(sSwarm / sDocker).toFixed(2)} (goal <= 1.15; ${(sSwarm / 2000).toFixed(1)} s vs ${(sDocker / 2000).toFixed(1)} s a pass, mean of 2)`,
   );
 
+  // 1c. where a step's extra time goes: a trivial step through each executor, and the same
+  // one-task service with no network at all (not an isolation the executor may use: a task with no
+  // network is on the default bridge, with a route out), best of 5, alternating.
+  const trivial = {
+    step: 'bench',
+    instance: { image: instanceImage, workdir: '/', sourceDir: root },
+    files: {},
+    command: 'echo hi',
+    collect: [],
+    limits: { memory: 256 * 2 ** 20, cpus: 1, pids: 64, timeoutMs: 60_000 },
+  };
+  const pushed = await pushImage(docker, instanceImage, registry.address);
+  const bareService = async (): Promise<void> => {
+    const svc = await docker.docker.createService({
+      Name: `telebench-bench-${Date.now()}`,
+      Labels: { 'telebench.bench': 'swarm' },
+      TaskTemplate: {
+        ContainerSpec: { Image: pushed, Command: ['/bin/sh', '-c', 'echo hi'] },
+        RestartPolicy: { Condition: 'none' },
+      },
+      Mode: { Replicated: { Replicas: 1 } },
+    } as never);
+    try {
+      for (;;) {
+        const [t] = (await docker.docker.listTasks({ filters: { service: [svc.id] } })) as {
+          Status?: { State?: string; Err?: string };
+        }[];
+        const st = t?.Status?.State;
+        if (st === 'complete') return;
+        if (st === 'failed' || st === 'rejected')
+          throw new Error(`bare task ${st}: ${t?.Status?.Err}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      await docker.docker.getService(svc.id).remove();
+    }
+  };
+  const best: Record<string, number> = { docker: Infinity, swarm: Infinity, bare: Infinity };
+  for (let i = 0; i < 5; i++) {
+    for (const [k, f] of [
+      ['docker', () => dock.run(trivial)],
+      ['swarm', () => swarm.run(trivial)],
+      ['bare', bareService],
+    ] as const) {
+      const t0 = performance.now();
+      await f();
+      best[k] = Math.min(best[k]!, performance.now() - t0);
+    }
+  }
+  console.log(
+    `a trivial step (best of 5): docker ${best.docker!.toFixed(0)} ms, swarm ${best.swarm!.toFixed(0)} ms (${(best.swarm! / best.docker!).toFixed(2)}x); a bare one-task service with no network ${best.bare!.toFixed(0)} ms: the executor's own internal overlay network, result frame and clean-up cost ~${(best.swarm! - best.bare!).toFixed(0)} ms of the ${(best.swarm! - best.docker!).toFixed(0)} ms more`,
+  );
+
   // 2. pull time of an instance image with one new 64 MiB layer
   const ctx = mkdtempSync(join(tmpdir(), 'telebench-bench-pull-'));
   writeFileSync(
