@@ -17,14 +17,17 @@ export interface StageStatus {
   byErrorCode: Record<string, number>;
 }
 
-/** Status of every stage with rows in the store (or of `only`), in name order. */
+/**
+ * Status of every stage with rows in the store, in the order their items were first planned
+ * (pipeline order), or of `only` in its order.
+ */
 export function collectStatus(
   store: Store,
   registry: StageRegistry,
   only?: Set<string>,
 ): StageStatus[] {
-  // A Set keeps insertion order: callers pass stages in pipeline order; otherwise sort by name.
-  const names = only ? [...only] : store.stages().sort();
+  // A Set keeps insertion order: callers pass stages in pipeline order.
+  const names = only ? [...only] : store.stagesInPlanOrder();
   return names.map((stage) => ({
     stage,
     version: registry.get(stage)?.version ?? null,

@@ -484,6 +484,16 @@ export class Store implements KeyValue {
     return { total, byState, bySkipReason, byErrorCode };
   }
 
+  /**
+   * Names of every stage that has rows, in the order their first item was planned (a run plans
+   * stages in pipeline order, so this reads as the funnel: mine, link, filter, ...).
+   */
+  stagesInPlanOrder(): string[] {
+    return this.stmt('SELECT stage FROM items GROUP BY stage ORDER BY MIN(rowid)')
+      .pluck()
+      .all() as string[];
+  }
+
   /** Names of every stage that has rows, sorted. */
   stages(): string[] {
     return this.stmt('SELECT DISTINCT stage FROM items ORDER BY stage').pluck().all() as string[];

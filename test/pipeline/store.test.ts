@@ -85,6 +85,17 @@ CREATE TABLE kv (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
     s.close();
   });
 
+  it('lists stages in the order they were first planned (status reads as the funnel), and by name', () => {
+    const s = new Store(join(tmp(), 'state.db'));
+    for (const stage of ['swe5g.mine', 'swe5g.link', 'swe5g.filter'])
+      for (const key of ['b', 'a']) s.planItem(stage, key, 1, 'h', '{}', false);
+    // replanning an earlier stage's item with a new input keeps the stage's place
+    s.planItem('swe5g.mine', 'b', 1, 'h2', '{"x":1}', false);
+    expect(s.stagesInPlanOrder()).toEqual(['swe5g.mine', 'swe5g.link', 'swe5g.filter']);
+    expect(s.stages()).toEqual(['swe5g.filter', 'swe5g.link', 'swe5g.mine']);
+    s.close();
+  });
+
   it('uses WAL and refuses a store from a newer schema', () => {
     const file = join(tmp(), 'state.db');
     const s = new Store(file);
