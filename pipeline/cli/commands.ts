@@ -143,9 +143,18 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
 
   // Summary for the person at the terminal (stderr, so stdout stays JSON lines in a pipe).
   const lines: string[] = [];
+  /** Dry run: stages whose plan reads outputs that do not exist yet (a need would still run). */
+  const pending = new Set<string>();
   for (const name of order) {
     const o = result.stages[name];
     if (!o) continue;
+    const waitsOn = (registry.get(name)?.needs ?? []).filter(
+      (n) =>
+        pending.has(n) ||
+        (result.stages[n]?.status === 'completed' &&
+          ((result.stages[n] as { wouldRun?: number }).wouldRun ?? 0) > 0),
+    );
+    if (flags.dryRun && waitsOn.length > 0) pending.add(name);
     if (o.status === 'blocked') {
       lines.push(`  ${name}: stopped — ${o.reason}${o.hint ? `\n      -> ${o.hint}` : ''}`);
     } else {
@@ -154,7 +163,7 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
         .map(([k, v]) => `${v} ${k}`)
         .join(', ');
       lines.push(
-        `  ${name}: ${o.status}${flags.dryRun ? ` (dry run: ${o.status === 'completed' ? (o.wouldRun ?? 0) : 0} would run)` : ''} — ${c || 'no items'}${o.notRetried ? ` (${o.notRetried} had failed in an earlier run and did not run again: add --retry-failed${flags.limit ? '; they count towards --limit' : ''})` : ''}`,
+        `  ${name}: ${o.status}${flags.dryRun ? ` (dry run: ${o.status === 'completed' ? (o.wouldRun ?? 0) : 0} would run${waitsOn.length ? `; more once ${waitsOn.join(', ')} ${waitsOn.length > 1 ? 'have' : 'has'} run: its items come from their outputs` : ''})` : ''} — ${c || 'no items'}${o.notRetried ? ` (${o.notRetried} had failed in an earlier run and did not run again: add --retry-failed${flags.limit ? '; they count towards --limit' : ''})` : ''}`,
       );
       // why they failed, by error code, and where the whole message and hint are
       if ((o.counts.failed ?? 0) > 0) {

@@ -107,6 +107,27 @@ describe('the resume hint runs as printed', () => {
       'version: 1\nselftest: { items: 6, fail_while_file: failing, fail_every: 2 }\n',
     );
     const state = join(dir, 'resume-state');
+    // a dry run on an empty state: selftest.echo plans from selftest.items' outputs, so its 0 is
+    // not the last word, and the summary says so
+    const fresh = spawnSync(
+      process.execPath,
+      [
+        'bin/telebench.js',
+        'run',
+        'selftest',
+        '--config',
+        config,
+        '--state',
+        join(dir, 'dry-state'),
+        '--dry-run',
+      ],
+      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
+    );
+    expect(fresh.status, fresh.stderr).toBe(0);
+    expect(fresh.stderr).toMatch(/selftest\.items: completed \(dry run: 6 would run\)/);
+    expect(fresh.stderr).toMatch(
+      /selftest\.echo: completed \(dry run: 0 would run; more once selftest\.items has run: its items come from their outputs\)/,
+    );
     const first = spawnSync(
       process.execPath,
       ['bin/telebench.js', 'run', 'selftest', '--config', config, '--state', state],
