@@ -171,6 +171,20 @@ export function runReport(store: Store, registry: StageRegistry, stateDir?: stri
   ].join('\n');
 }
 
+/**
+ * For `telebench status`: the stages of the last run that did not start (stopped at preflight,
+ * or behind one that did), from its event log under `stateDir`; they have no items, so the status
+ * table alone would not show them. @returns Markdown starting with a blank line, or ''
+ */
+export function lastRunNotStarted(store: Store, stateDir: string): string {
+  const run = store.lastRun();
+  if (!run) return '';
+  const lines = notStartedLines(join(stateDir, 'runs', run.runId, 'events.jsonl'));
+  if (!lines.length) return '';
+  lines[0] = `**Stages of the last run (${run.runId}) that did not run**`;
+  return `\n${lines.join('\n')}`;
+}
+
 function notStartedLines(eventsFile: string | undefined): string[] {
   const why = eventsFile ? notStarted(eventsFile) : {};
   const rows = Object.entries(why).map(([stage, text]) => `- ${stage}: ${text}`);

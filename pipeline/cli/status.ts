@@ -6,12 +6,13 @@
 import type { Command } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { openState, resolveStateDir, runLockHolder } from '../state.js';
-import { statusReport, swarmStatusReport } from './reports.js';
+import { lastRunNotStarted, statusReport, swarmStatusReport } from './reports.js';
 import { resolveConfigPath } from './main.js';
 
 /**
  * `telebench status`: per stage, item counts by state, skip reasons and error codes (Markdown, or
- * JSON with `json`, with each stage's code version); with `swe5g.environments.executor: swarm`,
+ * JSON with `json`, with each stage's code version); in Markdown, then the stages of the last run
+ * that did not start and why; with `swe5g.environments.executor: swarm`,
  * then the tasks per Swarm node. A state folder's status never depends on a valid configuration
  * otherwise.
  * @throws TelebenchError state_unreadable (exit 2) when the state folder cannot be read; with
@@ -28,7 +29,7 @@ export async function statusCommand(
     process.stdout.write(
       statusReport(state.store, registry, flags.json === true, undefined, {
         pid: runLockHolder(dir),
-      }),
+      }) + (flags.json ? '' : lastRunNotStarted(state.store, dir)),
     );
   } finally {
     state.close();

@@ -294,3 +294,25 @@ describe('items: a closed pipe and a bad filter (new-user trial)', () => {
     expect(bad.stderr).toMatch(/'bogus' is invalid\. Allowed choices are pending, running, done/);
   });
 });
+
+describe('status names the stages that stopped at preflight (new-user trial)', () => {
+  it('a run stopped at preflight has no items; status says which stages did not run and why', () => {
+    const config = join(dir, 'preflight.yaml');
+    writeFileSync(
+      config,
+      `version: 1\nswe5g:\n  registry: ${join(PROJECT_ROOT, 'config', 'repos.yaml')}\n  source: git\n  mining:\n    mirrors_dir: nowhere\n`,
+    );
+    const state = join(dir, 'preflight-state');
+    const run = cli(['--state', state, 'run', 'swe5g', '--config', config]);
+    expect(run.status, run.stderr).toBe(3);
+    const status = cli(['--state', state, 'status']);
+    expect(status.status, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/\*\*Stages of the last run \(\S+\) that did not run\*\*/);
+    expect(status.stdout).toMatch(
+      /^- swe5g\.mine: stopped at preflight: swe5g\.source is "git" but no mirror .* -> /m,
+    );
+    expect(status.stdout).toMatch(/^- swe5g\.link: not started: needs swe5g\.mine/m);
+    // JSON stays the items' status only
+    expect(cli(['--state', state, 'status', '--json']).stdout).not.toContain('did not run');
+  });
+});
