@@ -3,6 +3,7 @@
  * `make run` ends with, where `publish` goes, and whether `release` re-runs SWE-Bench 5G first.
  */
 import { z } from 'zod';
+import { hubRepoIdField, hubUrlField, HUB_URL } from '../../pipeline/providers/hub/config.js';
 
 /** Zod schema of the `release` section (every key has a default). */
 export const releaseConfigSchema = z.strictObject({
@@ -22,21 +23,18 @@ export const releaseConfigSchema = z.strictObject({
     .default({ version: 'auto' }),
   hub: z
     .strictObject({
-      /** Hub base URL (the client's `hubUrl`). */
-      url: z.url().default('https://huggingface.co'),
+      url: hubUrlField,
       /** Dataset repository per dataset, `owner/name`. */
-      repos: z
-        .record(z.string(), z.string().regex(/^[\w.-]+\/[\w.-]+$/, 'must be owner/name'))
-        .default({
-          'swe-bench-5g': 'telebench/swe-bench-5g',
-          teleresiliencebench: 'telebench/teleresiliencebench',
-        }),
+      repos: z.record(z.string(), hubRepoIdField).default({
+        'swe-bench-5g': 'telebench/swe-bench-5g',
+        teleresiliencebench: 'telebench/teleresiliencebench',
+      }),
       private: z.boolean().default(false),
       /** Branch the release commit goes to. */
       branch: z.string().default('main'),
     })
     .default({
-      url: 'https://huggingface.co',
+      url: HUB_URL,
       repos: {
         'swe-bench-5g': 'telebench/swe-bench-5g',
         teleresiliencebench: 'telebench/teleresiliencebench',

@@ -10,6 +10,12 @@
  * exhausted budget is an `excluded` outcome, counted.
  */
 import { z } from 'zod';
+import {
+  hubRepoIdField,
+  hubRevisionField,
+  hubTimeoutField,
+  hubUrlField,
+} from '../../pipeline/providers/hub/config.js';
 import { llmConfigSchema } from '../../pipeline/providers/llm/config.js';
 
 const positiveInt = z.number().int().min(1);
@@ -52,21 +58,16 @@ export const resilienceEvalConfigSchema = z.strictObject({
        */
       hub: z
         .strictObject({
-          /** Hub base URL (tests point it at a local server). */
-          url: z.url().default('https://huggingface.co'),
-          dataset: z
-            .string()
-            .regex(/^[\w.-]+\/[\w.-]+$/, 'owner/name')
-            .default('prnshv/TeleResilienceBench'),
-          /** A commit sha (reproducible) or a branch or tag name. */
-          revision: z.string().min(1).default('main'),
+          url: hubUrlField,
+          dataset: hubRepoIdField.default('prnshv/TeleResilienceBench'),
+          revision: hubRevisionField,
           /** Files of the repository to read (CSV, JSON or JSON Lines; either schema). */
           files: z
             .array(z.string().min(1))
             .min(1)
             .default(['TeleResilienceBench.csv', 'Auxiliary.csv']),
-          /** Milliseconds one Hub request may take. */
-          timeout_ms: positiveInt.default(60_000),
+          /** Milliseconds one Hub request may take, a file's download included. */
+          timeout_ms: hubTimeoutField,
         })
         .prefault({}),
     })

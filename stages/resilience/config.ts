@@ -11,6 +11,12 @@
  * prompt is cut silently and the answer budget still fits.
  */
 import { z } from 'zod';
+import {
+  hubRepoIdField,
+  hubRevisionField,
+  hubTimeoutField,
+  hubUrlField,
+} from '../../pipeline/providers/hub/config.js';
 import { llmConfigSchema } from '../../pipeline/providers/llm/config.js';
 import { ANSWER_RULES, DEFAULT_ANSWER_RULES } from './parse-answer.js';
 
@@ -69,21 +75,14 @@ export const resilienceConfigSchema = z.strictObject({
   only_subsets: z.array(z.string().min(1)).default([]),
   hub: z
     .strictObject({
-      /** Hub base URL (tests point it at a local server). */
-      url: z.url().default('https://huggingface.co'),
-      dataset: z
-        .string()
-        .regex(/^[\w.-]+\/[\w.-]+$/, 'owner/name')
-        .default('GSMA/ot-lite'),
+      url: hubUrlField,
+      dataset: hubRepoIdField.default('GSMA/ot-lite'),
       /** Pinned revision: a commit sha (reproducible) or a branch or tag name. */
-      revision: z.string().min(1).default('main'),
+      revision: hubRevisionField,
       /** File name of a subset's split; `{subset}` is replaced by the subset name. */
       file_pattern: z.string().min(1).default('test_{subset}.json'),
-      /**
-       * Milliseconds one Hub request may take, a subset file's download included (the abort
-       * covers the body); a hang guard, sized for a multi-MB file on a slow link.
-       */
-      timeout_ms: positiveInt.default(300_000),
+      /** Milliseconds one Hub request may take, a subset file's download included. */
+      timeout_ms: hubTimeoutField,
     })
     .prefault({}),
   prompts: z

@@ -32,6 +32,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { z } from 'zod';
+import { hubRepoIdField, hubRevisionField, hubUrlField } from '../hub/config.js';
 import type * as hubTypes from '@huggingface/hub';
 import { PreflightError, TelebenchError } from '../../errors.js';
 import { redact, secret } from '../../secrets.js';
@@ -60,13 +61,11 @@ export const modelSourceSchema = z.union([
   z.strictObject({
     hub: z.strictObject({
       /** Model repository `owner/name`. */
-      repo: z.string().regex(/^[\w.-]+\/[\w.-]+$/, 'owner/name'),
+      repo: hubRepoIdField,
       /** GGUF file inside the repository. */
       file: z.string().min(1),
-      /** Branch, tag or commit; pin a commit for reproducible runs. */
-      revision: z.string().min(1).default('main'),
-      /** Hub base URL (tests point it at a local server). */
-      url: z.url().default('https://huggingface.co'),
+      revision: hubRevisionField,
+      url: hubUrlField,
       /** Expected sha256 (default: the Hub's LFS ETag, which is the file's sha256). */
       sha256: sha256Hex.optional(),
       /** Look in the local Hugging Face cache first (default true). */
