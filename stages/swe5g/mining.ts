@@ -139,7 +139,11 @@ export function miningNotes(ctx: StageContext<HasSwe5g>): MiningNotes[] {
   return out.sort((a, b) => a.repo.localeCompare(b.repo));
 }
 
-/** Markdown funnel table of {@link miningFunnel}, then the git source's notes ({@link miningNotes}). */
+/**
+ * Markdown funnel table of {@link miningFunnel}, then the registry's repositories that were not
+ * mined (skip reason or error code, with their ids), then the git source's notes
+ * ({@link miningNotes}).
+ */
 export function miningFunnelMarkdown(ctx: StageContext<HasSwe5g>): string {
   const rows = miningFunnel(ctx);
   const out = [
@@ -156,6 +160,22 @@ export function miningFunnelMarkdown(ctx: StageContext<HasSwe5g>): string {
     out.push(
       `| ${r.repo} | ${r.source} | ${r.mined} | ${r.linked} | ${r.issue_closed} | ${r.issue_open_only} | ${r.kept} | ${r.incomplete} | ${rej} |`,
     );
+  }
+  // repositories of the registry with no row above: skipped (no mirror, ...) or failed
+  const notMined = new Map<string, string[]>();
+  for (const r of ctx.store.items('swe5g.mine')) {
+    if (r.state !== 'skipped' && r.state !== 'failed') continue;
+    const why =
+      r.state === 'skipped'
+        ? (r.skipReason ?? 'skipped')
+        : `failed: ${String(r.error?.code ?? 'unknown')}`;
+    notMined.set(why, [...(notMined.get(why) ?? []), r.key]);
+  }
+  if (notMined.size > 0) {
+    const n = [...notMined.values()].reduce((a, l) => a + l.length, 0);
+    out.push('', `Not mined (${n} repositories of the registry, not in the table):`, '');
+    for (const [why, keys] of notMined)
+      out.push(`- ${why} ${keys.length}: ${keys.sort().join(', ')}`);
   }
   const notes = miningNotes(ctx).filter((n) => n.pull_refs !== null);
   if (notes.length > 0) {

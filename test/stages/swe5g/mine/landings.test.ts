@@ -203,6 +203,20 @@ describe('git mirror source: rebase-merged and manually merged PRs', () => {
     );
     expect(md).toMatch(/open5gs\/open5gs: issue_number_in_subject: [0-9a-f]{7} "Fix leak \(#30\)"/);
     expect(md).toMatch(/free5gc\/smf: warning: the mirror .* has no refs\/pull\/\*/);
+    expect(md).not.toContain('Not mined');
+    // repositories the stage skipped or that failed are named, not left out of the report
+    const settle = (key: string, result: Parameters<typeof state.store.finishItem>[3]): void => {
+      state.store.planItem('swe5g.mine', key, 1, 'h', '{}', false);
+      state.store.startItem('swe5g.mine', key, `att-${key}`, 'run-test');
+      state.store.finishItem('swe5g.mine', key, `att-${key}`, result);
+    };
+    settle('magma/magma', { state: 'skipped', reason: 'no_source', detail: 'no mirror' });
+    settle('free5gc/udr', { state: 'skipped', reason: 'no_source', detail: 'no mirror' });
+    settle('free5gc/nrf', { state: 'failed', error: { code: 'git_failed', message: 'x' } });
+    const md2 = miningFunnelMarkdown(ctx);
+    expect(md2).toContain('Not mined (3 repositories of the registry, not in the table):');
+    expect(md2).toContain('- no_source 2: free5gc/udr, magma/magma');
+    expect(md2).toContain('- failed: git_failed 1: free5gc/nrf');
     state.close();
   });
 });
