@@ -167,7 +167,7 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
       );
       // why they failed, by error code, and where the whole message and hint are
       if ((o.counts.failed ?? 0) > 0) {
-        const cmd = `telebench ${flags.state ? `--state ${shellQuote(flags.state)} ` : ''}`;
+        const cmd = `${[...selfCommand(), ...(flags.state ? ['--state', flags.state] : [])].map(shellQuote).join(' ')} `;
         const codes = Object.entries(state.store.counts(name).byErrorCode)
           .map(([code, n]) => `${code} ${n}`)
           .join(', ');

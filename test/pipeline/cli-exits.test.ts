@@ -136,7 +136,7 @@ describe('the resume hint runs as printed', () => {
     expect(first.status).toBe(1);
     // the failed items' error codes, and where their messages are
     expect(first.stderr).toMatch(
-      /^ {6}failed: [a-z_]+ 3 \(messages and hints: telebench --state \S+ items selftest\.items --state-filter failed, then telebench --state \S+ show selftest\.items <key>\)$/m,
+      /^ {6}failed: [a-z_]+ 3 \(messages and hints: node bin\/telebench\.js --state \S+ items selftest\.items --state-filter failed, then node bin\/telebench\.js --state \S+ show selftest\.items <key>\)$/m,
     );
     const hint = /^to resume: (.*)$/m.exec(first.stderr)?.[1];
     expect(hint).toBe(
