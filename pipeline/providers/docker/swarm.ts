@@ -64,6 +64,13 @@ export interface SwarmExecutorOptions {
   nodeCheckMs?: number;
   /** Receives a failure to remove a step's service, configs or network (else thrown by `run`). */
   onCleanupError?: (err: TelebenchError) => void;
+  /**
+   * Before its first step, the executor removes the services (with their configs and networks)
+   * that a killed coordinator left: labelled {@link SWARM_LABEL}, every task ended, the last one
+   * at least this long ago, ms (default 600 000; a live coordinator reads and removes its own
+   * within seconds of the task's end, so its steps are never taken). 0 disables.
+   */
+  reapAfterMs?: number;
   /** Progress lines (node lost, retry). */
   log?: (message: string) => void;
   /** Diagnostics: the task's raw output (stdout of the service logs) of every finished attempt. */
@@ -246,7 +253,10 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export class SwarmExecutor implements Executor {
   readonly kind = 'swarm' as const;
   private readonly opts: Required<
-    Pick<SwarmExecutorOptions, 'maxAttempts' | 'startTimeoutMs' | 'pollMs' | 'nodeCheckMs'>
+    Pick<
+      SwarmExecutorOptions,
+      'maxAttempts' | 'startTimeoutMs' | 'pollMs' | 'nodeCheckMs' | 'reapAfterMs'
+    >
   > &
     SwarmExecutorOptions;
 
@@ -259,6 +269,7 @@ export class SwarmExecutor implements Executor {
       startTimeoutMs: 600_000,
       pollMs: 100,
       nodeCheckMs: 2000,
+      reapAfterMs: 600_000,
       ...options,
     };
   }
@@ -274,6 +285,14 @@ export class SwarmExecutor implements Executor {
    */
   async run(spec: StepSpec, signal?: AbortSignal): Promise<StepResult> {
     const started = Date.now();
+    if (this.opts.reapAfterMs > 0) {
+      // once per executor; a failed listing is tried again by the next step
+      this.reaped ??= this.reapLeftovers(this.opts.reapAfterMs).catch((err: unknown) => {
+        this.reaped = undefined;
+        throw err;
+      });
+      await this.reaped;
+    }
     const image = await pushImage(this.client, spec.instance.image, this.opts.registry);
     const excluded: string[] = [];
     const lost: string[] = [];
@@ -491,6 +510,72 @@ export class SwarmExecutor implements Executor {
       }
       await sleep(this.opts.pollMs);
     }
+  }
+
+  private reaped: Promise<string[]> | undefined;
+  /**
+   * Removes what killed coordinators left in the swarm: every service labelled
+   * {@link SWARM_LABEL} whose tasks have all ended (complete, failed, rejected, shutdown, orphaned,
+   * or none left) and were last updated at least `olderThanMs` ago, with the configs and network
+   * of the same label value. A service with a task still new, pending, starting or running is
+   * never touched, whoever runs it. Logs each removal; a removal that fails goes to
+   * `onCleanupError` (or the log), never stops the step.
+   * @param olderThanMs ms since the service's last task update
+   * @returns the ids (label values) removed
+   * @throws TelebenchError `swarm_failed` when the engine refuses to list services or tasks
+   */
+  async reapLeftovers(olderThanMs: number): Promise<string[]> {
+    const docker = this.client.docker;
+    const infra = (message: string, cause: unknown): TelebenchError =>
+      new TelebenchError('swarm_failed', `listing leftover telebench services: ${message}`, {
+        tier: 'infra',
+        cause,
+      });
+    let services: { ID: string; Spec?: { Labels?: Record<string, string> }; UpdatedAt?: string }[];
+    let tasks: (TaskInfo & { ServiceID?: string; UpdatedAt?: string })[];
+    try {
+      services = (await docker.listServices({ filters: { label: [SWARM_LABEL] } })) as never;
+      tasks = services.length
+        ? ((await docker.listTasks({
+            filters: { service: services.map((x) => x.ID) },
+          })) as never)
+        : [];
+    } catch (err) {
+      throw infra((err as Error).message, err);
+    }
+    const ended = new Set(['complete', 'failed', 'rejected', 'shutdown', 'orphaned', 'remove']);
+    const removed: string[] = [];
+    for (const svc of services) {
+      const id = svc.Spec?.Labels?.[SWARM_LABEL];
+      if (!id) continue;
+      const own = tasks.filter((t) => t.ServiceID === svc.ID);
+      if (!own.every((t) => ended.has(t.Status?.State ?? ''))) continue;
+      const last = Math.max(
+        Date.parse(svc.UpdatedAt ?? '') || 0,
+        ...own.map((t) => Date.parse(t.UpdatedAt ?? '') || 0),
+      );
+      if (Date.now() - last < olderThanMs) continue;
+      const byId = { filters: { label: [`${SWARM_LABEL}=${id}`] } };
+      const configs = ((await docker.listConfigs(byId)) as { ID: string }[]).map((c) => c.ID);
+      const network = ((await docker.listNetworks(byId)) as { Id: string }[])[0]?.Id;
+      const failure = await this.cleanup({
+        configs,
+        service: svc.ID,
+        ...(network ? { network } : {}),
+      });
+      if (failure) {
+        if (this.opts.onCleanupError) this.opts.onCleanupError(failure);
+        else if (this.opts.log) this.opts.log(`swarm: ${failure.message}`);
+        else process.emitWarning(failure.message, { code: failure.code });
+        continue;
+      }
+      removed.push(id);
+    }
+    if (removed.length)
+      this.opts.log?.(
+        `swarm: removed ${removed.length} service(s) an earlier, killed run left (with their configs and networks): ${removed.join(', ')}`,
+      );
+    return removed;
   }
 
   private localNodeId: Promise<string> | undefined;

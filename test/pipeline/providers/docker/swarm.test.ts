@@ -294,6 +294,80 @@ describe('SwarmExecutor (single-node swarm, local registry)', () => {
     expect(await leftovers()).toBe(0);
   });
 
+  it("a killed coordinator's leftovers (ended service, its config and network) are removed before the next executor's first step; a running step is not", async () => {
+    // what kill -9 of a coordinator mid-step leaves: a labelled service whose task ended, with its
+    // overlay config and internal network; and another coordinator's step, still running
+    const labelled = (id: string) => ({ [SWARM_LABEL]: id, 'telebench.step': 'probe' });
+    const ended = 'telebench-probe-leftover000';
+    const live = 'telebench-probe-running0000';
+    const cfg = await docker.docker.createConfig({
+      Name: `${ended}-overlay-0`,
+      Labels: labelled(ended),
+      Data: Buffer.from('x').toString('base64'),
+    });
+    const net = await docker.docker.createNetwork({
+      Name: ended,
+      Driver: 'overlay',
+      Internal: true,
+      Labels: labelled(ended),
+    });
+    const service = (id: string, command: string) =>
+      docker.docker.createService({
+        Name: id,
+        Labels: labelled(id),
+        TaskTemplate: {
+          ContainerSpec: { Image: image, Command: ['/bin/sh', '-c', command] },
+          RestartPolicy: { Condition: 'none' },
+        },
+        Mode: { Replicated: { Replicas: 1 } },
+      } as never);
+    const endedSvc = await service(ended, 'true');
+    const liveSvc = await service(live, 'sleep 600');
+    const state = async (svc: string) =>
+      (
+        (await docker.docker.listTasks({ filters: { service: [svc] } })) as {
+          Status: { State: string };
+        }[]
+      )[0]?.Status.State;
+    // hang guards only, sized for load 30
+    for (let i = 0; i < 600 && (await state(endedSvc.id)) !== 'complete'; i++)
+      await new Promise((r) => setTimeout(r, 500));
+    for (let i = 0; i < 600 && (await state(liveSvc.id)) !== 'running'; i++)
+      await new Promise((r) => setTimeout(r, 500));
+    expect(await state(liveSvc.id)).toBe('running');
+
+    const logs: string[] = [];
+    const young = new SwarmExecutor(docker, {
+      registry: registry.address,
+      log: (m) => logs.push(m),
+    });
+    // ended just now: younger than the default 10 minutes, so kept
+    expect(await young.reapLeftovers(600_000)).toEqual([]);
+    // the next executor's first step removes what ended (threshold 0 stands in for 10 minutes)
+    const ex = new SwarmExecutor(docker, {
+      registry: registry.address,
+      reapAfterMs: 1,
+      log: (m) => logs.push(m),
+    });
+    const r = await ex.run(spec('echo after'));
+    expect(r.stdout).toBe('after\n');
+    expect(logs.join('\n')).toMatch(
+      /removed 1 service\(s\) an earlier, killed run left .*leftover000/,
+    );
+    const services = (await docker.docker.listServices({
+      filters: { label: [SWARM_LABEL] },
+    })) as { ID: string }[];
+    expect(services.map((x) => x.ID)).toEqual([liveSvc.id]);
+    await expect(docker.docker.getConfig(cfg.id).inspect()).rejects.toMatchObject({
+      statusCode: 404,
+    });
+    await expect(docker.docker.getNetwork(net.id).inspect()).rejects.toMatchObject({
+      statusCode: 404,
+    });
+    await docker.docker.getService(liveSvc.id).remove();
+    expect(await leftovers()).toBe(0);
+  });
+
   it('status: tasks per node and the cluster task budget', async () => {
     const { nodes, budget } = await swarmTasksPerNode(docker, { cpus: 0.5, memory: 256 * 2 ** 20 });
     expect(nodes.length).toBeGreaterThanOrEqual(1);
