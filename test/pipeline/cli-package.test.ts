@@ -177,18 +177,22 @@ describe('what a start loads (issue 15: CLI start, bench/cli-start.bench.ts)', (
 });
 
 describe('the Makefile (the README names make run and make test)', () => {
-  it('make run passes PIPELINE, CONFIG, LIMIT and RETRY_FAILED through to telebench run', () => {
-    const r = spawnSync(
-      'make',
-      ['-n', 'run', 'PIPELINE=selftest', 'CONFIG=my.yaml', 'LIMIT=3', 'RETRY_FAILED=1'],
-      { cwd: PROJECT_ROOT, encoding: 'utf8' },
-    );
+  // the command make would run, also when this test itself runs under make (MAKELEVEL set, which
+  // makes a nested make print "Entering/Leaving directory" lines)
+  const planned = (...vars: string[]): string => {
+    const r = spawnSync('make', ['--no-print-directory', '-n', 'run', ...vars], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, MAKEFLAGS: '', MAKELEVEL: '' },
+    });
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout.trim().split('\n').at(-1)).toMatch(
+    return r.stdout.trim().split('\n').at(-1)!;
+  };
+  it('make run passes PIPELINE, CONFIG, LIMIT and RETRY_FAILED through to telebench run', () => {
+    expect(planned('PIPELINE=selftest', 'CONFIG=my.yaml', 'LIMIT=3', 'RETRY_FAILED=1')).toMatch(
       /^node bin\/telebench\.js run selftest --config my\.yaml --limit 3 --retry-failed$/,
     );
-    const plain = spawnSync('make', ['-n', 'run'], { cwd: PROJECT_ROOT, encoding: 'utf8' });
-    expect(plain.stdout.trim().split('\n').at(-1)).toMatch(
+    expect(planned()).toMatch(
       /^node bin\/telebench\.js run all --config config\/default\.yaml\s*$/,
     );
   });

@@ -272,7 +272,7 @@ describe('swe5g mining on the GitHub API', () => {
     expect(result.exitCode).toBe(3);
     const pf = events.find((e) => e.kind === 'stage-preflight-failed');
     expect(JSON.stringify(pf)).toMatch(
-      /unreachable.*http:\/\/127\.0\.0\.1:9\/.*\.git unreachable.*mirrors_dir/,
+      /API http:\/\/127\.0\.0\.1:9 unreachable.*\d+ repositories unreachable \(http:\/\/127\.0\.0\.1:9\/[^)]*\.git[^)]*\): .*mirrors_dir/,
     );
   });
 });
