@@ -163,7 +163,7 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
         .map(([k, v]) => `${v} ${k}`)
         .join(', ');
       lines.push(
-        `  ${name}: ${o.status}${flags.dryRun ? ` (dry run: ${o.status === 'completed' ? (o.wouldRun ?? 0) : 0} would run${waitsOn.length ? `; more once ${waitsOn.join(', ')} ${waitsOn.length > 1 ? 'have' : 'has'} run: its items come from their outputs` : ''})` : ''} — ${c || 'no items'}${o.notRetried ? ` (${o.notRetried} had failed in an earlier run and did not run again: add --retry-failed${flags.limit ? '; they count towards --limit' : ''})` : ''}`,
+        `  ${name}: ${o.status}${flags.dryRun ? ` (dry run: ${o.status === 'completed' ? (o.wouldRun ?? 0) : 0} would run${waitsOn.length ? `; more once ${waitsOn.join(', ')} ${waitsOn.length > 1 ? 'have' : 'has'} run: its items come from their outputs` : ''})` : ''} — ${c || 'no items'}${flags.dryRun ? '' : `; ${o.ran} ran in this run`}${o.notRetried ? ` (${o.notRetried} had failed in an earlier run and did not run again: add --retry-failed, or RETRY_FAILED=1 to make run${flags.limit ? '; they count towards --limit' : ''})` : ''}`,
       );
       // why they failed, by error code, and where the whole message and hint are
       if ((o.counts.failed ?? 0) > 0) {
