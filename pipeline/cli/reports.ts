@@ -187,6 +187,10 @@ export function lastRunNotStarted(store: Store, stateDir: string): string {
 
 function notStartedLines(eventsFile: string | undefined): string[] {
   const why = eventsFile ? notStarted(eventsFile) : {};
-  const rows = Object.entries(why).map(([stage, text]) => `- ${stage}: ${text}`);
+  // the hint on its own line of the list item: message and hint together ran to 1,000 characters
+  const rows = Object.entries(why).map(
+    ([stage, text]) =>
+      `- ${stage}: ${text.replace(/^(stopped at preflight: .*?) -> /s, '$1\n  -> ')}`,
+  );
   return rows.length > 0 ? ['**Stages that did not run**', '', ...rows, ''] : [];
 }

@@ -177,7 +177,7 @@ describe('the resume hint runs as printed', () => {
       { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
     );
     expect(limited.stderr).toMatch(
-      /selftest\.items: completed — .*\(1 had failed in an earlier run and did not run again: add --retry-failed; they count towards --limit\)/,
+      /selftest\.items: completed — .*; 0 ran in this run \(1 had failed in an earlier run and did not run again: add --retry-failed, or RETRY_FAILED=1 to make run; they count towards --limit\)/,
     );
 
     // the hint, run by a shell exactly as printed, in the folder where it was printed
@@ -309,7 +309,7 @@ describe('status names the stages that stopped at preflight (new-user trial)', (
     expect(status.status, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/\*\*Stages of the last run \(\S+\) that did not run\*\*/);
     expect(status.stdout).toMatch(
-      /^- swe5g\.mine: stopped at preflight: swe5g\.source is "git" but no mirror .* -> /m,
+      /^- swe5g\.mine: stopped at preflight: swe5g\.source is "git" but no mirror .*\n {2}-> \S/m,
     );
     expect(status.stdout).toMatch(/^- swe5g\.link: not started: needs swe5g\.mine/m);
     // JSON stays the items' status only
