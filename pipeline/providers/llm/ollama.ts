@@ -194,7 +194,8 @@ export class OllamaProvider implements LlmProvider {
       if (signal?.aborted) throw err;
       throw new PreflightError(
         this.service,
-        `Ollama is not reachable at ${this.endpoint}: ${(err as Error).message}`,
+        // the HTTP error starts with the endpoint already
+        `Ollama is not reachable at ${this.endpoint}: ${(err as Error).message.replace(`${this.endpoint}: `, '')}`,
         startHint,
         err,
       );

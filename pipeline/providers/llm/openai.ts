@@ -166,7 +166,8 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       if (signal?.aborted) throw err;
       throw new PreflightError(
         this.service,
-        `the OpenAI-compatible server is not reachable at ${this.endpoint}: ${(err as Error).message}`,
+        // the HTTP error starts with the endpoint already
+        `the OpenAI-compatible server is not reachable at ${this.endpoint}: ${(err as Error).message.replace(`${this.endpoint}: `, '')}`,
         startHint,
         err,
       );

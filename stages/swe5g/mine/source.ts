@@ -47,7 +47,7 @@ export function probeApi(ctx: StageContext<HasSwe5g>): Promise<ApiProbe> {
     if (tokensFromEnv().length === 0 && !g.allow_unauthenticated) {
       return {
         usable: false,
-        why: 'no GITHUB_TOKEN or GITHUB_TOKENS is set (and swe5g.mining.github.allow_unauthenticated is false)',
+        why: 'no GITHUB_TOKEN or GITHUB_TOKENS is set, and swe5g.mining.github.allow_unauthenticated is false',
       };
     }
     try {

@@ -352,8 +352,9 @@ describe('telebench run resilience (real CLI, local Hub, scripted model server)'
     const r = await runCli(['run', 'resilience', '--config', config, '--state', state]);
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/resilience\.load: completed — 1 done, 8 failed/);
+    // the address once, then what failed (the HTTP error used to repeat the address)
     expect(r.stderr).toContain(
-      'resilience.generate: stopped — Ollama is not reachable at http://127.0.0.1:9',
+      'resilience.generate: stopped — Ollama is not reachable at http://127.0.0.1:9: GET /api/version failed',
     );
     expect(r.stderr).toContain('start Ollama');
     const status = await runCli(['status', '--json', '--state', state]);
