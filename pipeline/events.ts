@@ -22,7 +22,7 @@ export type TelebenchEvent =
       message: string;
       hint: string;
     }
-  | { kind: 'stage-blocked'; stage: string; because: string }
+  | { kind: 'stage-blocked'; stage: string; because: string; root?: string }
   | { kind: 'item-start'; stage: string; key: string; attempt: string }
   | {
       kind: 'item-end';

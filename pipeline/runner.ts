@@ -250,7 +250,12 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
           : root !== undefined
             ? `needs ${blockedBy}, which waits on ${root} (stopped at preflight)`
             : `needs ${blockedBy}, which did not run`;
-    bus.emit({ kind: 'stage-blocked', stage: name, because });
+    bus.emit({
+      kind: 'stage-blocked',
+      stage: name,
+      because,
+      ...(root !== undefined ? { root } : {}),
+    });
     return { status: 'blocked', reason: because, ...(root !== undefined ? { root } : {}) };
   };
 

@@ -145,7 +145,18 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
   const lines: string[] = [];
   /** Dry run: stages whose plan reads outputs that do not exist yet (a need would still run). */
   const pending = new Set<string>();
+  // Stages that did not start because an upstream preflight stopped: one line under that stage
+  // (a branch behind one missing service printed a 'stopped — needs X' line per stage).
+  const behind = new Map<string, string[]>();
   for (const name of order) {
+    const o = result.stages[name];
+    if (o?.status !== 'blocked' || o.service !== undefined || o.root === undefined) continue;
+    if (result.stages[o.root]?.status !== 'blocked') continue;
+    behind.set(o.root, [...(behind.get(o.root) ?? []), name]);
+  }
+  const folded = new Set([...behind.values()].flat());
+  for (const name of order) {
+    if (folded.has(name)) continue;
     const o = result.stages[name];
     if (!o) continue;
     const waitsOn = (registry.get(name)?.needs ?? []).filter(
@@ -157,6 +168,8 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
     if (flags.dryRun && waitsOn.length > 0) pending.add(name);
     if (o.status === 'blocked') {
       lines.push(`  ${name}: stopped — ${o.reason}${o.hint ? `\n      -> ${o.hint}` : ''}`);
+      const after = behind.get(name);
+      if (after) lines.push(`      not started behind it: ${after.join(', ')}`);
     } else {
       const c = Object.entries(o.counts)
         .filter(([k]) => k !== 'total')

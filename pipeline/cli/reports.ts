@@ -126,11 +126,23 @@ export function swarmStatusReport(
  * A missing or partly written log (a killed run) gives what could be read.
  */
 export function notStarted(eventsFile: string): Record<string, string> {
-  const out: Record<string, string> = {};
+  return Object.fromEntries([...readNotStarted(eventsFile)].map(([k, v]) => [k, v.text]));
+}
+
+/** {@link notStarted} with, for a stage behind a preflight stop, the stage that stopped (`root`). */
+function readNotStarted(eventsFile: string): Map<string, { text: string; root?: string }> {
+  const out = new Map<string, { text: string; root?: string }>();
   if (!existsSync(eventsFile)) return out;
   for (const line of readFileSync(eventsFile, 'utf8').split('\n')) {
     if (!line.includes('"stage-preflight-failed"') && !line.includes('"stage-blocked"')) continue;
-    let e: { kind?: string; stage?: string; message?: string; hint?: string; because?: string };
+    let e: {
+      kind?: string;
+      stage?: string;
+      message?: string;
+      hint?: string;
+      because?: string;
+      root?: string;
+    };
     try {
       e = JSON.parse(line) as typeof e;
     } catch {
@@ -138,8 +150,12 @@ export function notStarted(eventsFile: string): Record<string, string> {
     }
     if (!e.stage) continue;
     if (e.kind === 'stage-preflight-failed')
-      out[e.stage] = `stopped at preflight: ${e.message} -> ${e.hint}`;
-    else if (e.kind === 'stage-blocked') out[e.stage] = `not started: ${e.because}`;
+      out.set(e.stage, { text: `stopped at preflight: ${e.message} -> ${e.hint}` });
+    else if (e.kind === 'stage-blocked')
+      out.set(e.stage, {
+        text: `not started: ${e.because}`,
+        ...(typeof e.root === 'string' ? { root: e.root } : {}),
+      });
   }
   return out;
 }
@@ -186,11 +202,23 @@ export function lastRunNotStarted(store: Store, stateDir: string): string {
 }
 
 function notStartedLines(eventsFile: string | undefined): string[] {
-  const why = eventsFile ? notStarted(eventsFile) : {};
+  const why = eventsFile ? readNotStarted(eventsFile) : new Map<string, { text: string }>();
+  // the stages behind a preflight stop go on one line under it, not a line each
+  const behind = new Map<string, string[]>();
+  for (const [stage, e] of why) {
+    const root = (e as { root?: string }).root;
+    if (root !== undefined && why.get(root)?.text.startsWith('stopped at preflight'))
+      behind.set(root, [...(behind.get(root) ?? []), stage]);
+  }
+  const folded = new Set([...behind.values()].flat());
   // the hint on its own line of the list item: message and hint together ran to 1,000 characters
-  const rows = Object.entries(why).map(
-    ([stage, text]) =>
-      `- ${stage}: ${text.replace(/^(stopped at preflight: .*?) -> /s, '$1\n  -> ')}`,
-  );
+  const rows = [...why]
+    .filter(([stage]) => !folded.has(stage))
+    .map(
+      ([stage, { text }]) =>
+        `- ${stage}: ${text.replace(/^(stopped at preflight: .*?) -> /s, '$1\n  -> ')}${
+          behind.has(stage) ? `\n  - not started behind it: ${behind.get(stage)!.join(', ')}` : ''
+        }`,
+    );
   return rows.length > 0 ? ['**Stages that did not run**', '', ...rows, ''] : [];
 }

@@ -305,13 +305,21 @@ describe('status names the stages that stopped at preflight (new-user trial)', (
     const state = join(dir, 'preflight-state');
     const run = cli(['--state', state, 'run', 'swe5g', '--config', config]);
     expect(run.status, run.stderr).toBe(3);
+    // the stages behind the stop fold into one line under it, not a 'stopped — needs X' line each
+    expect(run.stderr).toMatch(
+      /^ {2}swe5g\.mine: stopped — .*\n {6}-> .*\n {6}not started behind it: swe5g\.link, swe5g\.filter, .*swe5g\.validate/m,
+    );
+    expect(run.stderr).not.toMatch(/swe5g\.link: stopped/);
     const status = cli(['--state', state, 'status']);
     expect(status.status, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/\*\*Stages of the last run \(\S+\) that did not run\*\*/);
     expect(status.stdout).toMatch(
       /^- swe5g\.mine: stopped at preflight: swe5g\.source is "git" but no mirror .*\n {2}-> \S/m,
     );
-    expect(status.stdout).toMatch(/^- swe5g\.link: not started: needs swe5g\.mine/m);
+    expect(status.stdout).toMatch(
+      /^- swe5g\.mine: stopped at preflight: .*\n {2}-> .*\n {2}- not started behind it: swe5g\.link, swe5g\.filter, /m,
+    );
+    expect(status.stdout).not.toMatch(/^- swe5g\.link:/m);
     // JSON stays the items' status only
     expect(cli(['--state', state, 'status', '--json']).stdout).not.toContain('did not run');
   });

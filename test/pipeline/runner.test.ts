@@ -310,6 +310,11 @@ describe('runner', () => {
       hint: 'start it with `ollama serve`',
     });
     expect(result.stages['b.after']?.status).toBe('blocked');
+    // the stage-blocked events name the stage whose preflight stopped (the summary folds by it)
+    expect(events.filter((e) => e.kind === 'stage-blocked').map((e) => [e.stage, e.root])).toEqual([
+      ['b.after', 'b.remote'],
+      ['b.later', 'b.remote'],
+    ]);
     expect(events.some((e) => e.kind === 'stage-preflight-failed' && e.stage === 'b.remote')).toBe(
       true,
     );
