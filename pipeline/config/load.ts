@@ -6,6 +6,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import { distance } from 'fastest-levenshtein';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 
@@ -30,6 +31,58 @@ function lineOf(
     if (isNode(node) && node.range) return counter.linePos(node.range[0]).line;
   }
   return undefined;
+}
+
+/** The `_zod.def` fields this file walks (zod 4's internal definition of a schema). */
+interface ZodDefLike {
+  type?: string;
+  shape?: Record<string, unknown>;
+  innerType?: unknown;
+  in?: unknown;
+  element?: unknown;
+  valueType?: unknown;
+  options?: unknown[];
+  getter?: () => unknown;
+}
+
+/**
+ * The keys an object schema allows at `path` inside `schema` (through optional, default,
+ * nullable, pipe, array, record, union and lazy wrappers); [] when the path leads to no object.
+ */
+export function allowedKeysAt(schema: unknown, path: readonly PropertyKey[]): string[] {
+  const unwrap = (s: unknown): ZodDefLike[] => {
+    const def = (s as { _zod?: { def?: ZodDefLike } } | undefined)?._zod?.def;
+    if (!def) return [];
+    if (def.type === 'object') return [def];
+    if (def.type === 'union') return (def.options ?? []).flatMap(unwrap);
+    if (def.type === 'lazy' && def.getter) return unwrap(def.getter());
+    const inner = def.innerType ?? def.in;
+    return inner !== undefined ? unwrap(inner) : [def];
+  };
+  let at = unwrap(schema);
+  for (const key of path) {
+    at = at.flatMap((d) => {
+      if (d.type === 'object') return typeof key === 'string' ? unwrap(d.shape?.[key]) : [];
+      if (d.type === 'array') return unwrap(d.element);
+      if (d.type === 'record') return unwrap(d.valueType);
+      return [];
+    });
+  }
+  return [...new Set(at.flatMap((d) => (d.type === 'object' ? Object.keys(d.shape ?? {}) : [])))];
+}
+
+/**
+ * The allowed key nearest to `key` by edit distance (fastest-levenshtein), when it is near enough
+ * to be a typo: at most 2 edits, or a third of the key's length for longer keys.
+ */
+export function didYouMean(key: string, allowed: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1;
+  for (const a of allowed) {
+    const d = distance(key.toLowerCase(), a.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [a, d];
+  }
+  return best;
 }
 
 /**
@@ -68,7 +121,14 @@ export function parseConfigText<S extends z.ZodType>(
     if (issue.code === 'unrecognized_keys') {
       const keys = (issue as unknown as { keys: string[] }).keys;
       path = [...path, keys[0]!];
-      what = `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')} (allowed keys are listed in config/telebench.schema.json)`;
+      const allowed = allowedKeysAt(schema, issue.path);
+      const guesses = keys
+        .map((k) => [k, didYouMean(k, allowed)] as const)
+        .filter(([, g]) => g !== undefined)
+        .map(([k, g]) => (keys.length > 1 ? `"${k}" -> "${g}"` : `"${g}"`));
+      what = `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}${
+        guesses.length ? ` (did you mean ${guesses.join(', ')}?)` : ''
+      }; allowed here: ${allowed.length ? allowed.join(', ') : 'see config/telebench.schema.json'}`;
     }
     const line = lineOf(doc, counter, path);
     const p = formatPath(path);

@@ -266,7 +266,12 @@ describe('configuration errors exit 2 and name the path', () => {
     [
       'unknown key',
       'version: 1\nselftest: { items: 3, colour: red }\n',
-      /selftest\.colour: unknown key "colour"/,
+      /selftest\.colour: unknown key "colour"; allowed here: .*\bitems\b/,
+    ],
+    [
+      'a misspelt key',
+      'version: 1\nselftest: { itemz: 3 }\n',
+      /selftest\.itemz: unknown key "itemz" \(did you mean "items"\?\)/,
     ],
     ['wrong type', 'version: 1\nselftest:\n  items: lots\n', /:3: selftest\.items: .*number/],
     ['bad YAML syntax', 'version: 1\nselftest: { items: 3\n', /bad\.yaml:\d+:\d+: invalid YAML/],

@@ -1,0 +1,43 @@
+import { describe, it, expect } from 'vitest';
+import { allowedKeysAt, didYouMean, parseConfigText } from '../../../pipeline/config/load.js';
+import { appConfigSchema } from '../../../stages/config.js';
+import { ConfigError } from '../../../pipeline/errors.js';
+
+describe('an unknown config key names the keys allowed there and the nearest one (new-user trial)', () => {
+  it('allowedKeysAt walks the real schema through defaults, optionals, arrays and records', () => {
+    expect(allowedKeysAt(appConfigSchema, [])).toEqual(
+      expect.arrayContaining(['version', 'swe5g', 'resilience', 'resilience_eval', 'release']),
+    );
+    expect(allowedKeysAt(appConfigSchema, ['swe5g', 'environments'])).toEqual(
+      expect.arrayContaining(['executor', 'swarm', 'limits']),
+    );
+    expect(allowedKeysAt(appConfigSchema, ['swe5g', 'environments'])).not.toContain('mining');
+    expect(allowedKeysAt(appConfigSchema, ['swe5g', 'nowhere'])).toEqual([]);
+  });
+
+  it('didYouMean takes a typo, not an unrelated word', () => {
+    expect(didYouMean('exector', ['executor', 'swarm'])).toBe('executor');
+    expect(didYouMean('Mining', ['mining', 'filter'])).toBe('mining');
+    expect(didYouMean('tokenz', ['base_url', 'per_page'])).toBeUndefined();
+    expect(didYouMean('x', [])).toBeUndefined();
+  });
+
+  it('the error gives file, line, path, the suggestion and the allowed keys', () => {
+    const yaml = 'version: 1\nswe5g:\n  environments:\n    exector: swarm\n';
+    let err: unknown;
+    try {
+      parseConfigText(yaml, 'my.yaml', appConfigSchema);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const message = (err as Error).message;
+    expect(message).toMatch(
+      /my\.yaml:4: swe5g\.environments\.exector: unknown key "exector" \(did you mean "executor"\?\); allowed here: .*\bexecutor\b/,
+    );
+    // no guess for a key with nothing near it, and the allowed keys are still listed
+    expect(() =>
+      parseConfigText('version: 1\nswe5g:\n  zzzzzzzz: 1\n', 'my.yaml', appConfigSchema),
+    ).toThrow(/unknown key "zzzzzzzz"; allowed here: .*\bmining\b/);
+  });
+});
