@@ -232,7 +232,18 @@ export function showCommand(stage: string, key: string, cmd: Command): void {
     const artifacts = state.store
       .artifacts(stage, key)
       .map((a) => ({ ...a, path: state.blobs.path(a.digest) }));
-    process.stdout.write(`${JSON.stringify({ ...item, artifacts }, null, 2)}\n`);
+    // why it failed or was skipped first: below a long input, the message was off the screen
+    const { stage: _s, key: _k, state: st, error, skipReason, skipDetail, ...rest } = item;
+    const shown = {
+      stage,
+      key,
+      state: st,
+      ...(error != null ? { error } : {}),
+      ...(skipReason != null ? { skipReason, skipDetail } : {}),
+      ...rest,
+      artifacts,
+    };
+    process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
   } finally {
     state.close();
   }

@@ -340,6 +340,13 @@ describe('run records', () => {
       state: 'skipped',
       skipReason: 'selftest_skip',
     });
+    // why it was skipped comes right after the state, before the (long) input
+    expect(Object.keys(JSON.parse(show.stdout)).slice(0, 4)).toEqual([
+      'stage',
+      'key',
+      'state',
+      'skipReason',
+    ]);
     expect(cli(['--state', state, 'show', 'selftest.items', 'nope']).status).toBe(2);
     const unknown = cli(['--state', state, 'show', 'no.such', 'x']);
     expect(unknown.status).toBe(2);
