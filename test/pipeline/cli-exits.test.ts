@@ -310,6 +310,10 @@ describe('status names the stages that stopped at preflight (new-user trial)', (
       /^ {2}swe5g\.mine: stopped — .*\n {6}-> .*\n {6}not started behind it: swe5g\.link, swe5g\.filter, .*swe5g\.validate/m,
     );
     expect(run.stderr).not.toMatch(/swe5g\.link: stopped/);
+    // Magma's components are entries of one repository: the count says both
+    expect(run.stderr).toMatch(
+      /no mirror of the 33 selected registry entries \((2[0-9]) git repositories\) is available/,
+    );
     const status = cli(['--state', state, 'status']);
     expect(status.status, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/\*\*Stages of the last run \(\S+\) that did not run\*\*/);

@@ -166,11 +166,14 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
       const failures = await cloneMirrors(ctx, entries);
       const withMirror = entries.filter((e) => mirrorOf(ctx, e) !== undefined);
       const where = describeMirrors(ctx, failures);
+      // entries share a repository (Magma's components are one repo with a path each)
+      const repos = new Set(entries.map((e) => `${e.owner}/${e.name}`)).size;
+      const selected = `${entries.length} selected registry entries${repos !== entries.length ? ` (${repos} git repositories)` : ''}`;
       if (s.source === 'git') {
         if (withMirror.length === 0)
           throw new PreflightError(
             'git mirrors',
-            `swe5g.source is "git" but no mirror of the ${entries.length} selected repositories is available: ${where}`,
+            `swe5g.source is "git" but no mirror of the ${selected} is available: ${where}`,
             MIRROR_HINT,
           );
         logPartial(ctx, failures);
@@ -180,7 +183,7 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
       if (withMirror.length === 0)
         throw new PreflightError(
           'github',
-          `swe5g.source is "auto": the GitHub API is not usable (${probe.why}) and no git mirror of the ${entries.length} selected repositories is available: ${where}`,
+          `swe5g.source is "auto": the GitHub API is not usable (${probe.why}) and no git mirror of the ${selected} is available: ${where}`,
           `set GITHUB_TOKEN (or GITHUB_TOKENS) and make api.github.com reachable, or ${MIRROR_HINT}`,
         );
       logPartial(ctx, failures);
