@@ -190,6 +190,10 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
       }
     }
   }
+  if (flags.dryRun && order.some((n) => registry.get(n)?.preflight))
+    lines.push(
+      `  (a dry run does not check services; a real run checks them at the start of ${order.filter((n) => registry.get(n)?.preflight).join(', ')} and stops there when one is missing)`,
+    );
   process.stderr.write(
     `telebench run ${pipelineName} (${runId}) exit ${result.exitCode}\n${lines.join('\n')}\n`,
   );

@@ -124,6 +124,7 @@ describe('the resume hint runs as printed', () => {
       { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
     );
     expect(fresh.status, fresh.stderr).toBe(0);
+    expect(fresh.stderr).not.toContain('does not check services'); // selftest has none
     expect(fresh.stderr).toMatch(/selftest\.items: completed \(dry run: 6 would run\)/);
     expect(fresh.stderr).toMatch(
       /selftest\.echo: completed \(dry run: 0 would run; more once selftest\.items has run: its items come from their outputs\)/,
@@ -303,6 +304,12 @@ describe('status names the stages that stopped at preflight (new-user trial)', (
       `version: 1\nswe5g:\n  registry: ${join(PROJECT_ROOT, 'config', 'repos.yaml')}\n  source: git\n  mining:\n    mirrors_dir: nowhere\n`,
     );
     const state = join(dir, 'preflight-state');
+    // a dry run does not check services, and says which stages a real run checks them at
+    const dry = cli(['--state', state, 'run', 'swe5g', '--config', config, '--dry-run']);
+    expect(dry.status, dry.stderr).toBe(0);
+    expect(dry.stderr).toMatch(
+      /a dry run does not check services; a real run checks them at the start of swe5g\.mine, .*swe5g\.validate/,
+    );
     const run = cli(['--state', state, 'run', 'swe5g', '--config', config]);
     expect(run.status, run.stderr).toBe(3);
     // the stages behind the stop fold into one line under it, not a 'stopped — needs X' line each
