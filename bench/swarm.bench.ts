@@ -8,6 +8,11 @@
  *    back by digest; prints the pull rate relative to the image's size (MB/s), the rate of the new
  *    layer and how many of its layers the engine said it already held (not pulled again).
  *
+ * 3. Optional, real instances: with `SWARM_BENCH_STATE=<state folder>` (and
+ *    `SWARM_BENCH_CONFIG=<its config>`) of a swe5g run that validated instances (e.g.
+ *    `config/examples/free5gc-nil-fixes.yaml`), the same one-at-a-time comparison on those
+ *    instances (real free5GC Go packages: longer steps, so the engine's per-step cost weighs less).
+ *
  * Run: `node --import tsx/esm bench/swarm.bench.ts` (not `npx tsx`: see scripts/bench.mjs; needs Docker, the offline base and Debian's
  * docker-registry: `node scripts/setup.mjs`; puts the engine in Swarm mode if it is not).
  */
@@ -27,6 +32,11 @@ import type { Fixture } from '../test/fixtures/repos/builder.js';
 import { ensureTestBase, resolveFixture, testSettings } from '../test/fixtures/repos/harness.js';
 import { ensureSwarm, startRegistry } from '../test/fixtures/swarm.js';
 import pLimit from 'p-limit';
+import { openState } from '../pipeline/state.js';
+import { loadConfigFile } from '../pipeline/config/load.js';
+import { appConfigSchema } from '../stages/config.js';
+import { swe5gSettings } from '../stages/swe5g/config.js';
+import type { ValidateInput } from '../stages/swe5g/validate/validate.js';
 
 const docker = new DockerClient();
 await docker.ping();
@@ -87,6 +97,58 @@ try {
   console.log(
     `one instance at a time, swarm/docker: ${(tSwarm / tDocker).toFixed(2)} (${(tSwarm / 1000).toFixed(1)} s vs ${(tDocker / 1000).toFixed(1)} s, ${ready.map((r) => r.name).join(' + ')}, 5 steps each)`,
   );
+
+  // 1a'. real instances of a swe5g state folder, one at a time, alternating which goes first
+  if (process.env.SWARM_BENCH_STATE) {
+    const realState = openState(process.env.SWARM_BENCH_STATE, { mode: 'read' });
+    const realSettings = swe5gSettings(
+      process.env.SWARM_BENCH_CONFIG
+        ? loadConfigFile(process.env.SWARM_BENCH_CONFIG, appConfigSchema)
+        : {},
+    ).environments;
+    const inputs = [...realState.store.items('swe5g.validate')]
+      .filter((i) => i.state === 'done')
+      .map((i) => [i.key, i.input as ValidateInput] as const);
+    realState.close();
+    if (inputs.length === 0)
+      throw new Error(`no validated swe5g instance in ${process.env.SWARM_BENCH_STATE}`);
+    let rDocker = 0;
+    let rSwarm = 0;
+    let steps = 0;
+    for (const [i, [key, input]] of inputs.entries()) {
+      await pushImage(docker, input.built.images.instance, registry.address);
+      const once = async (ex: Executor): Promise<[number, number]> => {
+        const t0 = performance.now();
+        const v = await validateInstance(input, {
+          executor: ex,
+          settings: realSettings,
+          saveLog: (x) => x,
+        });
+        if (v.FAIL_TO_PASS.length === 0) throw new Error(`${key}: no FAIL_TO_PASS`);
+        return [performance.now() - t0, Object.keys(v.step_logs).length];
+      };
+      await once(dock); // warm-up
+      const pair: [string, Executor][] = [
+        ['docker', dock],
+        ['swarm', swarm],
+      ];
+      if (i % 2 === 1) pair.reverse();
+      const ms: Record<string, number> = {};
+      let n = 0;
+      for (const [name, ex] of pair) [ms[name], n] = await once(ex);
+      const d = ms.docker!;
+      const sw = ms.swarm!;
+      rDocker += d;
+      rSwarm += sw;
+      steps += n;
+      console.log(
+        `${key}: validation docker ${(d / 1000).toFixed(1)} s, swarm ${(sw / 1000).toFixed(1)} s (${n} steps, ${((sw - d) / n / 1000).toFixed(2)} s more a step)`,
+      );
+    }
+    console.log(
+      `real instances (${inputs.length}, ${steps} steps), one at a time, swarm/docker: ${(rSwarm / rDocker).toFixed(2)} (goal <= 1.15; ${(rSwarm / 1000).toFixed(1)} s vs ${(rDocker / 1000).toFixed(1)} s)`,
+    );
+  }
 
   // 1b. the validate stage: every instance, twice, at the concurrency the stage uses under swarm
   // (the cluster's task budget for these limits), the same concurrency for docker; alternating
