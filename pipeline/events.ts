@@ -9,6 +9,11 @@ export type TelebenchEvent =
       kind: 'stage-start';
       stage: string;
       total: number;
+      /**
+       * Items found done or skipped by earlier runs, among those decided so far. A streaming
+       * stage decides an item only once the items it names upstream have settled in this run, so
+       * on a resume this can start at 0; its `stage-total` events carry the growing count.
+       */
       alreadyDone: number;
       /** Set when the stage streams: `total` grows as its needs finish items (`stage-total`). */
       streaming?: boolean;
