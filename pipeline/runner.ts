@@ -64,6 +64,8 @@ export type StageOutcome =
       ran: number;
       wouldRun?: number;
       notRetried?: number;
+      /** Items of this run's plan that are failed (failed in it, or before and not retried). */
+      failedInPlan?: number;
     }
   | {
       status: 'blocked';
@@ -73,7 +75,13 @@ export type StageOutcome =
       /** The stage upstream whose preflight stopped (set on stages blocked behind it). */
       root?: string;
     }
-  | { status: 'interrupted'; counts: Record<string, number>; ran: number; notRetried?: number };
+  | {
+      status: 'interrupted';
+      counts: Record<string, number>;
+      ran: number;
+      notRetried?: number;
+      failedInPlan?: number;
+    };
 
 export interface RunResult {
   runId: string;
@@ -489,6 +497,8 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     const concurrency = opts.concurrency?.[name] ?? stage.concurrency?.(opts.config) ?? 1;
     const limit = pLimit(Math.max(1, concurrency));
     let ran = 0;
+    /** Items of this run's plan that failed in it. */
+    let failedNow = 0;
     let interrupted = false;
 
     const runOne = async (item: WorkItem<unknown>): Promise<void> => {
@@ -574,6 +584,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
           json.message = redact(String(json.message));
           if (typeof json.stack === 'string') json.stack = redact(json.stack);
           store.finishItem(name, item.key, attempt, { state: 'failed', error: json });
+          failedNow++;
           bus.emit({
             kind: 'item-end',
             stage: name,
@@ -640,9 +651,10 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     const counts = { ...c.byState, total: c.total };
     bus.emit({ kind: 'stage-end', stage: name, counts, ran, ms: Date.now() - started });
     const notRetried = decisions.failed > 0 ? { notRetried: decisions.failed } : {};
+    const failedInPlan = failedNow + decisions.failed;
     if (interrupted || opts.signal.aborted)
-      return { status: 'interrupted', counts, ran, ...notRetried };
-    return { status: 'completed', counts, ran, ...notRetried };
+      return { status: 'interrupted', counts, ran, failedInPlan, ...notRetried };
+    return { status: 'completed', counts, ran, failedInPlan, ...notRetried };
   };
 
   for (const name of order) {
@@ -671,9 +683,12 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
   if (thrown) throw thrown.reason;
 
   let exitCode = 0;
+  // Exit 1 for failed items of this run's plan: a --limit run (a sample) or a config that no
+  // longer plans them leaves older failures in the store; with a 1 for them, the resume hint
+  // (--retry-failed, same --limit) never reached them and printed itself again for ever.
   const anyFailed = order.some((n) => {
     const o = outcomes[n]!;
-    return o.status !== 'blocked' && (o.counts.failed ?? 0) > 0;
+    return o.status !== 'blocked' && (o.failedInPlan ?? 0) > 0;
   });
   // A dry run changes nothing and fails nothing: items that failed before are not its failure.
   if (anyFailed && !opts.dryRun) exitCode = 1;

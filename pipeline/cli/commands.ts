@@ -205,7 +205,7 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
     if (flags.from) argv.push('--from', flags.from);
     if (flags.limit) argv.push('--limit', String(flags.limit));
     const anyFailed = Object.values(result.stages).some(
-      (o) => o.status !== 'blocked' && (o.counts.failed ?? 0) > 0,
+      (o) => o.status !== 'blocked' && (o.failedInPlan ?? 0) > 0,
     );
     if (anyFailed || flags.retryFailed) argv.push('--retry-failed');
     process.stderr.write(`to resume: ${argv.map(shellQuote).join(' ')}\n`);

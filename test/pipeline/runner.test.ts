@@ -184,6 +184,32 @@ describe('runner', () => {
     expect(state.store.item('a.items', 'k2')?.state).toBe('done');
   });
 
+  it("exit 1 counts the failed items of this run's plan, not older ones a --limit sample leaves out (new-user trial)", async () => {
+    const { calls, stage } = counter();
+    const reg = registryOf(stage());
+    const p: Pipeline<Cfg> = { name: 'p', description: '', stages: ['a.items'] };
+    expect((await run(p, reg, { n: 4, failKeys: new Set(['k3']) })).result.exitCode).toBe(1);
+    calls.length = 0;
+    // k0, k1 planned (done, skipped): k3's failure is not this run's; before, exit 1, and the
+    // printed resume (--retry-failed with the same --limit) never reached k3 and exited 1 again
+    const sample = await run(p, reg, { n: 4 }, { limit: 2, retryFailed: true });
+    expect(sample.result.exitCode).toBe(0);
+    expect(sample.result.stages['a.items']).toMatchObject({ failedInPlan: 0 });
+    expect(state.store.item('a.items', 'k3')?.state).toBe('failed'); // still there, still counted
+    expect(sample.result.stages['a.items']).toMatchObject({ counts: { failed: 1 } });
+    // a sample that takes it in: not retried -> exit 1; retried and failing again -> exit 1
+    expect((await run(p, reg, { n: 4 }, { limit: 4 })).result).toMatchObject({
+      exitCode: 1,
+      stages: { 'a.items': { failedInPlan: 1, notRetried: 1 } },
+    });
+    const retried = await run(p, reg, { n: 4, failKeys: new Set(['k3']) }, { retryFailed: true });
+    expect(calls).toEqual(['k3']);
+    expect(retried.result).toMatchObject({
+      exitCode: 1,
+      stages: { 'a.items': { failedInPlan: 1 } },
+    });
+  });
+
   it('honours the concurrency limit', async () => {
     let inFlight = 0;
     let peak = 0;
