@@ -5,7 +5,7 @@
  */
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
 import { distance } from 'fastest-levenshtein';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
@@ -31,6 +31,20 @@ function lineOf(
     if (isNode(node) && node.range) return counter.linePos(node.range[0]).line;
   }
   return undefined;
+}
+
+/** The line of the key `key` in the mapping at `parent` (not of its value, which may start lower). */
+function keyLineOf(
+  doc: Document,
+  counter: LineCounter,
+  parent: readonly PropertyKey[],
+  key: string,
+): number | undefined {
+  const map = parent.length === 0 ? doc.contents : doc.getIn(parent as unknown[], true);
+  if (!isMap(map)) return undefined;
+  const pair = map.items.find((p) => isScalar(p.key) && String(p.key.value) === key);
+  const range = isNode(pair?.key) ? pair.key.range : undefined;
+  return range ? counter.linePos(range[0]).line : undefined;
 }
 
 /** The `_zod.def` fields this file walks (zod 4's internal definition of a schema). */
@@ -85,6 +99,13 @@ export function didYouMean(key: string, allowed: readonly string[]): string | un
   return best;
 }
 
+/** The yaml package's error codes that come from a line at the wrong indentation. */
+const INDENT_ERRORS = new Set<string>([
+  'BAD_INDENT',
+  'BLOCK_AS_IMPLICIT_KEY',
+  'MULTILINE_IMPLICIT_KEY',
+]);
+
 /**
  * Parses YAML text and validates it against `schema`.
  * @param text the YAML source
@@ -102,11 +123,28 @@ export function parseConfigText<S extends z.ZodType>(
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
-    const pos = first.linePos?.[0] ?? counter.linePos(first.pos[0]);
-    const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
-    throw new ConfigError(`${where}: invalid YAML: ${first.message.split('\n')[0]}`, {
+    let pos = first.linePos?.[0] ?? counter.linePos(first.pos[0]);
+    // the yaml package places an item's error at the comments above it: move to the item's line
+    const lines = text.split('\n');
+    let at = pos.line;
+    while (at < lines.length && /^\s*(#.*)?$/.test(lines[at - 1] ?? '')) at++;
+    if (at !== pos.line) pos = { line: at, col: (lines[at - 1]!.search(/\S/) ?? 0) + 1 };
+    const where = `${file}:${pos.line}:${pos.col}`;
+    let hint = '';
+    if (/\bflow (map|sequence|collection)/i.test(first.message)) {
+      hint = ' (a { or [ that is not closed?)';
+    } else if (INDENT_ERRORS.has(first.code)) {
+      const end = Math.max(
+        pos.line,
+        ...doc.errors
+          .filter((e) => INDENT_ERRORS.has(e.code))
+          .map((e) => counter.linePos(e.pos[1]).line),
+      );
+      hint = ` (an indentation mistake near line${end > pos.line ? `s ${pos.line}-${end}` : ` ${pos.line}`}? the keys of one mapping start at the same column, a nested mapping's keys further right than its key, and a key with a value on its line has nothing indented under it)`;
+    }
+    throw new ConfigError(`${where}: invalid YAML: ${first.message.split('\n')[0]}${hint}`, {
       file,
-      ...(pos ? { line: pos.line } : {}),
+      line: pos.line,
     });
   }
   const value: unknown = doc.toJS() ?? {};
@@ -130,7 +168,10 @@ export function parseConfigText<S extends z.ZodType>(
         guesses.length ? ` (did you mean ${guesses.join(', ')}?)` : ''
       }; allowed here: ${allowed.length ? allowed.join(', ') : 'see config/telebench.schema.json'}`;
     }
-    const line = lineOf(doc, counter, path);
+    const line =
+      (issue.code === 'unrecognized_keys'
+        ? keyLineOf(doc, counter, issue.path, String(path.at(-1)))
+        : undefined) ?? lineOf(doc, counter, path);
     const p = formatPath(path);
     if (!firstPath) {
       firstPath = p;

@@ -35,9 +35,46 @@ describe('an unknown config key names the keys allowed there and the nearest one
     expect(message).toMatch(
       /my\.yaml:4: swe5g\.environments\.exector: unknown key "exector" \(did you mean "executor"\?\); allowed here: .*\bexecutor\b/,
     );
+    // a key whose value is a mapping: the key's own line, not its first child's
+    expect(() =>
+      parseConfigText(
+        'version: 1\nresilence:\n  x: 1\nswe5g:\n  environments:\n    swam:\n      registry: r\n',
+        'my.yaml',
+        appConfigSchema,
+      ),
+    ).toThrow(
+      /my\.yaml:6: swe5g\.environments\.swam: unknown key "swam" \(did you mean "swarm"\?\)[^]*my\.yaml:2: resilence: /,
+    );
     // no guess for a key with nothing near it, and the allowed keys are still listed
     expect(() =>
       parseConfigText('version: 1\nswe5g:\n  zzzzzzzz: 1\n', 'my.yaml', appConfigSchema),
     ).toThrow(/unknown key "zzzzzzzz"; allowed here: .*\bmining\b/);
+  });
+});
+
+describe('a YAML indentation mistake names its line and says what to look for (new-user trial)', () => {
+  const settings = 'version: 1\nswe5g:\n  environments:\n    # the engine\n    # to use\n';
+  it('a key one space too far right: its own line, not the comment above it', () => {
+    expect(() =>
+      parseConfigText(
+        `${settings}    offline: false\n     executor: docker\n`,
+        'i.yaml',
+        appConfigSchema,
+      ),
+    ).toThrow(/^i\.yaml:6:14: invalid YAML: .*\(an indentation mistake near lines 6-7\?/);
+    expect(() =>
+      parseConfigText(
+        `version: 1\nswe5g:\n  environments:\n    offline: false\n    # the engine\n   executor: docker\n`,
+        'i.yaml',
+        appConfigSchema,
+      ),
+    ).toThrow(
+      /^i\.yaml:6:4: invalid YAML: All mapping items must start at the same column \(an indentation mistake near line 6\?/,
+    );
+  });
+  it('an unclosed { is not called an indentation mistake', () => {
+    expect(() =>
+      parseConfigText('version: 1\nselftest: { items: 3\n', 'i.yaml', appConfigSchema),
+    ).toThrow(/^i\.yaml:\d+:\d+: invalid YAML: [^(]*\(a \{ or \[ that is not closed\?\)$/);
   });
 });
