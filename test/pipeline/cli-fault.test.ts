@@ -2,7 +2,16 @@
 // SIGTERM, and the exit codes of configuration errors.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync, readdirSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -286,6 +295,23 @@ describe('configuration errors exit 2 and name the path', () => {
       expect(r.stderr).toMatch(pattern);
     });
   }
+  it('a copied default config: the registry it names relative to itself is missing', () => {
+    const copied = join(dir, 'copied');
+    mkdirSync(copied, { recursive: true });
+    copyFileSync(join(PROJECT_ROOT, 'config', 'default.yaml'), join(copied, 'default.yaml'));
+    const r = cli([
+      '--state',
+      join(dir, 'state-copied'),
+      'run',
+      'swe5g',
+      '--config',
+      join(copied, 'default.yaml'),
+    ]);
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(
+      /swe5g\.registry: the repository registry .*copied\/repos\.yaml does not exist .*resolve relative to its folder.*config\/repos\.yaml/,
+    );
+  });
   it('missing file', () => {
     const r = cli([
       'run',
