@@ -483,7 +483,13 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     if (dry) {
       const counts = { planned: listed.size, ...decisions };
       if (emitEnd) bus.emit({ kind: 'stage-end', stage: name, counts, ms: Date.now() - started });
-      return { status: 'completed', counts, ran: 0, wouldRun: decisions.run };
+      return {
+        status: 'completed',
+        counts,
+        ran: 0,
+        wouldRun: decisions.run,
+        ...(decisions.failed > 0 ? { notRetried: decisions.failed } : {}),
+      };
     }
 
     let announced = listed.size;

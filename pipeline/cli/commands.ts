@@ -171,13 +171,24 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
       const after = behind.get(name);
       if (after) lines.push(`      not started behind it: ${after.join(', ')}`);
     } else {
+      // a dry run's counts are plan decisions: its 'run' is what would run, not what ran
       const c = Object.entries(o.counts)
         .filter(([k]) => k !== 'total')
-        .map(([k, v]) => `${v} ${k}`)
+        .map(([k, v]) => `${v} ${flags.dryRun && k === 'run' ? 'to run' : k}`)
         .join(', ');
       lines.push(
-        `  ${name}: ${o.status}${flags.dryRun ? ` (dry run: ${o.status === 'completed' ? (o.wouldRun ?? 0) : 0} would run${waitsOn.length ? `; more once ${waitsOn.join(', ')} ${waitsOn.length > 1 ? 'have' : 'has'} run: its items come from their outputs` : ''})` : ''} — ${c || 'no items'}${flags.dryRun ? '' : `; ${o.ran} ran in this run`}${o.notRetried ? ` (${o.notRetried} had failed in an earlier run and did not run again: add --retry-failed, or RETRY_FAILED=1 to make run${flags.limit ? '; they count towards --limit' : ''})` : ''}`,
+        `  ${name}: ${o.status}${flags.dryRun ? ` (dry run: ${o.status === 'completed' ? (o.wouldRun ?? 0) : 0} would run${waitsOn.length ? `; more once ${waitsOn.join(', ')} ${waitsOn.length > 1 ? 'have' : 'has'} run: its items come from their outputs` : ''})` : ''} — ${c || 'no items'}${flags.dryRun ? '' : `; ${o.ran} ran in this run`}${o.notRetried ? ` (${o.notRetried} had failed in an earlier run and ${flags.dryRun ? 'would not run' : 'did not run'} again: add --retry-failed, or RETRY_FAILED=1 to make run${flags.limit ? '; they count towards --limit' : ''})` : ''}`,
       );
+      // why they were skipped (the paper's filters and checks), by reason
+      if ((o.counts.skipped ?? 0) > 0 && !flags.dryRun) {
+        const reasons = Object.entries(state.store.counts(name).bySkipReason);
+        lines.push(
+          `      skipped: ${reasons
+            .slice(0, 6)
+            .map(([r, n]) => `${r} ${n}`)
+            .join(', ')}${reasons.length > 6 ? `, and ${reasons.length - 6} more reasons` : ''}`,
+        );
+      }
       // why they failed, by error code, and where the whole message and hint are
       if ((o.counts.failed ?? 0) > 0) {
         const cmd = `${[...selfCommand(), ...(flags.state ? ['--state', flags.state] : [])].map(shellQuote).join(' ')} `;

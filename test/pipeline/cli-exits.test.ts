@@ -104,7 +104,7 @@ describe('the resume hint runs as printed', () => {
     const config = join(dir, 'resume.yaml');
     writeFileSync(
       config,
-      'version: 1\nselftest: { items: 6, fail_while_file: failing, fail_every: 2 }\n',
+      'version: 1\nselftest: { items: 6, fail_while_file: failing, fail_every: 2, skip_every: 5 }\n',
     );
     const state = join(dir, 'resume-state');
     // a dry run on an empty state: selftest.echo plans from selftest.items' outputs, so its 0 is
@@ -135,6 +135,8 @@ describe('the resume hint runs as printed', () => {
       { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
     );
     expect(first.status).toBe(1);
+    // why items were skipped, by reason
+    expect(first.stderr).toMatch(/^ {6}skipped: selftest_skip 1$/m);
     // the failed items' error codes, and where their messages are
     expect(first.stderr).toMatch(
       /^ {6}failed: [a-z_]+ 3 \(messages and hints: node bin\/telebench\.js --state \S+ items selftest\.items --state-filter failed, then node bin\/telebench\.js --state \S+ show selftest\.items <key>\)$/m,
@@ -169,6 +171,10 @@ describe('the resume hint runs as printed', () => {
     );
     expect(dryNoRetry.status, dryNoRetry.stderr).toBe(0);
     expect(dryNoRetry.stderr).not.toContain('to resume');
+    // a dry run's counts are what would happen: 'to run', and the failed ones 'would not run'
+    expect(dryNoRetry.stderr).toMatch(
+      /selftest\.items: completed \(dry run: 0 would run\) — 6 planned, 0 to run, .*3 failed \(3 had failed in an earlier run and would not run again: add --retry-failed/,
+    );
 
     // without --retry-failed, a run says that failed items were left as they were, and that they
     // count towards --limit (items 2, 4, 6 failed; --limit 2 plans items 1 and 2)
@@ -193,7 +199,10 @@ describe('the resume hint runs as printed', () => {
     const parsed = JSON.parse(status.stdout) as {
       stages: { stage: string; byState: Record<string, number> }[];
     };
-    expect(parsed.stages.find((s) => s.stage === 'selftest.items')?.byState).toEqual({ done: 6 });
+    expect(parsed.stages.find((s) => s.stage === 'selftest.items')?.byState).toEqual({
+      done: 4,
+      skipped: 2, // items 0 and 5 (item 0 failed first, then was skipped once retried)
+    });
   });
 
   it('selfCommand: npx, a PATH link, or node with the script path', () => {
