@@ -117,3 +117,19 @@ export function asTelebenchError(err: unknown): TelebenchError {
   }
   return new TelebenchError('unexpected_error', String(err), { tier: 'bug' });
 }
+
+/**
+ * The message of `err` followed by those of its `cause` chain (at most 3 deep, repeats left out):
+ * Node's fetch says only `fetch failed`, and why (`getaddrinfo ENOTFOUND huggingface.co`,
+ * `connect ECONNREFUSED 127.0.0.1:8080`) is in its cause.
+ * @returns `fetch failed: getaddrinfo ENOTFOUND huggingface.co`; `String(err)` for a non-Error
+ */
+export function messageWithCauses(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const parts: string[] = [err.message];
+  let c: unknown = err.cause;
+  for (let i = 0; i < 3 && c instanceof Error; i++, c = c.cause)
+    if (c.message && !parts.some((p) => p.includes(c instanceof Error ? c.message : '')))
+      parts.push(c.message);
+  return parts.join(': ');
+}

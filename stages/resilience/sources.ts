@@ -11,7 +11,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { TelebenchError } from '../../pipeline/errors.js';
+import { messageWithCauses, TelebenchError } from '../../pipeline/errors.js';
 import { sha256 } from '../../pipeline/hash.js';
 
 /** Where a downloaded source file came from (`<file>.source.json`). */
@@ -64,7 +64,7 @@ export async function ensureSourceFile(
   } catch (err) {
     throw new TelebenchError(
       'source_unreachable',
-      `could not download ${url} into ${dest}: ${(err as Error).message} (set resilience.data_root or $TELEBENCH_DATA_ROOT to a folder that holds the file, or make the URL reachable and rerun with --retry-failed)`,
+      `could not download ${url} into ${dest}: ${messageWithCauses(err)} (set resilience.data_root or $TELEBENCH_DATA_ROOT to a folder that holds the file, or make the URL reachable and rerun with --retry-failed)`,
       { tier: 'transient', context: { url, dest }, cause: err },
     );
   }

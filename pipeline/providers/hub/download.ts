@@ -16,7 +16,7 @@ import { mkdirSync, existsSync, readFileSync, writeFileSync, renameSync } from '
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type * as hubTypes from '@huggingface/hub';
-import { TelebenchError, PreflightError } from '../../errors.js';
+import { messageWithCauses, TelebenchError, PreflightError } from '../../errors.js';
 import { sha256 } from '../../hash.js';
 import { redact, secret } from '../../secrets.js';
 import { lazy } from '../../lazy.js';
@@ -143,7 +143,7 @@ export function hubError(
   const e = err as Error;
   return new TelebenchError(
     'hub_unreachable',
-    `cannot reach the Hub for ${where}: ${redact(e?.message ?? String(err))}`,
+    `cannot reach the Hub for ${where}: ${redact(messageWithCauses(e))}`,
     { tier: 'transient', context: { url: where }, cause: err },
   );
 }

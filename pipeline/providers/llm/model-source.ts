@@ -34,7 +34,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { z } from 'zod';
 import { hubRepoIdField, hubRevisionField, hubUrlField } from '../hub/config.js';
 import type * as hubTypes from '@huggingface/hub';
-import { PreflightError, TelebenchError } from '../../errors.js';
+import { messageWithCauses, PreflightError, TelebenchError } from '../../errors.js';
 import { redact, secret } from '../../secrets.js';
 import { lazy } from '../../lazy.js';
 
@@ -301,9 +301,7 @@ function hubFailure(err: unknown, s: HubSource): Error {
     if (err.statusCode === 404) return new Miss(`${where} does not exist (HTTP 404)`);
     return new Miss(`the Hub answered HTTP ${err.statusCode} for ${where}`);
   }
-  return new Miss(
-    `cannot reach the Hub for ${where}: ${redact((err as Error)?.message ?? String(err))}`,
-  );
+  return new Miss(`cannot reach the Hub for ${where}: ${redact(messageWithCauses(err))}`);
 }
 
 async function fromHub(s: HubSource, o: ResolveModelOptions): Promise<ResolvedModel> {

@@ -5,6 +5,8 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -72,9 +74,16 @@ describe('local sources downloaded into <state>/data', () => {
       tier: 'transient',
       message: expect.stringContaining(`${url} into ${dest}: HTTP 404`),
     });
-    const dead = 'http://127.0.0.1:9/prnshv/srsRANBench/main/srsRANBench.json';
+    const srv = createServer().listen(0, '127.0.0.1');
+    await once(srv, 'listening');
+    const port = (srv.address() as AddressInfo).port;
+    await new Promise((r) => srv.close(r)); // a port nobody listens on
+    const dead = `http://127.0.0.1:${port}/prnshv/srsRANBench/main/srsRANBench.json`;
+    // the cause of Node's bare 'fetch failed' is in the message (new-user trial)
     await expect(ensureSourceFile(dead, dest)).rejects.toThrow(
-      new RegExp(`could not download ${dead.replaceAll('.', '\\.')}`),
+      new RegExp(
+        `could not download ${dead.replaceAll('.', '\\.')} into .*: fetch failed: connect ECONNREFUSED 127\\.0\\.0\\.1:${port} `,
+      ),
     );
     expect(existsSync(dest)).toBe(false);
   });
