@@ -99,6 +99,16 @@ export function didYouMean(key: string, allowed: readonly string[]): string | un
   return best;
 }
 
+/** The value at `path` inside parsed YAML `root`, or undefined. */
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v = root;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
+}
+
 /** The yaml package's error codes that come from a line at the wrong indentation. */
 const INDENT_ERRORS = new Set<string>([
   'BAD_INDENT',
@@ -167,6 +177,16 @@ export function parseConfigText<S extends z.ZodType>(
       what = `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}${
         guesses.length ? ` (did you mean ${guesses.join(', ')}?)` : ''
       }; allowed here: ${allowed.length ? allowed.join(', ') : 'see config/telebench.schema.json'}`;
+    }
+    if (['invalid_type', 'invalid_value', 'invalid_union'].includes(issue.code)) {
+      // the value the user wrote, and for a choice the nearest allowed one
+      const got = valueAt(value, issue.path);
+      if (got !== undefined && (typeof got !== 'object' || got === null)) {
+        what += ` (got ${JSON.stringify(got)}`;
+        const choices = [...issue.message.matchAll(/["']([^"']+)["']/g)].map((m) => m[1]!);
+        const near = typeof got === 'string' ? didYouMean(got, choices) : undefined;
+        what += near !== undefined && near !== got ? `; did you mean "${near}"?)` : ')';
+      }
     }
     const line =
       (issue.code === 'unrecognized_keys'

@@ -78,3 +78,35 @@ describe('a YAML indentation mistake names its line and says what to look for (n
     ).toThrow(/^i\.yaml:\d+:\d+: invalid YAML: [^(]*\(a \{ or \[ that is not closed\?\)$/);
   });
 });
+
+describe('a wrong value names what was written and the nearest choice (new-user trial)', () => {
+  it('wrong type, enum and discriminator', () => {
+    const yaml = [
+      'version: 1',
+      'swe5g:',
+      '  environments:',
+      '    executor: dockr',
+      '    build_concurrency: two',
+      'resilience:',
+      '  generator:',
+      '    llm:',
+      '      endpoints:',
+      '        - kind: olama',
+      '          model: qwen3.5:2b',
+      '',
+    ].join('\n');
+    let message = '';
+    try {
+      parseConfigText(yaml, 'v.yaml', appConfigSchema);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(
+      /v\.yaml:4: swe5g\.environments\.executor: .*\(got "dockr"; did you mean "docker"\?\)/,
+    );
+    expect(message).toMatch(/v\.yaml:5: swe5g\.environments\.build_concurrency: .*\(got "two"\)/);
+    expect(message).toMatch(
+      /v\.yaml:10: resilience\.generator\.llm\.endpoints\[0\]\.kind: .*\(got "olama"; did you mean "ollama"\?\)/,
+    );
+  });
+});
