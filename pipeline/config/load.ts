@@ -181,7 +181,10 @@ export function parseConfigText<S extends z.ZodType>(
     if (['invalid_type', 'invalid_value', 'invalid_union'].includes(issue.code)) {
       // the value the user wrote, and for a choice the nearest allowed one
       const got = valueAt(value, issue.path);
-      if (got !== undefined && (typeof got !== 'object' || got === null)) {
+      const secretLike = /(^|_)(token|secret|password|api_key)$/i.test(
+        String(issue.path.at(-1) ?? ''),
+      );
+      if (got !== undefined && !secretLike && (typeof got !== 'object' || got === null)) {
         what += ` (got ${JSON.stringify(got)}`;
         const choices = [...issue.message.matchAll(/["']([^"']+)["']/g)].map((m) => m[1]!);
         const near = typeof got === 'string' ? didYouMean(got, choices) : undefined;
