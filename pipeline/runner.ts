@@ -79,6 +79,8 @@ export type StageOutcome =
       status: 'interrupted';
       counts: Record<string, number>;
       ran: number;
+      /** Items this run started and stopped at the interrupt: pending again, run on resume. */
+      abandoned?: number;
       notRetried?: number;
       failedInPlan?: number;
     };
@@ -505,6 +507,8 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     let ran = 0;
     /** Items of this run's plan that failed in it. */
     let failedNow = 0;
+    /** Items stopped mid-run by the interrupt (back to pending). */
+    let abandonedNow = 0;
     let interrupted = false;
 
     const runOne = async (item: WorkItem<unknown>): Promise<void> => {
@@ -574,6 +578,7 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
         } else if (opts.signal.aborted) {
           // Abandoned cleanly: back to pending, so the next run starts it again.
           store.finishItem(name, item.key, attempt, { state: 'pending' });
+          abandonedNow++;
           interrupted = true;
           settled = false;
           bus.emit({
@@ -659,7 +664,14 @@ export async function runPipeline<Cfg>(opts: RunOptions<Cfg>): Promise<RunResult
     const notRetried = decisions.failed > 0 ? { notRetried: decisions.failed } : {};
     const failedInPlan = failedNow + decisions.failed;
     if (interrupted || opts.signal.aborted)
-      return { status: 'interrupted', counts, ran, failedInPlan, ...notRetried };
+      return {
+        status: 'interrupted',
+        counts,
+        ran,
+        failedInPlan,
+        abandoned: abandonedNow,
+        ...notRetried,
+      };
     return { status: 'completed', counts, ran, failedInPlan, ...notRetried };
   };
 

@@ -457,6 +457,7 @@ describe('runner', () => {
       async run(_item, ctx) {
         started++;
         if (started === 3) controller.abort('SIGINT');
+        if (ctx.signal.aborted) throw new Error('aborted'); // stops as a real stage would
         await new Promise((resolve, reject) => {
           const t = setTimeout(resolve, 20);
           ctx.signal.addEventListener('abort', () => {
@@ -480,6 +481,13 @@ describe('runner', () => {
     expect((c.done ?? 0) + (c.pending ?? 0)).toBe(10);
     expect(c.done).toBeGreaterThanOrEqual(1);
     expect(c.pending).toBeGreaterThanOrEqual(7);
+    // the outcome counts the started items the abort stopped (the summary says they run on resume)
+    expect(result.stages['slow.items']).toMatchObject({
+      status: 'interrupted',
+      ran: 3,
+      abandoned: started - c.done!,
+    });
+    expect(started - c.done!).toBeGreaterThanOrEqual(1);
   });
 });
 
