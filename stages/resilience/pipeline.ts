@@ -63,7 +63,7 @@ export function resilienceReport(ctx: StageContext<HasResilience>): string {
     for (const r of notLoaded) {
       const why =
         r.state === 'failed'
-          ? `failed: ${String(r.error?.code ?? 'error')}: ${String(r.error?.message ?? '').split('\n')[0]} (rerun with --retry-failed)`
+          ? `failed: ${String(r.error?.code ?? 'error')}: ${failedWhy(String(r.error?.message ?? ''))}`
           : r.state === 'skipped'
             ? `skipped: ${r.skipReason ?? ''}${r.skipDetail ? `: ${r.skipDetail}` : ''}`
             : `${r.state}: not loaded yet (run again to load it)`;
@@ -92,3 +92,9 @@ export const resiliencePipeline: Pipeline<HasResilience> = {
   stages: resilienceStages.map((s) => s.name),
   report: resilienceReport,
 };
+
+/** A failed item's first message line, with the retry advice unless the message already gives it. */
+function failedWhy(message: string): string {
+  const first = message.split('\n')[0]!;
+  return /--retry-failed/.test(first) ? first : `${first} (rerun with --retry-failed)`;
+}
