@@ -10,8 +10,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { registry, pipelines, appConfigSchema, type AppConfig } from '../../stages/index.js';
-import { loadConfigFile } from '../config/load.js';
+import {
+  registry,
+  pipelines,
+  appConfigSchema,
+  checkConfigPaths,
+  STAGES_READING_CONFIG_PATHS,
+  type AppConfig,
+} from '../../stages/index.js';
+import { didYouMean, keyLine, loadConfigFile } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { EventBus } from '../events.js';
 import { runPipeline, selectStages, stageContext, type RunResult } from '../runner.js';
@@ -28,10 +35,49 @@ import { statusReport, runReport } from './reports.js';
 import { redact } from '../secrets.js';
 import { resolveConfigPath, selfCommand, shellQuote } from './main.js';
 
-/** Loads and validates the configuration. @throws ConfigError (exit 2) */
+/**
+ * Loads and validates the configuration, including the stage names under `stages:` (a record in
+ * the schema, so zod accepts any name).
+ * @throws ConfigError (exit 2) naming the file, line, key and, for a stage name, the nearest one
+ */
 export function loadAppConfig(flag: string | undefined): { file: string; config: AppConfig } {
   const file = resolveConfigPath(flag);
-  return { file, config: loadConfigFile(file, appConfigSchema) };
+  const config = loadConfigFile(file, appConfigSchema);
+  const unknown = Object.keys(config.stages).filter((n) => !registry.has(n));
+  if (unknown.length) {
+    const known = [...registry.keys()].filter((n) => !n.startsWith('selftest.'));
+    throw new ConfigError(
+      `invalid configuration in ${file}:\n${unknown
+        .map((n) => {
+          const line = keyLine(file, ['stages', n]);
+          const near = didYouMean(n, [...registry.keys()]);
+          return `  ${file}${line ? `:${line}` : ''}: stages.${n}: no stage "${n}"${near ? ` (did you mean "${near}"?)` : ''}; stages: ${known.join(', ')}`;
+        })
+        .join('\n')}`,
+      { file, path: `stages.${unknown[0]}` },
+    );
+  }
+  return { file, config };
+}
+
+/**
+ * `telebench config check`: the schema, the stage names and the files the config names by relative
+ * paths (for the branches it has a section for, or all when it has none).
+ * @returns the configuration's absolute path
+ * @throws ConfigError (exit 2) for the first kind of problem found, listing every instance of it
+ */
+export function configCheck(flag: string | undefined): string {
+  const { file, config } = loadAppConfig(flag);
+  const sections = (['swe5g', 'resilience'] as const).filter((b) => config[b] !== undefined);
+  // a file with no branch section runs every branch on defaults, unless it is a selftest one
+  const branches: readonly ('swe5g' | 'resilience')[] =
+    sections.length || config.selftest ? sections : ['swe5g', 'resilience'];
+  checkConfigPaths(
+    file,
+    config,
+    branches.flatMap((b) => STAGES_READING_CONFIG_PATHS[b]),
+  );
+  return file;
 }
 
 export interface RunFlags {
@@ -59,6 +105,8 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
     );
   }
   const order = selectStages(pipeline, registry, { only: flags.only, from: flags.from });
+  // the files the config names by relative paths, for the branches that run: all at once, now
+  checkConfigPaths(file, config, order);
   const stateDir = resolveStateDir(flags.state);
   const state = openState(stateDir);
   const unlock = flags.dryRun ? () => undefined : lockState(stateDir);

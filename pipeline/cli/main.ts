@@ -154,7 +154,7 @@ export function buildProgram(): Command {
     .description('validate a configuration file')
     .option('--config <file>', 'configuration file (default config/default.yaml)')
     .action(async (flags: { config?: string }) => {
-      const { file } = (await impl()).loadAppConfig(flags.config);
+      const file = (await impl()).configCheck(flags.config);
       process.stdout.write(`${file}: valid\n`);
     });
   configCmd

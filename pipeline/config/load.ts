@@ -47,6 +47,22 @@ function keyLineOf(
   return range ? counter.linePos(range[0]).line : undefined;
 }
 
+/**
+ * The 1-based line of the key at `path` (`['swe5g', 'registry']`) in the YAML file `file`.
+ * @returns undefined when the file cannot be read or parsed, or the key is not written in it
+ */
+export function keyLine(file: string, path: readonly string[]): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined; // the caller's message names the file; a line is only a help
+  }
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter });
+  return path.length ? keyLineOf(doc, counter, path.slice(0, -1), path.at(-1)!) : undefined;
+}
+
 /** The `_zod.def` fields this file walks (zod 4's internal definition of a schema). */
 interface ZodDefLike {
   type?: string;

@@ -308,8 +308,43 @@ describe('configuration errors exit 2 and name the path', () => {
       join(copied, 'default.yaml'),
     ]);
     expect(r.status, r.stderr).toBe(2);
+    // every missing path of the branch at once, with key, line and the project's copy
+    expect(r.stderr).toMatch(/paths in it resolve relative to its folder/);
     expect(r.stderr).toMatch(
-      /swe5g\.registry: the repository registry .*copied\/repos\.yaml does not exist .*resolve relative to its folder.*config\/repos\.yaml/,
+      /copied\/default\.yaml:\d+: swe5g\.registry: "repos\.yaml" names .*copied\/repos\.yaml, which does not exist; the project's own is .*config\/repos\.yaml/,
+    );
+    expect(r.stderr).not.toContain('resilience.subsets_file'); // not a branch of this run
+    const check = cli(['config', 'check', '--config', join(copied, 'default.yaml')]);
+    expect(check.status).toBe(2);
+    expect(check.stderr).toMatch(
+      /swe5g\.registry: .*\n.*resilience\.subsets_file: .*\n.*resilience\.prompts_dir: /,
+    );
+    // with the paths pointed back at the project, it is valid
+    writeFileSync(
+      join(copied, 'default.yaml'),
+      readFileSync(join(copied, 'default.yaml'), 'utf8')
+        .replace('registry: repos.yaml', `registry: ${join(PROJECT_ROOT, 'config', 'repos.yaml')}`)
+        .replace(
+          /subsets_file: .*/,
+          `subsets_file: ${join(PROJECT_ROOT, 'config', 'subsets.yaml')}`,
+        )
+        .replace(
+          /prompts_dir: .*/,
+          `prompts_dir: ${join(PROJECT_ROOT, 'config', 'prompts', 'resilience')}`,
+        ),
+    );
+    const fixed = cli(['config', 'check', '--config', join(copied, 'default.yaml')]);
+    expect(fixed.stdout + fixed.stderr).toMatch(/default\.yaml: valid/);
+  });
+  it('an unknown stage under stages: names the nearest one', () => {
+    writeFileSync(
+      join(dir, 'stages.yaml'),
+      'version: 1\nstages:\n  selftest.itemz: { concurrency: 2 }\n',
+    );
+    const r = cli(['config', 'check', '--config', 'stages.yaml']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(
+      /stages\.yaml:3: stages\.selftest\.itemz: no stage "selftest\.itemz" \(did you mean "selftest\.items"\?\)/,
     );
   });
   it('missing file', () => {
