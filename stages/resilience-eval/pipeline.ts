@@ -19,7 +19,14 @@ import {
   type EvalScoreOutput,
 } from './stages.js';
 import { DISCRETE_SUBSETS, fmtRate, type ModeMetrics } from './metrics.js';
-import { DETAIL_HEADER, detailRows, detailTable, tableOne } from './tables.js';
+import {
+  DETAIL_HEADER,
+  RATES_LEGEND,
+  detailRows,
+  detailTable,
+  macroNote,
+  tableOne,
+} from './tables.js';
 import { PARSE_MODES } from './parse-modes.js';
 import { evalSettings, type HasResilienceEval } from './config.js';
 
@@ -247,9 +254,11 @@ export function evalMarkdown(
       `- ${s.target} (${s.model}, profile ${s.profile}${s.num_ctx ? `, num_ctx ${s.num_ctx}` : ''}): ${s.rows} replies, ${s.failed} failed items; VRAM ${s.vram.bytes === null ? 'unavailable' : `${(s.vram.bytes / 2 ** 30).toFixed(2)} GiB`} (${s.vram.method}: ${s.vram.detail}); rows with a cut prompt, context shift or exhausted budget: ${cutRowsOf(s)}.`,
     );
   }
+  out.push('', RATES_LEGEND);
   for (const mode of PARSE_MODES) {
     const entries = scores.map((s) => ({ model: s.target, m: s.modes[mode] }));
-    out.push('', `## Table I, ${mode} parse`, '', ...tableOne(entries));
+    out.push('', `## Table I, ${mode} parse`, '', ...tableOne(entries), '');
+    for (const e of entries) out.push(`- ${macroNote(e.model, e.m)}`);
     const tm = entries.filter((e) => e.m.telemath);
     if (tm.length)
       out.push(
@@ -302,9 +311,13 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
     title: `${mode} parse`,
     blocks: [
       tableBlock(
-        `Table I (${mode}): CFR / NFR / WFR % per sub-benchmark, macro = unweighted mean of the discrete subsets`,
+        `Table I (${mode}): CFR / NFR / WFR % per discrete sub-benchmark with scored rows, and the macro (unweighted mean over them)`,
         scores.map((s) => ({ model: s.target, m: s.modes[mode] })),
       ),
+      ...scores.map((s): ReportBlock => ({
+        kind: 'paragraph',
+        text: macroNote(s.target, s.modes[mode]),
+      })),
       // every subset a target answered, main or not (an ORAN-Bench-13K-only run has no Table I cell)
       ...scores.map((s): ReportBlock => ({
         kind: 'table',
@@ -325,6 +338,10 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
         : []),
     ],
   }));
+  sections.unshift({
+    title: 'What the rates mean',
+    blocks: [{ kind: 'paragraph', text: RATES_LEGEND }],
+  });
   sections.push({
     title: 'Models, VRAM and cut prompts',
     blocks: [

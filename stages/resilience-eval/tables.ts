@@ -33,7 +33,7 @@ export const DETAIL_HEADER = [
   'subset',
   'n',
   'scored',
-  'correct',
+  'correct flip',
   'no flip',
   'wrong flip',
   'incorrect (generator answer unknown)',
@@ -54,7 +54,8 @@ export const DETAIL_HEADER = [
 export function detailRows(m: ModeMetrics): string[][] {
   const rows = [
     ...Object.entries(m.by_subset),
-    ['**micro (the seven main subsets)**', m.micro] as const,
+    // no row of a main subset (e.g. ORAN-Bench-13K only): a micro row of zeros says nothing
+    ...(m.micro.n > 0 ? [['**micro (the seven main subsets)**', m.micro] as const] : []),
   ];
   return rows.map(([s, g]) => {
     const ci = g.cfr_ci ? ` [${g.cfr_ci[0].toFixed(1)}, ${g.cfr_ci[1].toFixed(1)}]` : '';
@@ -75,6 +76,29 @@ export function detailRows(m: ModeMetrics): string[][] {
       g.cut_share_of_correct === null ? 'unavailable' : `${g.cut_share_of_correct.toFixed(1)}%`,
     ];
   });
+}
+
+/**
+ * What the rates mean (paper arXiv:2605.09929 section IV-A), for the reports: one paragraph.
+ */
+export const RATES_LEGEND =
+  'CFR (Correct Flip Rate): % of scored instances where the target model, continuing the weak generator\u2019s wrong half reasoning trace, ends at the gold answer. NFR (No Flip Rate): it ends at the generator\u2019s same wrong answer. WFR (Wrong Flip Rate): it ends at another wrong answer. Scored = all but excluded rows (cut prompt, exhausted budget, provider error); a parse failure stays in the denominator as not corrected, so CFR + NFR + WFR + parse-failure rate = 100. A rate reads "unavailable" when there is nothing to compute it from (no scored row; NFR and WFR when the generator\u2019s answer is unknown). Macro: the unweighted mean over the seven discrete subsets of Table I that have scored rows.';
+
+/**
+ * Why a model's macro is what it is: over how many of the seven discrete subsets, or why none.
+ * @returns one sentence (`macro over 3 of the 7 discrete subsets (...); ...`)
+ */
+export function macroNote(model: string, m: ModeMetrics): string {
+  const used = DISCRETE_SUBSETS.filter((s) => (m.by_subset[s]?.scored ?? 0) > 0);
+  const others = Object.keys(m.by_subset).filter(
+    (s) => !(DISCRETE_SUBSETS as readonly string[]).includes(s),
+  );
+  const extra = others.length
+    ? `; ${others.join(', ')} ${others.length > 1 ? 'are' : 'is'} not in it (see the detail table)`
+    : '';
+  if (!used.length)
+    return `${model}: macro unavailable: none of the seven discrete subsets (${DISCRETE_SUBSETS.join(', ')}) has a scored row${extra}.`;
+  return `${model}: macro over ${used.length} of the 7 discrete subsets (${used.join(', ')})${m.macro.cfr === null ? ', unavailable because one of their rates is' : ''}${extra}.`;
 }
 
 /** Detail table of one model in one mode: counts, parse failures, CI, tokens (Markdown). Pure. */

@@ -1,6 +1,12 @@
 import { describe, it, expect } from 'vitest';
-import { DETAIL_HEADER, detailRows, tableOne } from '../../../stages/resilience-eval/tables.js';
-import { modeMetrics } from '../../../stages/resilience-eval/metrics.js';
+import {
+  DETAIL_HEADER,
+  RATES_LEGEND,
+  detailRows,
+  macroNote,
+  tableOne,
+} from '../../../stages/resilience-eval/tables.js';
+import { DISCRETE_SUBSETS, modeMetrics } from '../../../stages/resilience-eval/metrics.js';
 import type { ModeMetrics, ScoredRow } from '../../../stages/resilience-eval/metrics.js';
 import { evalMarkdown } from '../../../stages/resilience-eval/pipeline.js';
 import type { EvalScoreOutput } from '../../../stages/resilience-eval/stages.js';
@@ -66,5 +72,36 @@ describe('evaluation summary line', () => {
       '**micro (the seven main subsets)**',
     ]);
     expect(detail[0]![DETAIL_HEADER.indexOf('cut prompt or budget exhausted')]).toBe('2');
+  });
+});
+
+describe('what the report says of its rates (new-user trial)', () => {
+  const row = (i: number, sub: string, outcome: ScoredRow['outcome']): ScoredRow =>
+    ({
+      sample_id: `${sub}:${i}`,
+      sub_benchmark: sub,
+      outcome,
+      parse_status: 'ok',
+      output_tokens: 10,
+      cut: false,
+      difficulty: null,
+    }) as unknown as ScoredRow;
+  it('spells out CFR/NFR/WFR and says why the macro is unavailable for an extra subset only', () => {
+    const m = modeMetrics([row(0, 'fin_e', 'correct_flip'), row(1, 'fin_e', 'no_flip')]);
+    expect(macroNote('smollm2', m)).toBe(
+      'smollm2: macro unavailable: none of the seven discrete subsets (' +
+        DISCRETE_SUBSETS.join(', ') +
+        ') has a scored row; fin_e is not in it (see the detail table).',
+    );
+    // no main subset: no all-zero micro row
+    expect(detailRows(m).map((r) => r[0])).toEqual(['fin_e']);
+    const both = modeMetrics([row(0, 'teleqna', 'correct_flip'), row(1, 'fin_e', 'no_flip')]);
+    expect(macroNote('m', both)).toMatch(
+      /^m: macro over 1 of the 7 discrete subsets \(teleqna\); fin_e is not in it/,
+    );
+    expect(RATES_LEGEND).toMatch(
+      /CFR \(Correct Flip Rate\).*NFR \(No Flip Rate\).*WFR \(Wrong Flip Rate\)/,
+    );
+    expect(DETAIL_HEADER).toContain('correct flip');
   });
 });
