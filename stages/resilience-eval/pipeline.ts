@@ -12,6 +12,7 @@ import type { Pipeline, StageContext } from '../../pipeline/stage.js';
 import { renderReportPage, type ReportBlock } from '../../pipeline/report/html.js';
 import type { ChartSpec } from '../../pipeline/report/charts.js';
 import {
+  constructionDigest,
   evalStages,
   reportPath,
   type EvalInstancesInput,
@@ -303,10 +304,25 @@ const tableBlock = (caption: string, entries: { model: string; m: ModeMetrics }[
  * Writes the HTML page and returns the Markdown (`telebench report resilience-eval`).
  * @throws TelebenchError `chart_render_failed` when a figure cannot be drawn
  */
+/**
+ * When the evaluation read the project's instances and construction has changed them since
+ * (more or other instances), one sentence saying so; else null.
+ */
+export function staleNote(ctx: StageContext<HasResilienceEval>): string | null {
+  if (evalSettings(ctx.config).input.source !== 'project') return null;
+  const item = ctx.store.item('resilience-eval.instances', 'instances');
+  if (item?.state !== 'done') return null;
+  const read = (item.input as { construction?: string | null } | null)?.construction;
+  if (read === constructionDigest(ctx.store)) return null;
+  const now = [...ctx.store.outputs('resilience.truncate')].length;
+  return `The constructed instances changed after this evaluation read them (resilience.truncate has ${now} now): run \`telebench run resilience-eval\` again to evaluate the current ones; the figures below are of the earlier set.`;
+}
+
 export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<string> {
   const scores = scoresOf(ctx);
   const path = reportPath(ctx.stateDir);
   const empty = scores.length ? null : whyNoScores(ctx);
+  const stale = staleNote(ctx);
   const sections = PARSE_MODES.map((mode) => ({
     title: `${mode} parse`,
     blocks: [
@@ -340,7 +356,10 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
   }));
   sections.unshift({
     title: 'What the rates mean',
-    blocks: [{ kind: 'paragraph', text: RATES_LEGEND }],
+    blocks: [
+      ...(stale ? [{ kind: 'paragraph' as const, text: stale }] : []),
+      { kind: 'paragraph', text: RATES_LEGEND },
+    ],
   });
   sections.push({
     title: 'Models, VRAM and cut prompts',
@@ -387,7 +406,8 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
   });
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, html);
-  return evalMarkdown(scores, path, empty ?? undefined);
+  const md = evalMarkdown(scores, path, empty ?? undefined);
+  return stale ? md.replace('\n\n', `\n\n**${stale}**\n\n`) : md;
 }
 
 export const resilienceEvalPipeline: Pipeline<HasResilienceEval> = {

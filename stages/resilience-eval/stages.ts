@@ -106,6 +106,16 @@ export interface EvalScoreOutput {
 
 const relTo = (ctx: StageContext<unknown>, p: string) => resolve(dirname(ctx.configFile), p);
 
+/**
+ * Digest of this state's constructed instances (every `resilience.truncate` output): an
+ * evaluation with `input.source: project` read the instances of one digest.
+ */
+export function constructionDigest(store: StageContext<unknown>['store']): string {
+  return hashJson(
+    [...store.outputs('resilience.truncate')].map((o) => [o.key, hashJson(o.output)]),
+  );
+}
+
 /** Where `source: hub` reads from (the plan's input, so a changed pin is a new input). */
 export interface EvalHubInput {
   url: string;
@@ -190,12 +200,7 @@ export const evalInstances = defineStage<
     'Reads the instances to evaluate (project construction output, a snapshot, or the published files).',
   *plan(ctx) {
     const s = evalSettings(ctx.config);
-    const construction =
-      s.input.source === 'project'
-        ? hashJson(
-            [...ctx.store.outputs('resilience.truncate')].map((o) => [o.key, hashJson(o.output)]),
-          )
-        : null;
+    const construction = s.input.source === 'project' ? constructionDigest(ctx.store) : null;
     yield {
       key: 'instances',
       input: {
