@@ -243,8 +243,10 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
         const codes = Object.entries(state.store.counts(name).byErrorCode)
           .map(([code, n]) => `${code} ${n}`)
           .join(', ');
+        // failures of items this run did not plan (another config, outside a --limit) are old
+        const old = (o.failedInPlan ?? 0) === 0 && !flags.dryRun;
         lines.push(
-          `      failed: ${codes} (messages and hints: ${cmd}items ${name} --state-filter failed, then ${cmd}show ${name} <key>)`,
+          `      failed${old ? " in earlier runs, not in this run's plan" : ''}: ${codes} (messages and hints: ${cmd}items ${name} --state-filter failed, then ${cmd}show ${name} <key>)`,
         );
       }
     }

@@ -189,6 +189,27 @@ describe('the resume hint runs as printed', () => {
 
     // the hint, run by a shell exactly as printed, in the folder where it was printed
     unlinkSync(marker);
+    // a sample that retries only item-0: exit 0, and the failures left outside it are called old
+    const sample = spawnSync(
+      process.execPath,
+      [
+        'bin/telebench.js',
+        'run',
+        'selftest',
+        '--config',
+        config,
+        '--state',
+        state,
+        '--limit',
+        '1',
+        '--retry-failed',
+      ],
+      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
+    );
+    expect(sample.status, sample.stderr).toBe(0);
+    expect(sample.stderr).toMatch(
+      /^ {6}failed in earlier runs, not in this run's plan: selftest_fail 2 \(/m,
+    );
     const resumed = spawnSync('sh', ['-c', hint!], {
       cwd: PROJECT_ROOT,
       encoding: 'utf8',

@@ -457,6 +457,7 @@ export async function resolveModel(
     `no source has the model file for ${what}: ${misses.join('; ')}`,
     'set `source` of this embedded endpoint in the llm configuration to a GGUF file (`- path: /models/x.gguf`), ' +
       'pull the model with Ollama (`ollama pull <name>`, read from its model store), or make the Hub reachable for the `hub` source ' +
-      '(to run on the small SmolLM2 model instead, which `node scripts/setup.mjs` puts in cache/models/, use config/examples/smollm2-resilience.yaml)',
+      '(to run on the small SmolLM2 model instead, which `node scripts/setup.mjs` puts in cache/models/, use config/examples/smollm2-resilience.yaml; ' +
+      'without internet also set $TELEBENCH_DATA_ROOT to a folder holding the subset files, or it cannot download them)',
   );
 }
