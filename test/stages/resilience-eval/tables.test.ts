@@ -6,7 +6,7 @@ import {
   macroNote,
   tableOne,
 } from '../../../stages/resilience-eval/tables.js';
-import { DISCRETE_SUBSETS, modeMetrics } from '../../../stages/resilience-eval/metrics.js';
+import { DISCRETE_SUBSETS, fmtRate, modeMetrics } from '../../../stages/resilience-eval/metrics.js';
 import type { ModeMetrics, ScoredRow } from '../../../stages/resilience-eval/metrics.js';
 import { evalMarkdown } from '../../../stages/resilience-eval/pipeline.js';
 import type { EvalScoreOutput } from '../../../stages/resilience-eval/stages.js';
@@ -95,6 +95,12 @@ describe('what the report says of its rates (new-user trial)', () => {
     );
     // no main subset: no all-zero micro row
     expect(detailRows(m).map((r) => r[0])).toEqual(['fin_e']);
+    // NFR and WFR per subset, not only CFR (one no flip of two scored rows)
+    const fin = detailRows(m)[0]!;
+    expect([fin[DETAIL_HEADER.indexOf('NFR')], fin[DETAIL_HEADER.indexOf('WFR')]]).toEqual([
+      fmtRate(50),
+      fmtRate(0),
+    ]);
     const both = modeMetrics([row(0, 'teleqna', 'correct_flip'), row(1, 'fin_e', 'no_flip')]);
     expect(macroNote('m', both)).toMatch(
       /^m: macro over 1 of the 7 discrete subsets \(teleqna\); fin_e is not in it/,
