@@ -22,7 +22,7 @@ import { didYouMean, keyLine, loadConfigFile } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { EventBus } from '../events.js';
 import { runPipeline, selectStages, stageContext, type RunResult } from '../runner.js';
-import { openState, resolveStateDir, lockState } from '../state.js';
+import { openState, resolveStateDir, lockState, type OpenState } from '../state.js';
 import { buildManifest } from '../manifest.js';
 import {
   eventLogWriter,
@@ -248,6 +248,10 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
         lines.push(
           `      failed${old ? " in earlier runs, not in this run's plan" : ''}: ${codes} (messages and hints: ${cmd}items ${name} --state-filter failed, then ${cmd}show ${name} <key>)`,
         );
+        // the latest failure of each code, message and hint: what to fix is often in it
+        // (a download that fails offline names $TELEBENCH_DATA_ROOT), not only in `show`
+        if (!old && !flags.dryRun)
+          for (const l of latestFailures(state.store, name, 3)) lines.push(l);
       }
     }
   }
@@ -269,11 +273,38 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
       (o) => o.status !== 'blocked' && (o.failedInPlan ?? 0) > 0,
     );
     if (anyFailed || flags.retryFailed) argv.push('--retry-failed');
-    process.stderr.write(`to resume: ${argv.map(shellQuote).join(' ')}\n`);
+    // retried and failed again: the same command alone would fail the same way
+    const again = flags.retryFailed && anyFailed;
+    process.stderr.write(
+      `${again ? 'the retried items failed again: fix the cause their messages above name, then ' : ''}to resume: ${argv.map(shellQuote).join(' ')}\n`,
+    );
   }
   unlock();
   state.close();
   return result.exitCode;
+}
+
+/**
+ * For the run summary: the most recently failed item of each error code of `stage` (at most
+ * `most` codes), as `      <code>, e.g. <key>: <first line of its message>` (1,000 characters at most).
+ */
+function latestFailures(store: OpenState['store'], stage: string, most: number): string[] {
+  const latest = new Map<string, { key: string; message: string; at: string }>();
+  for (const r of store.items(stage)) {
+    if (r.state !== 'failed') continue;
+    const e = (r.error ?? {}) as { code?: string; message?: string };
+    const code = e.code ?? 'unknown';
+    const at = String(r.updatedAt ?? '');
+    if ((latest.get(code)?.at ?? '') <= at)
+      latest.set(code, { key: r.key, message: String(e.message ?? '').split('\n')[0]!, at });
+  }
+  return [...latest]
+    .sort(([, a], [, b]) => b.at.localeCompare(a.at))
+    .slice(0, most)
+    .map(([code, f]) => {
+      const text = f.message.length > 1000 ? `${f.message.slice(0, 999)}…` : f.message;
+      return `      ${code}, e.g. ${f.key}: ${text}`;
+    });
 }
 
 /**

@@ -137,6 +137,9 @@ describe('the resume hint runs as printed', () => {
     expect(first.status).toBe(1);
     // why items were skipped, by reason
     expect(first.stderr).toMatch(/^ {6}skipped: selftest_skip 1$/m);
+    // the latest failure's message in the summary itself, not only behind `show`
+    expect(first.stderr).toMatch(/^ {6}selftest_fail, e\.g\. item-\d: \S/m);
+    expect(first.stderr).not.toContain('failed again');
     // the failed items' error codes, and where their messages are
     expect(first.stderr).toMatch(
       /^ {6}failed: [a-z_]+ 3 \(messages and hints: node bin\/telebench\.js --state \S+ items selftest\.items --state-filter failed, then node bin\/telebench\.js --state \S+ show selftest\.items <key>\)$/m,
@@ -185,6 +188,26 @@ describe('the resume hint runs as printed', () => {
     );
     expect(limited.stderr).toMatch(
       /selftest\.items: completed — .*; 0 ran in this run \(1 had failed in an earlier run and did not run again: add --retry-failed, or RETRY_FAILED=1 to make run; they count towards --limit\)/,
+    );
+
+    // retried while the cause is still there: it says so, instead of the same hint as if new
+    const again = spawnSync(
+      process.execPath,
+      [
+        'bin/telebench.js',
+        'run',
+        'selftest',
+        '--config',
+        config,
+        '--state',
+        state,
+        '--retry-failed',
+      ],
+      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
+    );
+    expect(again.status).toBe(1);
+    expect(again.stderr).toMatch(
+      /^the retried items failed again: fix the cause their messages above name, then to resume: node bin\/telebench\.js run selftest /m,
     );
 
     // the hint, run by a shell exactly as printed, in the folder where it was printed
