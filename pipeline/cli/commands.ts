@@ -273,10 +273,10 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
       (o) => o.status !== 'blocked' && (o.failedInPlan ?? 0) > 0,
     );
     if (anyFailed || flags.retryFailed) argv.push('--retry-failed');
-    // retried and failed again: the same command alone would fail the same way
+    // with --retry-failed and failing again: the same command alone would fail the same way
     const again = flags.retryFailed && anyFailed;
     process.stderr.write(
-      `${again ? 'the retried items failed again: fix the cause their messages above name, then ' : ''}to resume: ${argv.map(shellQuote).join(' ')}\n`,
+      `${again ? 'items failed although --retry-failed was given: fix the cause their messages above name before running again; ' : ''}to resume: ${argv.map(shellQuote).join(' ')}\n`,
     );
   }
   unlock();

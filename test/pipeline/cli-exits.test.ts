@@ -207,7 +207,7 @@ describe('the resume hint runs as printed', () => {
     );
     expect(again.status).toBe(1);
     expect(again.stderr).toMatch(
-      /^the retried items failed again: fix the cause their messages above name, then to resume: node bin\/telebench\.js run selftest /m,
+      /^items failed although --retry-failed was given: fix the cause their messages above name before running again; to resume: node bin\/telebench\.js run selftest /m,
     );
 
     // the hint, run by a shell exactly as printed, in the folder where it was printed
