@@ -190,9 +190,16 @@ export function parseConfigText<S extends z.ZodType>(
         .map((k) => [k, didYouMean(k, allowed)] as const)
         .filter(([, g]) => g !== undefined)
         .map(([k, g]) => (keys.length > 1 ? `"${k}" -> "${g}"` : `"${g}"`));
+      // a key of an enclosing mapping: most likely indented one level too far
+      const outer = keys.flatMap((k) => {
+        for (let n = issue.path.length - 1; n >= 0; n--)
+          if (allowedKeysAt(schema, issue.path.slice(0, n)).includes(k))
+            return [`"${k}" is a key of ${formatPath(issue.path.slice(0, n))}: indented too far?`];
+        return [];
+      });
       what = `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}${
         guesses.length ? ` (did you mean ${guesses.join(', ')}?)` : ''
-      }; allowed here: ${allowed.length ? allowed.join(', ') : 'see config/telebench.schema.json'}`;
+      }${outer.length ? ` (${outer.join('; ')})` : ''}; allowed here: ${allowed.length ? allowed.join(', ') : 'see config/telebench.schema.json'}`;
     }
     if (['invalid_type', 'invalid_value', 'invalid_union'].includes(issue.code)) {
       // the value the user wrote, and for a choice the nearest allowed one

@@ -72,6 +72,17 @@ describe('a YAML indentation mistake names its line and says what to look for (n
       /^i\.yaml:6:4: invalid YAML: All mapping items must start at the same column \(an indentation mistake near line 6\?/,
     );
   });
+  it('a key of the enclosing mapping indented one level too far is named as such', () => {
+    expect(() =>
+      parseConfigText(
+        'version: 1\nswe5g:\n  environments:\n    base_images:\n      go_modules: container\n',
+        'i.yaml',
+        appConfigSchema,
+      ),
+    ).toThrow(
+      /i\.yaml:5: swe5g\.environments\.base_images\.go_modules: unknown key "go_modules" \("go_modules" is a key of swe5g\.environments: indented too far\?\)/,
+    );
+  });
   it('an unclosed { is not called an indentation mistake', () => {
     expect(() =>
       parseConfigText('version: 1\nselftest: { items: 3\n', 'i.yaml', appConfigSchema),
