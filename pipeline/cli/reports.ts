@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { StageRegistry } from '../runner.js';
 import type { NodeTasks } from '../providers/docker/swarm.js';
+import { runLockHolder } from '../state.js';
 
 export interface StageStatus {
   stage: string;
@@ -178,13 +179,22 @@ export function runReport(store: Store, registry: StageRegistry, stateDir?: stri
     `# Run ${run.runId}`,
     '',
     `- pipeline: ${run.pipeline}`,
-    `- started: ${run.startedAt}; finished: ${run.finishedAt ?? 'not finished (killed or still running)'}`,
+    `- started: ${run.startedAt}; finished: ${run.finishedAt ?? unfinished(stateDir)}`,
     `- exit code: ${run.exitCode ?? 'none'}`,
     `- git: ${m.gitSha ?? 'unknown'}; config: ${m.configFile ?? '?'} (sha256 ${m.configHash?.slice(0, 12) ?? '?'})`,
     '',
     statusReport(store, registry, false, stages),
     ...notStartedLines(stateDir ? join(stateDir, 'runs', run.runId, 'events.jsonl') : undefined),
   ].join('\n');
+}
+
+/** Why the last run has no end: still running (the pid holding the lock) or stopped by a kill. */
+function unfinished(stateDir: string | undefined): string {
+  if (!stateDir) return 'not finished (killed or still running)';
+  const pid = runLockHolder(stateDir);
+  return pid !== undefined
+    ? `not finished: still running (pid ${pid})`
+    : 'not finished: killed (no process holds the state lock; `run` with the same arguments resumes it)';
 }
 
 /**

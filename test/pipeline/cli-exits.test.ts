@@ -279,8 +279,15 @@ describe('status explains running and orphaned items', () => {
     }
     const live = cli(['--state', state, 'status']);
     expect(live.stdout).toContain(`being worked on now by the run with pid ${child.pid}`);
+    // report run tells a live run from a killed one
+    expect(cli(['--state', state, 'report', 'run']).stdout).toContain(
+      `finished: not finished: still running (pid ${child.pid})`,
+    );
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
+    expect(cli(['--state', state, 'report', 'run']).stdout).toMatch(
+      /finished: not finished: killed \(no process holds the state lock/,
+    );
     const status = cli(['--state', state, 'status']);
     expect(status.status).toBe(0);
     expect(status.stdout).toMatch(/running: 3 items were in flight when their run ended/);
