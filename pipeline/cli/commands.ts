@@ -227,6 +227,19 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
       lines.push(
         `  ${name}: ${o.status}${flags.dryRun ? ` (dry run: ${o.status === 'completed' ? (o.wouldRun ?? 0) : 0} would run${waitsOn.length ? `; more once ${waitsOn.join(', ')} ${waitsOn.length > 1 ? 'have' : 'has'} run: its items come from their outputs` : ''})` : ''} — ${c || 'no items'}${flags.dryRun ? '' : `; ${o.ran} ran in this run`}${o.status === 'interrupted' && o.abandoned ? ` (${o.abandoned} of them stopped unfinished and are pending again: they run on resume)` : ''}${o.notRetried ? ` (${o.notRetried} had failed in an earlier run and ${flags.dryRun ? 'would not run' : 'did not run'} again: add --retry-failed, or RETRY_FAILED=1 to make run${flags.limit ? '; they count towards --limit' : ''})` : ''}`,
       );
+      // where a release went (it was only in the JSON log)
+      if (name.startsWith('release.') && !flags.dryRun)
+        for (const r of state.store.items(name)) {
+          const out = (r.state === 'done' ? r.output : null) as {
+            dir?: string;
+            rows?: number;
+            status?: string;
+          } | null;
+          if (out?.dir)
+            lines.push(
+              `      ${out.status ?? 'release'}: ${out.dir}${out.rows !== undefined ? ` (${out.rows} rows)` : ''}`,
+            );
+        }
       // why they were skipped (the paper's filters and checks), by reason
       if ((o.counts.skipped ?? 0) > 0 && !flags.dryRun) {
         const reasons = Object.entries(state.store.counts(name).bySkipReason);

@@ -71,6 +71,28 @@ describe('telebench release / publish', () => {
   });
   afterAll(() => hub.close());
 
+  it('run: the summary names the folder a release stage wrote (it was only in the JSON log)', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'cli-rel-run-'));
+    storeInstances(own, [resilienceInstance('teleqna', 4), resilienceInstance('telemath', 1)]);
+    const r = await cli([
+      '--state',
+      own,
+      'run',
+      'all',
+      '--only',
+      'release.resilience',
+      '--config',
+      config,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^ {6}written: ${own.replaceAll('.', '\\.')}/releases/teleresiliencebench/\\S+ \\(2 rows\\)$`,
+        'm',
+      ),
+    );
+  });
+
   it('releases, is a no-op the second time, refuses other content under the same version', async () => {
     storeInstances(state, [resilienceInstance('teleqna', 4), resilienceInstance('telemath', 1)]);
     const first = await cli([
