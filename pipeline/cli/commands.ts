@@ -6,8 +6,9 @@
  * `stages/`.
  */
 import type { Command } from 'commander';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { PROJECT_ROOT } from '../manifest.js';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import {
@@ -77,6 +78,12 @@ export function configCheck(flag: string | undefined): string {
     config,
     branches.flatMap((b) => STAGES_READING_CONFIG_PATHS[b]),
   );
+  // the editor's schema line of a copied default.yaml names a file that is not beside the copy
+  const schema = /\$schema=(\S+)/.exec(readFileSync(file, 'utf8').split('\n', 3).join('\n'))?.[1];
+  if (schema && !/^[a-z]+:\/\//i.test(schema) && !existsSync(resolve(dirname(file), schema)))
+    process.stderr.write(
+      `warning: ${file}: the yaml-language-server $schema=${schema} names ${resolve(dirname(file), schema)}, which does not exist, so editors cannot check this file; point it at ${join(PROJECT_ROOT, 'config', 'telebench.schema.json')}\n`,
+    );
   return file;
 }
 

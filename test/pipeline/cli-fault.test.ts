@@ -335,6 +335,13 @@ describe('configuration errors exit 2 and name the path', () => {
     );
     const fixed = cli(['config', 'check', '--config', join(copied, 'default.yaml')]);
     expect(fixed.stdout + fixed.stderr).toMatch(/default\.yaml: valid/);
+    // its editor schema line still names a file beside the copy: a warning, not an error
+    expect(fixed.stderr).toMatch(
+      /warning: .*\$schema=\.\/telebench\.schema\.json names .*copied\/telebench\.schema\.json, which does not exist/,
+    );
+    const own = cli(['config', 'check', '--config', join(PROJECT_ROOT, 'config', 'default.yaml')]);
+    expect(own.status).toBe(0);
+    expect(own.stderr).not.toContain('warning');
   });
   it('an unknown stage under stages: names the nearest one', () => {
     writeFileSync(
