@@ -107,33 +107,23 @@ describe('the resume hint runs as printed', () => {
       'version: 1\nselftest: { items: 6, fail_while_file: failing, fail_every: 2, skip_every: 5 }\n',
     );
     const state = join(dir, 'resume-state');
+    /** `node bin/telebench.js run selftest` from the checkout, as `make run` starts it. */
+    const selftestFromCheckout = (stateDir: string, ...extra: string[]) =>
+      spawnSync(
+        process.execPath,
+        ['bin/telebench.js', 'run', 'selftest', '--config', config, '--state', stateDir, ...extra],
+        { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
+      );
     // a dry run on an empty state: selftest.echo plans from selftest.items' outputs, so its 0 is
     // not the last word, and the summary says so
-    const fresh = spawnSync(
-      process.execPath,
-      [
-        'bin/telebench.js',
-        'run',
-        'selftest',
-        '--config',
-        config,
-        '--state',
-        join(dir, 'dry-state'),
-        '--dry-run',
-      ],
-      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
-    );
+    const fresh = selftestFromCheckout(join(dir, 'dry-state'), '--dry-run');
     expect(fresh.status, fresh.stderr).toBe(0);
     expect(fresh.stderr).not.toContain('does not check services'); // selftest has none
     expect(fresh.stderr).toMatch(/selftest\.items: completed \(dry run: 6 would run\)/);
     expect(fresh.stderr).toMatch(
       /selftest\.echo: completed \(dry run: 0 would run; more once selftest\.items has run: its items come from their outputs\)/,
     );
-    const first = spawnSync(
-      process.execPath,
-      ['bin/telebench.js', 'run', 'selftest', '--config', config, '--state', state],
-      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
-    );
+    const first = selftestFromCheckout(state);
     expect(first.status).toBe(1);
     // why items were skipped, by reason
     expect(first.stderr).toMatch(/^ {6}skipped: selftest_skip 1$/m);
@@ -150,28 +140,10 @@ describe('the resume hint runs as printed', () => {
     );
 
     // a dry run over the failed items: nothing changes, exit 0, says what would run
-    const dry = spawnSync(
-      process.execPath,
-      [
-        'bin/telebench.js',
-        'run',
-        'selftest',
-        '--config',
-        config,
-        '--state',
-        state,
-        '--dry-run',
-        '--retry-failed',
-      ],
-      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
-    );
+    const dry = selftestFromCheckout(state, '--dry-run', '--retry-failed');
     expect(dry.status, dry.stderr).toBe(0);
     expect(dry.stderr).toMatch(/selftest\.items: completed \(dry run: 3 would run\)/);
-    const dryNoRetry = spawnSync(
-      process.execPath,
-      ['bin/telebench.js', 'run', 'selftest', '--config', config, '--state', state, '--dry-run'],
-      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
-    );
+    const dryNoRetry = selftestFromCheckout(state, '--dry-run');
     expect(dryNoRetry.status, dryNoRetry.stderr).toBe(0);
     expect(dryNoRetry.stderr).not.toContain('to resume');
     // a dry run's counts are what would happen: 'to run', and the failed ones 'would not run'
@@ -181,30 +153,13 @@ describe('the resume hint runs as printed', () => {
 
     // without --retry-failed, a run says that failed items were left as they were, and that they
     // count towards --limit (items 2, 4, 6 failed; --limit 2 plans items 1 and 2)
-    const limited = spawnSync(
-      process.execPath,
-      ['bin/telebench.js', 'run', 'selftest', '--config', config, '--state', state, '--limit', '2'],
-      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
-    );
+    const limited = selftestFromCheckout(state, '--limit', '2');
     expect(limited.stderr).toMatch(
       /selftest\.items: completed — .*; 0 ran in this run \(1 had failed in an earlier run and did not run again: add --retry-failed, or RETRY_FAILED=1 to make run; they count towards --limit\)/,
     );
 
     // retried while the cause is still there: it says so, instead of the same hint as if new
-    const again = spawnSync(
-      process.execPath,
-      [
-        'bin/telebench.js',
-        'run',
-        'selftest',
-        '--config',
-        config,
-        '--state',
-        state,
-        '--retry-failed',
-      ],
-      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
-    );
+    const again = selftestFromCheckout(state, '--retry-failed');
     expect(again.status).toBe(1);
     expect(again.stderr).toMatch(
       /^items failed although --retry-failed was given: fix the cause their messages above name before running again; to resume: node bin\/telebench\.js run selftest /m,
@@ -213,22 +168,7 @@ describe('the resume hint runs as printed', () => {
     // the hint, run by a shell exactly as printed, in the folder where it was printed
     unlinkSync(marker);
     // a sample that retries only item-0: exit 0, and the failures left outside it are called old
-    const sample = spawnSync(
-      process.execPath,
-      [
-        'bin/telebench.js',
-        'run',
-        'selftest',
-        '--config',
-        config,
-        '--state',
-        state,
-        '--limit',
-        '1',
-        '--retry-failed',
-      ],
-      { cwd: PROJECT_ROOT, encoding: 'utf8', env: { ...process.env, CI: 'true' } },
-    );
+    const sample = selftestFromCheckout(state, '--limit', '1', '--retry-failed');
     expect(sample.status, sample.stderr).toBe(0);
     expect(sample.stderr).toMatch(
       /^ {6}failed in earlier runs, not in this run's plan: selftest_fail 2 \(/m,
