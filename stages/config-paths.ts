@@ -48,12 +48,6 @@ const PATH_KEYS: PathKey[] = [
   },
 ];
 
-/** The stages that read a file named by a path in the configuration (`telebench config check`). */
-export const STAGES_READING_CONFIG_PATHS: Record<'swe5g' | 'resilience', string[]> = {
-  swe5g: ['swe5g.mine', 'swe5g.link'],
-  resilience: ['resilience.load'],
-};
-
 /**
  * Checks that the files named by relative paths in `config` exist, for the stages that will run.
  * @param configFile absolute path of the configuration (paths resolve against its folder)
@@ -66,6 +60,7 @@ export function checkConfigPaths(
   stages: readonly string[],
 ): void {
   const problems: string[] = [];
+  let first: string | undefined;
   for (const k of PATH_KEYS) {
     if (!k.stages.some((s) => stages.includes(s))) continue;
     const value = k.value(config);
@@ -73,6 +68,7 @@ export function checkConfigPaths(
     const need = k.mustHave(abs);
     if (existsSync(need)) continue;
     const line = keyLine(configFile, k.key.split('.'));
+    first ??= k.key;
     problems.push(
       `  ${configFile}${line ? `:${line}` : ''}: ${k.key}: "${value}"${line ? '' : ' (the default)'} names ${need}, which does not exist; the project's own is ${k.project}`,
     );
@@ -80,6 +76,6 @@ export function checkConfigPaths(
   if (problems.length)
     throw new ConfigError(
       `invalid configuration in ${configFile} (paths in it resolve relative to its folder, ${dirname(configFile)}):\n${problems.join('\n')}`,
-      { file: configFile, path: PATH_KEYS.find((k) => problems[0]!.includes(`: ${k.key}:`))?.key },
+      { file: configFile, path: first },
     );
 }

@@ -28,7 +28,7 @@ import { evalStages as swe5gEvalStages } from './swe5g/evaluate/stages.js';
 import { swe5gEvalMarkdown } from './swe5g/evaluate/report.js';
 
 export { appConfigSchema, type AppConfig } from './config.js';
-export { checkConfigPaths, STAGES_READING_CONFIG_PATHS } from './config-paths.js';
+export { checkConfigPaths } from './config-paths.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const stages: Stage<any, any, any>[] = [

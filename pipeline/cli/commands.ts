@@ -16,7 +16,6 @@ import {
   pipelines,
   appConfigSchema,
   checkConfigPaths,
-  STAGES_READING_CONFIG_PATHS,
   type AppConfig,
 } from '../../stages/index.js';
 import { didYouMean, keyLine, loadConfigFile } from '../config/load.js';
@@ -73,10 +72,11 @@ export function configCheck(flag: string | undefined): string {
   // a file with no branch section runs every branch on defaults, unless it is a selftest one
   const branches: readonly ('swe5g' | 'resilience')[] =
     sections.length || config.selftest ? sections : ['swe5g', 'resilience'];
+  // every stage of those branches: each path is checked if one of its readers is among them
   checkConfigPaths(
     file,
     config,
-    branches.flatMap((b) => STAGES_READING_CONFIG_PATHS[b]),
+    [...registry.keys()].filter((n) => branches.some((b) => n.startsWith(`${b}.`))),
   );
   // the editor's schema line of a copied default.yaml names a file that is not beside the copy
   const schema = /\$schema=(\S+)/.exec(readFileSync(file, 'utf8').split('\n', 3).join('\n'))?.[1];

@@ -10,11 +10,6 @@ import { GithubClient, tokensFromEnv } from '../../../pipeline/providers/github/
 import { findMirror } from '../../../pipeline/providers/git/mirror-source.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import { loadRegistry, selectRepos, type RegistryEntry } from '../registry.js';
-import { ConfigError } from '../../../pipeline/errors.js';
-import { PROJECT_ROOT } from '../../../pipeline/manifest.js';
-
-/** The project's own registry (`config/repos.yaml`), named in the hint of a missing one. */
-const PROJECT_REGISTRY = join(PROJECT_ROOT, 'config', 'repos.yaml');
 
 /** The run's GitHub client (shared by mine and link through `ctx.memo`). */
 export function githubClient(ctx: StageContext<HasSwe5g>): GithubClient {
@@ -168,14 +163,8 @@ export function mirrorOf(ctx: StageContext<HasSwe5g>, e: RegistryEntry): string 
  */
 export function selectedEntries(ctx: StageContext<HasSwe5g>): RegistryEntry[] {
   const s = swe5gSettings(ctx.config);
-  return ctx.memo('swe5g.registry', () => {
-    const file = resolve(dirname(ctx.configFile), s.registry);
-    if (!existsSync(file))
-      // a config copied elsewhere keeps `registry: repos.yaml`, which then names a missing file
-      throw new ConfigError(
-        `swe5g.registry: the repository registry ${file} does not exist (swe5g.registry is "${s.registry}" in ${ctx.configFile}; paths in a configuration file resolve relative to its folder); set swe5g.registry to the registry's path, e.g. ${PROJECT_REGISTRY}`,
-        { file: ctx.configFile, path: 'swe5g.registry' },
-      );
-    return selectRepos(loadRegistry(file), s.repos);
-  });
+  // a missing registry file is reported before the run, with key and line (stages/config-paths.ts)
+  return ctx.memo('swe5g.registry', () =>
+    selectRepos(loadRegistry(resolve(dirname(ctx.configFile), s.registry)), s.repos),
+  );
 }
