@@ -22,7 +22,7 @@ import { didYouMean, keyLine, loadConfigFile } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { EventBus } from '../events.js';
 import { runPipeline, selectStages, stageContext, type RunResult } from '../runner.js';
-import { openState, resolveStateDir, lockState, type OpenState } from '../state.js';
+import { openState, resolveStateDir, lockState } from '../state.js';
 import { buildManifest } from '../manifest.js';
 import {
   eventLogWriter,
@@ -32,6 +32,7 @@ import {
   waitingReporter,
 } from './progress.js';
 import { statusReport, runReport } from './reports.js';
+import { runSummaryLines } from './summary.js';
 import { redact } from '../secrets.js';
 import { resolveConfigPath, selfCommand, shellQuote } from './main.js';
 
@@ -197,88 +198,7 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
   if (!flags.dryRun) state.store.endRun(runId, result.exitCode);
 
   // Summary for the person at the terminal (stderr, so stdout stays JSON lines in a pipe).
-  const lines: string[] = [];
-  /** Dry run: stages whose plan reads outputs that do not exist yet (a need would still run). */
-  const pending = new Set<string>();
-  // Stages that did not start because an upstream preflight stopped: one line under that stage
-  // (a branch behind one missing service printed a 'stopped — needs X' line per stage).
-  const behind = new Map<string, string[]>();
-  for (const name of order) {
-    const o = result.stages[name];
-    if (o?.status !== 'blocked' || o.service !== undefined || o.root === undefined) continue;
-    if (result.stages[o.root]?.status !== 'blocked') continue;
-    behind.set(o.root, [...(behind.get(o.root) ?? []), name]);
-  }
-  const folded = new Set([...behind.values()].flat());
-  for (const name of order) {
-    if (folded.has(name)) continue;
-    const o = result.stages[name];
-    if (!o) continue;
-    const waitsOn = (registry.get(name)?.needs ?? []).filter(
-      (n) =>
-        pending.has(n) ||
-        (result.stages[n]?.status === 'completed' &&
-          ((result.stages[n] as { wouldRun?: number }).wouldRun ?? 0) > 0),
-    );
-    if (flags.dryRun && waitsOn.length > 0) pending.add(name);
-    if (o.status === 'blocked') {
-      lines.push(`  ${name}: stopped — ${o.reason}${o.hint ? `\n      -> ${o.hint}` : ''}`);
-      const after = behind.get(name);
-      if (after) lines.push(`      not started behind it: ${after.join(', ')}`);
-    } else {
-      // a dry run's counts are plan decisions: its 'run' is what would run, not what ran
-      const c = Object.entries(o.counts)
-        .filter(([k]) => k !== 'total')
-        .map(([k, v]) => `${v} ${flags.dryRun && k === 'run' ? 'to run' : k}`)
-        .join(', ');
-      lines.push(
-        `  ${name}: ${o.status}${flags.dryRun ? ` (dry run: ${o.status === 'completed' ? (o.wouldRun ?? 0) : 0} would run${waitsOn.length ? `; more once ${waitsOn.join(', ')} ${waitsOn.length > 1 ? 'have' : 'has'} run: its items come from their outputs` : ''})` : ''} — ${c || 'no items'}${flags.dryRun ? '' : `; ${o.ran} ran in this run`}${o.status === 'interrupted' && o.abandoned ? ` (${o.abandoned} of them stopped unfinished and are pending again: they run on resume)` : ''}${o.notRetried ? ` (${o.notRetried} had failed in an earlier run and ${flags.dryRun ? 'would not run' : 'did not run'} again: add --retry-failed, or RETRY_FAILED=1 to make run${flags.limit ? '; they count towards --limit' : ''})` : ''}`,
-      );
-      // where a release went (it was only in the JSON log)
-      if (name.startsWith('release.') && !flags.dryRun)
-        for (const r of state.store.items(name)) {
-          const out = (r.state === 'done' ? r.output : null) as {
-            dir?: string;
-            rows?: number;
-            status?: string;
-          } | null;
-          if (out?.dir)
-            lines.push(
-              `      ${out.status ?? 'release'}: ${out.dir}${out.rows !== undefined ? ` (${out.rows} rows)` : ''}`,
-            );
-        }
-      // why they were skipped (the paper's filters and checks), by reason
-      if ((o.counts.skipped ?? 0) > 0 && !flags.dryRun) {
-        const reasons = Object.entries(state.store.counts(name).bySkipReason);
-        lines.push(
-          `      skipped: ${reasons
-            .slice(0, 6)
-            .map(([r, n]) => `${r} ${n}`)
-            .join(', ')}${reasons.length > 6 ? `, and ${reasons.length - 6} more reasons` : ''}`,
-        );
-      }
-      // why they failed, by error code, and where the whole message and hint are
-      if ((o.counts.failed ?? 0) > 0) {
-        const cmd = `${[...selfCommand(), ...(flags.state ? ['--state', flags.state] : [])].map(shellQuote).join(' ')} `;
-        const codes = Object.entries(state.store.counts(name).byErrorCode)
-          .map(([code, n]) => `${code} ${n}`)
-          .join(', ');
-        // failures of items this run did not plan (another config, outside a --limit) are old
-        const old = (o.failedInPlan ?? 0) === 0 && !flags.dryRun;
-        lines.push(
-          `      failed${old ? " in earlier runs, not in this run's plan" : ''}: ${codes} (messages and hints: ${cmd}items ${name} --state-filter failed, then ${cmd}show ${name} <key>)`,
-        );
-        // the latest failure of each code, message and hint: what to fix is often in it
-        // (a download that fails offline names $TELEBENCH_DATA_ROOT), not only in `show`
-        if (!old && !flags.dryRun)
-          for (const l of latestFailures(state.store, name, 3)) lines.push(l);
-      }
-    }
-  }
-  if (flags.dryRun && order.some((n) => registry.get(n)?.preflight))
-    lines.push(
-      `  (a dry run does not check services; a real run checks them at the start of ${order.filter((n) => registry.get(n)?.preflight).join(', ')} and stops there when one is missing)`,
-    );
+  const lines = runSummaryLines(result, order, flags, state.store);
   process.stderr.write(
     `telebench run ${pipelineName} (${runId}) exit ${result.exitCode}\n${lines.join('\n')}\n`,
   );
@@ -302,29 +222,6 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
   unlock();
   state.close();
   return result.exitCode;
-}
-
-/**
- * For the run summary: the most recently failed item of each error code of `stage` (at most
- * `most` codes), as `      <code>, e.g. <key>: <first line of its message>` (1,000 characters at most).
- */
-function latestFailures(store: OpenState['store'], stage: string, most: number): string[] {
-  const latest = new Map<string, { key: string; message: string; at: string }>();
-  for (const r of store.items(stage)) {
-    if (r.state !== 'failed') continue;
-    const e = (r.error ?? {}) as { code?: string; message?: string };
-    const code = e.code ?? 'unknown';
-    const at = String(r.updatedAt ?? '');
-    if ((latest.get(code)?.at ?? '') <= at)
-      latest.set(code, { key: r.key, message: String(e.message ?? '').split('\n')[0]!, at });
-  }
-  return [...latest]
-    .sort(([, a], [, b]) => b.at.localeCompare(a.at))
-    .slice(0, most)
-    .map(([code, f]) => {
-      const text = f.message.length > 1000 ? `${f.message.slice(0, 999)}…` : f.message;
-      return `      ${code}, e.g. ${f.key}: ${text}`;
-    });
 }
 
 /**
