@@ -301,10 +301,6 @@ const tableBlock = (caption: string, entries: { model: string; m: ModeMetrics }[
 };
 
 /**
- * Writes the HTML page and returns the Markdown (`telebench report resilience-eval`).
- * @throws TelebenchError `chart_render_failed` when a figure cannot be drawn
- */
-/**
  * When the evaluation read the project's instances and construction has changed them since
  * (more or other instances), one sentence saying so; else null.
  */
@@ -318,6 +314,10 @@ export function staleNote(ctx: StageContext<HasResilienceEval>): string | null {
   return `The constructed instances changed after this evaluation read them (resilience.truncate has ${now} now): run \`telebench run resilience-eval\` again to evaluate the current ones; the figures below are of the earlier set.`;
 }
 
+/**
+ * Writes the HTML page and returns the Markdown (`telebench report resilience-eval`).
+ * @throws TelebenchError `chart_render_failed` when a figure cannot be drawn
+ */
 export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<string> {
   const scores = scoresOf(ctx);
   const path = reportPath(ctx.stateDir);

@@ -710,7 +710,6 @@ async function nodeGone(docker: Docker, node: string): Promise<string> {
   }
 }
 
-/** A tar of `files` (path -> content), built in memory. */
 /** A tar of the overlay's written files (bytes, modes, symlinks), via {@link writeOverlay}. */
 async function tarOf(files: Overlay): Promise<Buffer> {
   const dir = mkdtempSync(join(tmpdir(), 'telebench-swarm-overlay-'));
