@@ -105,6 +105,11 @@ export interface MinedPR extends PRIdentity {
    * another repository ...`). Absent for the API source (GitHub says which PR merged).
    */
   landing?: string;
+  /**
+   * Git source: the evidence kind that matched the commit to the PR (`merge_subject`, `pr_head`,
+   * `patch_id`, `subject_patch_id`, `squash_subject`, ...; see pipeline/providers/git/landings.ts).
+   */
+  landing_evidence?: string;
   pr_title: string;
   pr_body: string;
   /** Head branch name (`fix/1079-nil-amf`), '' when unknown. */
