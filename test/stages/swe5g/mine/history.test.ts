@@ -212,7 +212,7 @@ describe('mining the whole history of the default branch', () => {
     expect(by.get(21)!.landing).toMatch(/"\(#20\)" in its subject is read as a reference/);
     expect(by.get(11)!.changed_files).toEqual([{ path: 'src/b.c', additions: 1, deletions: 0 }]);
     const skipped = new Map(out.skipped_commits!.map((s) => [s.commit, s]));
-    expect(skipped.get(c.ref20)).toMatchObject({ reason: 'follow_up' });
+    expect(skipped.get(c.ref20!)).toMatchObject({ reason: 'follow_up' });
     expect(out.walk!.by_evidence).toEqual({ patch_id: 4 });
   });
 
