@@ -186,6 +186,12 @@ export interface Resolved extends Candidate {
   version: string;
   /** Directories the fix touches. */
   test_dirs: string[];
+  /**
+   * Files of `base_commit` whose blobs the mirror lacks, all documents no test reads (issue 21):
+   * the source export goes on without them, and they are listed here (the instance's provenance).
+   * Absent when the mirror is complete.
+   */
+  absent_files?: { path: string; object: string }[];
 }
 
 /** Bug categories of the SWE-Bench 5G paper. */
