@@ -492,24 +492,73 @@ async function mineApi(input: MineInput, ctx: RunContext<HasSwe5g>): Promise<Min
       }),
     ),
   );
+  const gitDir = mirrorOf(ctx, entry);
+  const rebased =
+    gitDir && listed.unmerged.length > 0
+      ? rebasedLandings(input, listed.unmerged, await sharedWalk(input, gitDir, ctx))
+      : [];
+  const landed = new Set(rebased.map((r) => r.pr_number));
   return {
     registry_id: entry.id,
     repo: githubRepoOf(entry),
     source: 'api',
-    mirror: null,
-    prs: prs.filter((x): x is MinedPR => x !== undefined),
-    closed_unmerged: listed.unmerged.map((p) => ({
-      number: p.number,
-      title: p.title,
-      body: p.body ?? '',
-      head_ref: p.head.ref,
-    })),
+    mirror: rebased.length > 0 ? gitDir! : null,
+    prs: [...prs.filter((x): x is MinedPR => x !== undefined), ...rebased],
+    closed_unmerged: listed.unmerged
+      .filter((p) => !landed.has(p.number))
+      .map((p) => ({
+        number: p.number,
+        title: p.title,
+        body: p.body ?? '',
+        head_ref: p.head.ref,
+      })),
     requests: {
       total: gh.stats.requests - before.requests,
       not_modified: gh.stats.notModified - before.notModified,
     },
     closing_references_error: closingError,
   };
+}
+
+/**
+ * API source with a local mirror: PRs GitHub lists as closed without a merge whose head's
+ * `git patch-id --stable` equals a commit of the default branch (a maintainer rebased or squashed
+ * them by hand and pushed: GitHub cannot tell). The commit is the landing (`landing_evidence`
+ * `patch_id` / `subject_patch_id`), the PR's own fields come from the API. Merged PRs keep
+ * GitHub's `merge_commit_sha`.
+ */
+function rebasedLandings(
+  input: MineInput,
+  unmerged: readonly PullSimple[],
+  walk: MirrorMining,
+): MinedPR[] {
+  const byNumber = new Map(
+    walk.prs
+      .filter(
+        (f) => !f.foreign_forge && (f.evidence === 'patch_id' || f.evidence === 'subject_patch_id'),
+      )
+      .map((f) => [f.number, f]),
+  );
+  const out: MinedPR[] = [];
+  for (const u of unmerged) {
+    const f = byNumber.get(u.number);
+    if (!f || f.pr_head !== u.head.sha) continue;
+    if (!ownsChange(input.entry, input.sibling_paths, f.changed_files)) continue;
+    const login = u.user?.login ?? '';
+    out.push({
+      ...fromGit(base(input.entry, u.number), f),
+      landing: `GitHub closed the PR without a merge; ${f.landing}`,
+      pr_title: u.title,
+      pr_body: u.body ?? '',
+      head_ref: u.head.ref,
+      author: login,
+      author_is_bot: u.user?.type === 'Bot' || BOT_LOGIN.test(login),
+      created_at: u.created_at,
+      updated_at: u.updated_at,
+      source: 'api',
+    });
+  }
+  return out;
 }
 
 function fromApi(
