@@ -126,11 +126,19 @@ export function isForeignMerge(subject: string): boolean {
   return FOREIGN_RE.test(subject);
 }
 
+/**
+ * `Merge branch 'main' into feature`: the default branch merged into another branch; its second
+ * parent is the old default-branch line (whose tip may be a PR head), never a PR's own commits.
+ */
+const DEFAULT_INTO_RE = /^Merge (?:remote-tracking )?branch '(?:[\w.-]+\/)?(?:main|master)'/;
+
 /** True for a merge landing whose second parent's commits are the PR's own (GitHub, foreign, PR head). */
 export function isPrMerge(c: WalkCommit, headsAt: ReadonlyMap<string, number[]>): boolean {
   return (
     c.parents.length >= 2 &&
-    (MERGE_RE.test(c.subject) || FOREIGN_RE.test(c.subject) || headsAt.has(c.parents[1]!))
+    (MERGE_RE.test(c.subject) ||
+      FOREIGN_RE.test(c.subject) ||
+      (headsAt.has(c.parents[1]!) && !DEFAULT_INTO_RE.test(c.subject)))
   );
 }
 
@@ -190,7 +198,7 @@ function matchCommit(
     };
   }
   if (parents.length >= 2) {
-    const m = headsAt.get(parents[1]!)?.[0];
+    const m = isPrMerge(c, headsAt) ? headsAt.get(parents[1]!)?.[0] : undefined;
     if (m === undefined) return undefined; // `Merge branch 'main' into x`: not a landing
     return {
       ...base,

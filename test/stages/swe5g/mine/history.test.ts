@@ -95,6 +95,9 @@ beforeAll(() => {
   c.h11 = prHead(o5, 11, c.l10, { 'src/b.c': lines(20, 'b') + 'int fix_b;\n' }, 'Fix B');
   commit(o5, { 'src/c.c': lines(22, 'c') }, 'Another change on main');
   c.l11 = rebaseLand(o5, c.h11);
+  // PR 12 fast-forwarded: main's tip is its head when main is merged into the feature branch
+  c.h12 = commit(o5, { 'src/g.c': lines(2, 'g') }, 'Add g');
+  git(o5, 'update-ref', 'refs/pull/12/head', c.h12);
   git(o5, 'checkout', '-q', 'feature');
   git(o5, 'merge', '-q', '--no-ff', '-m', "Merge branch 'main' into feature", 'main');
   commit(o5, { 'src/f.c': lines(6, 'f') }, 'More feature work');
@@ -189,11 +192,15 @@ describe('mining the whole history of the default branch', () => {
     const out = (await mine())('open5gs/open5gs');
     const mirror = join(root, 'mirrors', 'open5gs', 'open5gs.git');
     const firstParent = git(mirror, 'rev-list', '--first-parent', 'main').split('\n');
-    expect(firstParent).not.toContain(c.l11); // the fast-forward moved PR 11 off that line
+    // the fast-forward moved PRs 11 and 12 off that line
+    expect(firstParent).not.toContain(c.l11);
+    expect(firstParent).not.toContain(c.h12);
     const all = git(mirror, 'rev-list', 'main').split('\n');
     expect(out.walk!.commits_scanned).toBe(all.length);
     const by = new Map(out.prs.map((p) => [p.pr_number, p as MinedPR]));
-    expect([...by.keys()].sort((a, b) => a - b)).toEqual([10, 11, 20, 21]);
+    expect([...by.keys()].sort((a, b) => a - b)).toEqual([10, 11, 12, 20, 21]);
+    // "Merge branch 'main' into feature" merges PR 12's head, but it is not PR 12's landing
+    expect(by.get(12)).toMatchObject({ merge_commit: c.h12, landing_evidence: 'pr_head' });
     for (const [n, land, head] of [
       [10, c.l10, c.h10],
       [11, c.l11, c.h11],
@@ -213,7 +220,7 @@ describe('mining the whole history of the default branch', () => {
     expect(by.get(11)!.changed_files).toEqual([{ path: 'src/b.c', additions: 1, deletions: 0 }]);
     const skipped = new Map(out.skipped_commits!.map((s) => [s.commit, s]));
     expect(skipped.get(c.ref20!)).toMatchObject({ reason: 'follow_up' });
-    expect(out.walk!.by_evidence).toEqual({ patch_id: 4 });
+    expect(out.walk!.by_evidence).toEqual({ patch_id: 4, pr_head: 1 });
   });
 
   it('skips a commit whose diff needs an object the mirror lacks, naming commit, path and object, and mines the rest', async () => {
