@@ -14,8 +14,6 @@
  * denominator, counted as not corrected (the paper's rule). A rate that cannot be computed is
  * `null` ("unavailable"), never 0.
  */
-import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
-import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import type { ModeParse } from './parse-modes.js';
 import { MAIN_SUBSETS } from '../../datasets/teleresiliencebench/schema.js';
 import { numbersMatch } from '../resilience/numbers.js';
@@ -116,36 +114,50 @@ export interface GroupMetrics {
   cut_rows: number;
 }
 
-/** Bootstrap settings: B resamples, fixed seed. */
-export const BOOTSTRAP = { resamples: 1000, seed: 20260408, level: 0.95 } as const;
+/** Bootstrap interval level (exact percentile interval, see {@link bootstrapCi}). */
+export const BOOTSTRAP = { level: 0.95 } as const;
 
 /**
- * Percentile bootstrap interval of a mean of 0/1 indicators, in percent. Fixed seed: the same
- * input gives the same interval. Null for an empty input.
+ * Percentile bootstrap interval of a mean of 0/1 indicators, in percent, computed exactly: the
+ * mean of n indicators resampled with replacement is Binomial(n, k/n) / n, so the interval is that
+ * distribution's (1-level)/2 and (1+level)/2 quantiles (the limit of infinitely many resamples; no
+ * random numbers, the same on every machine, O(n)). Null for an empty input. At k = 0 or k = n
+ * the interval is the single point [p, p]: a small sample says little (callers flag n < 30).
  * @param hits 0/1 per scored row
  */
 export function bootstrapCi(
   hits: readonly number[],
-  opts: { resamples: number; seed: number; level: number } = BOOTSTRAP,
+  opts: { level: number } = BOOTSTRAP,
 ): [number, number] | null {
   const n = hits.length;
   if (n === 0) return null;
-  const rng = xoroshiro128plus(opts.seed);
-  const means: number[] = [];
-  for (let b = 0; b < opts.resamples; b++) {
-    let s = 0;
-    for (let i = 0; i < n; i++) s += hits[uniformInt(rng, 0, n - 1)]!;
-    means.push((100 * s) / n);
-  }
-  means.sort((a, b) => a - b);
-  const lo = means[Math.floor(((1 - opts.level) / 2) * (opts.resamples - 1))]!;
-  const hi = means[Math.ceil((1 - (1 - opts.level) / 2) * (opts.resamples - 1))]!;
-  return [lo, hi];
+  const k = hits.reduce((a, h) => a + (h ? 1 : 0), 0);
+  if (k === 0 || k === n) return [(100 * k) / n, (100 * k) / n];
+  const p = k / n;
+  // log pmf by the recurrence pmf(j+1) = pmf(j) (n-j)/(j+1) p/(1-p), normalised at the end
+  const logs = new Float64Array(n + 1);
+  logs[0] = n * Math.log1p(-p);
+  const odds = Math.log(p) - Math.log1p(-p);
+  for (let j = 0; j < n; j++) logs[j + 1] = logs[j]! + Math.log((n - j) / (j + 1)) + odds;
+  let max = -Infinity;
+  for (const l of logs) max = Math.max(max, l);
+  const pmf = Array.from(logs, (l) => Math.exp(l - max));
+  const total = pmf.reduce((a, b) => a + b, 0);
+  const quantile = (q: number): number => {
+    let c = 0;
+    for (let j = 0; j <= n; j++) {
+      c += pmf[j]! / total;
+      if (c >= q - 1e-12) return j;
+    }
+    return n;
+  };
+  const alpha = (1 - opts.level) / 2;
+  return [(100 * quantile(alpha)) / n, (100 * quantile(1 - alpha)) / n];
 }
 
 const pct = (a: number, b: number): number | null => (b === 0 ? null : (100 * a) / b);
 
-/** Metrics of a group of rows. Pure (bootstrap seeded). */
+/** Metrics of a group of rows. Pure. */
 export function groupMetrics(rows: readonly ScoredRow[]): GroupMetrics {
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of rows) counts[r.outcome]++;

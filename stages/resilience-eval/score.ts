@@ -35,6 +35,7 @@ import {
   type ScoredRow,
 } from './metrics.js';
 import type { EvalInstance } from './eval-instance.js';
+import { lastFinalAnswerPayload, publishedMcOutput, pyStrip } from './published-scorer.js';
 
 /**
  * Largest option count per ot-lite subset, used only when a row comes without its option texts
@@ -196,6 +197,7 @@ function readRow(
       reply: {
         content: r.continuation_response ?? (r.continuation_thinking ? '' : r.continuation_raw),
         thinking: r.continuation_thinking ?? '',
+        raw: r.continuation_raw,
       },
       given: null,
       gold_index,
@@ -314,7 +316,7 @@ export function scoreRow(r: PredictionRow, numCtx = PUBLISHED_NUM_CTX): RowScore
         : p.status === 'answer' && rec.value !== null
           ? isClose(p.value!, rec.value, { rel: 1e-9, abs: 0 })
           : p.status !== 'answer' && rec.value === null;
-    if (!reproduced) why = unreproducedReason(r, rec.index);
+    if (!reproduced) why = unreproducedReason(r, rec.index, parses.published);
   } else outcomes.recorded = null;
   return {
     line: r.line,
@@ -332,27 +334,33 @@ export function scoreRow(r: PredictionRow, numCtx = PUBLISHED_NUM_CTX): RowScore
 
 /** Reason prefix of the rows that cannot be decided because the option texts are missing. */
 export const LACKS_OPTION_TEXTS = 'lacks option texts';
+/** Reason prefix of the rows decided by the item's option count, which the file does not carry. */
+export const LACKS_OPTION_COUNT = 'lacks the option count';
 
 /**
- * Why the published scorer's recorded answer is not what our `published` mode reads. Without the
- * option texts (the experiment files carry none) the option-text rules cannot run: a recorded
- * option number that never occurs as a standalone number in the output was decided by an option
- * text (`Final Answer: UDM`, a quoted option value); one that does occur may have been outranked
- * by a `Final Answer: <option text>` line. With the option texts, a remaining difference is the
- * rule itself (reported apart).
+ * Why the published scorer's recorded answer is not what our `published` mode reads. `published`
+ * is their `parse_mc_output` branch by branch, so a difference on a file without option texts
+ * comes from what the file lacks, found by what their branches would do:
+ * - the option count: with fewer options (the subset's largest is assumed) their digit rules
+ *   read the recorded answer (TeleQnA items with 4 options, `5` then not an option number);
+ * - the option texts: their option-text rule runs on the `Final Answer:` payload before the
+ *   digit rules run on the whole text, and on the whole text when no digit is found; when our
+ *   reading did not come from the payload's digits, that rule decided the row.
+ * With the option texts given, a remaining difference is reported as such.
  */
-function unreproducedReason(r: PredictionRow, recIndex: number | null): string {
+function unreproducedReason(r: PredictionRow, recIndex: number | null, p: ModeParse): string {
   if (r.kind !== 'mc') return 'numeric value differs';
-  const raw = r.reply ? publishedRaw(r.reply) : '';
   if (r.choices.length > 0)
-    return recIndex === null
-      ? 'option texts known: the published scorer found no answer where our rules read one'
-      : 'option texts known: our published rules read another option';
-  if (recIndex === null) return 'published scorer found no answer where a digit rule reads one';
-  const k = recIndex + 1;
-  if (!new RegExp(String.raw`(?<![\d.])${k}(?![\d.])`).test(raw))
-    return `${LACKS_OPTION_TEXTS}: the recorded option number is not in the output, so an option text decided it`;
-  return `${LACKS_OPTION_TEXTS}: an option text in the output may outrank the digit rules`;
+    return 'option texts known: the published scorer read another option than our published rules';
+  const raw = r.reply ? publishedRaw(r.reply) : '';
+  for (let n = r.num_options - 1; n >= 2; n--)
+    if (publishedMcOutput(raw, Array<string>(n).fill('')).index === recIndex)
+      return `${LACKS_OPTION_COUNT}: with ${n} options their digit rules read the recorded answer`;
+  if (p.rule?.startsWith('published:payload'))
+    return 'the recorded answer came from the Final Answer digits, which our published rules read otherwise';
+  if (lastFinalAnswerPayload(pyStrip(raw)))
+    return `${LACKS_OPTION_TEXTS}: the Final Answer payload names no option number, so their option-text rule on it decided`;
+  return `${LACKS_OPTION_TEXTS}: ${p.status === 'answer' ? 'an option text outranks nothing here, yet the answer differs' : 'no option number in the output, so their option-text rule on the whole text decided'}`;
 }
 
 /** Summary of a scored file. */
@@ -367,6 +375,8 @@ export interface ScoreSummary {
     reasons: Record<string, number>;
     /** Rows not reproduced because the option texts are missing (sum of those reasons). */
     lacking_option_texts: number;
+    /** Rows not reproduced because the option count is missing (sum of those reasons). */
+    lacking_option_count: number;
   } | null;
   prompts_at_limit: number;
   num_ctx: number;
@@ -415,6 +425,9 @@ export function summarise(
           reasons,
           lacking_option_texts: Object.entries(reasons)
             .filter(([k]) => k.startsWith(LACKS_OPTION_TEXTS))
+            .reduce((a, [, v]) => a + v, 0),
+          lacking_option_count: Object.entries(reasons)
+            .filter(([k]) => k.startsWith(LACKS_OPTION_COUNT))
             .reduce((a, [, v]) => a + v, 0),
         }
       : null,

@@ -445,7 +445,7 @@ export const evalScore = defineStage<
   HasResilienceEval
 >({
   name: 'resilience-eval.score',
-  version: 1,
+  version: 2,
   needs: ['resilience-eval.continue'],
   description:
     'CFR/NFR/WFR, parse failures, macro and micro, bootstrap intervals per target and parse mode.',

@@ -132,9 +132,13 @@ export function scoreMarkdown(summaries: readonly { file: string; s: ScoreSummar
       );
       if (r.lacking_option_texts)
         out.push(
-          `  ${r.lacking_option_texts} rows cannot be decided without the option texts: the file carries none, and the published scorer matched option texts (\`Final Answer: UDM\`, a quoted option value); give \`--instances\` whose rows carry \`choices\` (instances built here, or the published Hub dataset's TeleResilienceBench.csv) to apply its option-text rules; a file without \`choices\` (e.g. AuxiliaryBenchmark.json, TeleMath only) cannot supply them.`,
+          `  ${r.lacking_option_texts} ${r.lacking_option_texts === 1 ? 'row' : 'rows'} cannot be decided without the option texts: the file carries none, and the authors' scorer (src/parsing.py) reads an option's text on the \`Final Answer:\` payload before digits elsewhere, and on the whole text when no digit is found (\`Final Answer: UDM\`, a quoted option value); give \`--instances\` whose rows carry \`choices\` (instances built here, or the published Hub dataset's TeleResilienceBench.csv) to apply its option-text rules; a file without \`choices\` (e.g. AuxiliaryBenchmark.json, TeleMath only) cannot supply them.`,
         );
     }
+    if (s.reproduction?.lacking_option_count)
+      out.push(
+        `  ${s.reproduction.lacking_option_count} ${s.reproduction.lacking_option_count === 1 ? 'row' : 'rows'} cannot be decided without the option count: the file does not carry it and the subset's largest is assumed, while their digit rules read only 1..N (a TeleQnA item with 4 options does not read \`5\`); \`--instances\` with \`choices\` decide them.`,
+      );
     for (const e of s.errors.slice(0, 20)) out.push(`  - line ${e.line}: ${e.message}`);
   }
   for (const mode of ['recorded', 'published', 'strict', 'lenient'] as const) {
