@@ -86,7 +86,8 @@ export function classifyOutcome(
 /** One scored row as metrics see it. */
 export interface ScoredRow {
   sample_id: string;
-  sub_benchmark: string;
+  /** Lower-case subset id (`teleqna`, `3gpp_tsg`): the key of `by_subset`. */
+  subset: string;
   outcome: Outcome;
   /** Parse status when not an answer (`no_answer`, `ambiguous_answer`, `retracted`, `cut_off`). */
   parse_status: string;
@@ -193,7 +194,34 @@ export interface ModeMetrics {
   /** TeleMath correction rate (auxiliary), when present. */
   telemath: GroupMetrics | null;
   by_difficulty: Record<string, GroupMetrics>;
+  /** Mean output tokens over every row with a count (all subsets, TeleMath included); null when none. */
+  mean_output_tokens: number | null;
 }
+
+const meanTokens = (rows: readonly ScoredRow[]): number | null => {
+  const t = rows.map((r) => r.output_tokens).filter((x): x is number => x !== null);
+  return t.length ? t.reduce((a, b) => a + b, 0) / t.length : null;
+};
+
+/**
+ * The paper's sub-benchmark names (Table I, Figure 3) by subset id; other subsets show their id.
+ */
+export const SUB_BENCHMARK_NAMES: Record<string, string> = {
+  teleqna: 'TeleQnA',
+  teletables: 'TeleTables',
+  telelogs: 'TeleLogs',
+  '3gpp_tsg': '3GPP_TSG',
+  oranbench: 'ORANBench',
+  srsranbench: 'srsRANBench',
+  sixg_bench: 'SixG_Bench',
+  telemath: 'TeleMath',
+};
+
+/** The paper's name of a subset (its id when the paper has none). */
+export const subBenchmarkName = (subset: string): string => SUB_BENCHMARK_NAMES[subset] ?? subset;
+
+/** Below this many scored rows a rate and its interval say little: reports flag it. */
+export const SMALL_SAMPLE = 30;
 
 const mean = (xs: (number | null)[]): number | null =>
   xs.length === 0 || xs.some((x) => x === null)
@@ -208,16 +236,16 @@ const mean = (xs: (number | null)[]): number | null =>
 export function modeMetrics(rows: readonly ScoredRow[]): ModeMetrics {
   const bySub = new Map<string, ScoredRow[]>();
   for (const r of rows) {
-    const list = bySub.get(r.sub_benchmark) ?? [];
+    const list = bySub.get(r.subset) ?? [];
     list.push(r);
-    bySub.set(r.sub_benchmark, list);
+    bySub.set(r.subset, list);
   }
   const by_subset: Record<string, GroupMetrics> = {};
   for (const [s, rs] of [...bySub].sort(([a], [b]) => a.localeCompare(b)))
     by_subset[s] = groupMetrics(rs);
   const discrete = DISCRETE_SUBSETS.filter((s) => by_subset[s] && by_subset[s].scored > 0);
   const discreteRows = rows.filter((r) =>
-    (DISCRETE_SUBSETS as readonly string[]).includes(r.sub_benchmark),
+    (DISCRETE_SUBSETS as readonly string[]).includes(r.subset),
   );
   const byDiff = new Map<string, ScoredRow[]>();
   for (const r of discreteRows) {
@@ -236,6 +264,7 @@ export function modeMetrics(rows: readonly ScoredRow[]): ModeMetrics {
     },
     micro: groupMetrics(discreteRows),
     telemath: by_subset['telemath'] ?? null,
+    mean_output_tokens: meanTokens(rows),
     by_difficulty: Object.fromEntries(
       [...byDiff].sort(([a], [b]) => a.localeCompare(b)).map(([d, rs]) => [d, groupMetrics(rs)]),
     ),

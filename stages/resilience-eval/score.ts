@@ -14,7 +14,6 @@
  * for the published format, from the row's `gold_index` / `gold_float`.
  * A malformed row is reported with its line number; the other rows are scored.
  */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TelebenchError } from '../../pipeline/errors.js';
 import {
@@ -36,6 +35,13 @@ import {
 } from './metrics.js';
 import type { EvalInstance } from './eval-instance.js';
 import { lastFinalAnswerPayload, publishedMcOutput, pyStrip } from './published-scorer.js';
+import {
+  dedupe,
+  jsonErrorPlace,
+  jsonErrorText,
+  readInputText,
+  type DuplicatePolicy,
+} from './input-text.js';
 
 /**
  * Largest option count per ot-lite subset, used only when a row comes without its option texts
@@ -130,11 +136,17 @@ export interface PredictionRow {
   recorded: { index: number | null; value: number | null } | null;
 }
 
-/** A row that could not be read: its 1-based line and why. */
+/** A row that could not be used: where (`file`, 1-based `line`, `column` when known) and why. */
 export interface RowError {
+  file: string;
   line: number;
+  column?: string | number;
   message: string;
 }
+
+/** `file:line[:column]: message`, as `telebench score` prints a row error. */
+export const rowErrorText = (e: RowError): string =>
+  `${e.file}:${e.line}${e.column !== undefined ? `:${e.column}` : ''}: ${e.message}`;
 
 /**
  * Reads a predictions file. Never throws for a bad row: it goes to `errors` with its line.
@@ -145,30 +157,46 @@ export function readPredictions(
   path: string,
   instances: ReadonlyMap<string, EvalInstance>,
 ): { rows: PredictionRow[]; errors: RowError[] } {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new TelebenchError('input_missing', `cannot read predictions ${path}: ${String(e)}`, {
-      tier: 'config',
-    });
-  }
+  const text = readInputText(path, 'predictions');
   const rows: PredictionRow[] = [];
   const errors: RowError[] = [];
   text.split('\n').forEach((l, i) => {
     if (l.trim() === '') return;
     const line = i + 1;
+    let json: unknown;
     try {
-      rows.push(readRow(JSON.parse(l) as unknown, line, instances));
+      json = JSON.parse(l);
     } catch (e) {
-      errors.push({ line, message: e instanceof Error ? e.message : String(e) });
+      const at = jsonErrorPlace(l, e);
+      errors.push({
+        file: path,
+        line,
+        column: at.column,
+        message: `not JSON: ${jsonErrorText(e)}`,
+      });
+      return;
+    }
+    try {
+      rows.push(readRow(json, line, instances));
+    } catch (e) {
+      const err = e as Error & { column?: string };
+      errors.push({ file: path, line, column: err.column, message: err.message });
     }
   });
+  if (rows.length === 0 && errors.length === 0)
+    throw new TelebenchError('input_empty', `${path}: no prediction rows`, { tier: 'content' });
   return { rows, errors };
 }
 
-const issues = (e: z.ZodError): string =>
-  e.issues.map((i) => `${i.path.join('.') || '(row)'}: ${i.message}`).join('; ');
+/** A row's schema error, naming the column(s) (`column` set to the first one). */
+function rowSchemaError(prefix: string, e: z.ZodError): Error & { column?: string } {
+  const cols = e.issues.map((i) => i.path.join('.') || '(row)');
+  const err: Error & { column?: string } = new Error(
+    `${prefix}${e.issues.map((i, k) => `column ${cols[k]}: ${i.message.replace(/received undefined$/, 'missing')}`).join('; ')}`,
+  );
+  if (cols[0] && cols[0] !== '(row)') err.column = cols[0];
+  return err;
+}
 
 function readRow(
   json: unknown,
@@ -178,7 +206,7 @@ function readRow(
   const isPublished = typeof json === 'object' && json !== null && 'continuation_raw' in json;
   if (isPublished) {
     const p = publishedPredSchema.safeParse(json);
-    if (!p.success) throw new Error(`published experiment row: ${issues(p.error)}`);
+    if (!p.success) throw rowSchemaError('published experiment row: ', p.error);
     const r = p.data;
     const inst = instances.get(r.sample_id);
     const subset = r.sample_id.split(':')[1]?.toLowerCase() ?? r.sub_benchmark;
@@ -214,7 +242,7 @@ function readRow(
     };
   }
   const p = ownPredSchema.safeParse(json);
-  if (!p.success) throw new Error(issues(p.error));
+  if (!p.success) throw rowSchemaError('', p.error);
   const r = p.data;
   const inst = instances.get(r.sample_id);
   if (!inst) throw new Error(`${r.sample_id}: not in the instances (give --instances)`);
@@ -394,7 +422,7 @@ export function summarise(
     const r = byLine.get(s.line)!;
     return {
       sample_id: s.sample_id,
-      sub_benchmark: s.subset,
+      subset: s.subset,
       outcome: s.outcomes[mode]!,
       parse_status: mode === 'recorded' ? 'answer' : s.parses[mode].status,
       output_tokens: r.output_tokens,
@@ -437,30 +465,23 @@ export function summarise(
 }
 
 /**
- * Reads, scores and summarises one predictions file.
- * @throws TelebenchError `input_missing` when the file cannot be read
- */
-export function scoreFile(
-  path: string,
-  instances: ReadonlyMap<string, EvalInstance> = new Map(),
-  numCtx = PUBLISHED_NUM_CTX,
-): { summary: ScoreSummary; scores: RowScore[] } {
-  const { rows, errors } = readPredictions(path, instances);
-  const scores = rows.map((r) => scoreRow(r, numCtx));
-  return { summary: summarise(scores, rows, errors, numCtx), scores };
-}
-
-/**
  * Scores several files; rows are grouped by model (a model's `main` and `aux` files make one
- * summary: Table I from the discrete subsets, TeleMath CR from the auxiliary rows).
- * @throws TelebenchError `input_missing` when a file cannot be read
+ * summary: Table I from the discrete subsets, TeleMath CR from the auxiliary rows). A
+ * `sample_id` twice for one model is an error naming both places unless `onDuplicate` says
+ * which wins (the first is kept for scoring either way under `error`).
+ * @throws TelebenchError `input_missing` when a file cannot be read, `input_empty` when one has
+ *   no rows
  */
 export function scoreFiles(
   paths: readonly string[],
   instances: ReadonlyMap<string, EvalInstance> = new Map(),
   numCtx = PUBLISHED_NUM_CTX,
+  onDuplicate: DuplicatePolicy = 'error',
 ): { file: string; s: ScoreSummary; scores: RowScore[] }[] {
-  const byModel = new Map<string, { files: string[]; rows: PredictionRow[]; errors: RowError[] }>();
+  const byModel = new Map<
+    string,
+    { files: string[]; rows: (PredictionRow & { file: string })[]; errors: RowError[] }
+  >();
   for (const path of paths) {
     const { rows, errors } = readPredictions(path, instances);
     const models = new Set(rows.map((r) => r.model));
@@ -468,17 +489,26 @@ export function scoreFiles(
     for (const model of models) {
       const g = byModel.get(model) ?? { files: [], rows: [], errors: [] };
       g.files.push(path);
-      // rows of several files keep distinct line keys: offset by the file's order
-      const offset = g.files.length * 1_000_000 - 1_000_000;
-      g.rows.push(
-        ...rows.filter((r) => r.model === model).map((r) => ({ ...r, line: r.line + offset })),
-      );
-      g.errors.push(...errors.map((e) => ({ line: e.line, message: `${path}: ${e.message}` })));
+      g.rows.push(...rows.filter((r) => r.model === model).map((r) => ({ ...r, file: path })));
+      g.errors.push(...errors);
       byModel.set(model, g);
     }
   }
   return [...byModel].map(([, g]) => {
-    const scores = g.rows.map((r) => scoreRow(r, numCtx));
-    return { file: g.files.join(' + '), s: summarise(scores, g.rows, g.errors, numCtx), scores };
+    const kept = dedupe(
+      g.rows,
+      (r) => r.sample_id,
+      (r) => `${r.file}:${r.line}`,
+      onDuplicate,
+    );
+    for (const d of kept.duplicates)
+      g.errors.push({ file: d.row.file, line: d.row.line, message: d.message });
+    // rows of several files keep distinct line keys: offset by the file's order
+    const rows = kept.rows.map((r) => ({
+      ...r,
+      line: r.line + g.files.indexOf(r.file) * 1_000_000,
+    }));
+    const scores = rows.map((r) => scoreRow(r, numCtx));
+    return { file: g.files.join(' + '), s: summarise(scores, rows, g.errors, numCtx), scores };
   });
 }

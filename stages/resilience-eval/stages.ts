@@ -475,7 +475,7 @@ export const evalScore = defineStage<
         modeMetrics(
           outs.map((o) => ({
             sample_id: o.sample_id,
-            sub_benchmark: o.subset,
+            subset: o.subset,
             outcome: o.outcomes[m],
             parse_status: o.parses[m].status,
             output_tokens: o.output_tokens,

@@ -153,8 +153,8 @@ describe('telebench score on our own predictions', () => {
       },
     );
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain('line 2:');
-    expect(r.stderr).toMatch(/line 4: .*ot-lite:teleqna:9: not in the instances/);
+    expect(r.stderr).toMatch(/preds\.jsonl:2:2: not JSON/);
+    expect(r.stderr).toMatch(/preds\.jsonl:4: ot-lite:teleqna:9: not in the instances/);
     expect(r.stdout).toContain('3 rows scored, 2 malformed');
     // teleqna: 1 correct of 2, 1 no flip (answer 1 = generator's 'a')
     expect(r.stdout).toMatch(/\| m \| 50\.0 \/ 50\.0 \/ 0\.0 \|/);
