@@ -434,8 +434,8 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
 });
 
 /**
- * Stage `resilience-eval.score`: one item per target. CFR, NFR and WFR (fractions 0-1, paper
- * Section 4.2) per subset, macro over subsets and micro over instances, with bootstrap intervals;
+ * Stage `resilience-eval.score`: one item per target. CFR, NFR and WFR (percent, 0-100; paper
+ * section IV-A) per subset, macro over subsets and micro over instances, with 95% intervals;
  * parse failures; the TeleMath correction rate; per parse mode. The plan key hashes the target's
  * continue outputs, so a new reply re-scores it; failed continue items are counted, not scored.
  */

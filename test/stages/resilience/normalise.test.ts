@@ -13,8 +13,9 @@ import { renderOptions } from '../../../stages/resilience/prompts.js';
 import { resilienceConfigSchema } from '../../../stages/resilience/config.js';
 import { parseConfigText } from '../../../pipeline/config/load.js';
 import { ConfigError } from '../../../pipeline/errors.js';
+import { dataRoot } from '../../fixtures/data-root.js';
 
-const DATA = resolve(import.meta.dirname, '../../../../shared/data');
+const DATA = dataRoot();
 const CONFIG = resolve(import.meta.dirname, '../../../config/default.yaml');
 
 function subset(entry: Record<string, unknown>): ResolvedSubset {
