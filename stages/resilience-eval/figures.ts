@@ -42,12 +42,14 @@ const missing = (id: string, title: string, why: string): ReportBlock => ({
  * The figure blocks for one parse mode. Pure.
  * @param vramHint what to say when no model has a VRAM figure (how to give one)
  * @param idPrefix put before each figure id (`published:`), so a page can hold several modes
+ * @param vramUnit the unit of `vram` (`GiB` measured here; `GB` as the authors give theirs)
  */
 export function paperFigures(
   models: readonly FigureModel[],
   mode: string,
   vramHint: string,
   idPrefix = '',
+  vramUnit = 'GiB',
 ): ReportBlock[] {
   const perSubset = models.flatMap((e) =>
     DISCRETE_SUBSETS.flatMap((sub) => {
@@ -130,7 +132,7 @@ export function paperFigures(
             x: {
               field: 'vram',
               type: 'quantitative',
-              title: 'VRAM (GiB)',
+              title: `VRAM (${vramUnit})`,
               axis: { format: '.1f' },
             },
             y: { field: 'cfr', type: 'quantitative', title: 'macro CFR (%)', ...PERCENT_AXIS },

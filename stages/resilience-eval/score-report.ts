@@ -81,6 +81,7 @@ export async function scoreHtml(
           mode,
           'the prediction files carry no VRAM; give it per model with --vram MODEL=GB (the authors list theirs in Graphs/scatter_common.py, VRAM_GB_BY_SUBDIR).',
           `${mode}:`,
+          'GB',
         ),
       );
     for (const e of entries)

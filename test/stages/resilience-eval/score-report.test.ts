@@ -61,7 +61,7 @@ describe('telebench score --html on the two shared published runs', () => {
       expect(f('cfr-vs-tokens').axisTitles).toEqual(
         expect.arrayContaining(['mean output tokens', 'macro CFR (%)']),
       );
-      expect(f('cfr-vs-vram').axisTitles).toContain('VRAM (GiB)');
+      expect(f('cfr-vs-vram').axisTitles).toContain('VRAM (GB)');
       // percent axis 0..100 in whole numbers; token counts whole numbers
       expect(f('cfr-by-subset').tickLabels).toEqual(expect.arrayContaining(['0', '100']));
       for (const t of f('cfr-vs-tokens').tickLabels.filter((x) => /^[\d,.]+$/.test(x)))
