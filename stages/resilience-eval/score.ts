@@ -2,21 +2,10 @@
  * `telebench score`: scores predictions made elsewhere, in the three parse modes, beside the
  * recorded predictions when the file has them.
  *
- * Input: JSON Lines, one prediction per line, either
- * - the published experiment files' format (`../shared/data/teleresiliencebench/experiments/
- *   <model>/{main,aux}.jsonl`: `sample_id, sub_benchmark, task_kind, model, continuation_raw,
- *   continuation_thinking?, continuation_response?, continuation_pred_index,
- *   continuation_pred_float, gold_index, gold_float, prompt_tokens, output_tokens, error`), or
- * - our own: `sample_id` plus a raw output (`output`, or `content` and `thinking`) or an answer
- *   (`answer_index`, 0-based, or `answer`: the 1-based option number, or the number for numeric
- *   items), optional `model`, `output_tokens`, `prompt_tokens`.
- * Gold and the generator's answer come from `--instances` (our schema or the published one) or,
- * for the published format, from the row's `gold_index` / `gold_float`.
- * A malformed row is reported with its line number; the other rows are scored.
+ * Input: prediction files as predictions.ts reads them (the published experiment files or our own
+ * JSON Lines). A malformed row is reported with its file, line and column; the other rows are
+ * scored; a `sample_id` twice for one model is an error naming both places (or `first`/`last`).
  */
-import { readFileSync } from 'node:fs';
-import { z } from 'zod';
-import { TelebenchError } from '../../pipeline/errors.js';
 import {
   PARSE_MODES,
   parseInMode,
@@ -24,7 +13,6 @@ import {
   NO_ANSWER,
   type ModeParse,
   type ParseMode,
-  type ReplyParts,
 } from './parse-modes.js';
 import {
   classifyOutcome,
@@ -35,223 +23,24 @@ import {
   type ScoredRow,
 } from './metrics.js';
 import type { EvalInstance } from './eval-instance.js';
+import { lastFinalAnswerPayload, publishedMcOutput, pyStrip } from './published-scorer.js';
+import { dedupe, type DuplicatePolicy } from './input-text.js';
+import {
+  PUBLISHED_NUM_CTX,
+  readPredictions,
+  type PredictionRow,
+  type RowError,
+} from './predictions.js';
 
-/**
- * Largest option count per ot-lite subset, used only when a row comes without its option texts
- * (the published experiment files): TeleQnA and TeleTables up to 5, TeleLogs 8 (C1-C8), 3GPP_TSG
- * 16 working groups, ORANBench, srsRANBench and SixG_Bench 4 (../shared/data/README.md and the
- * published rows' largest gold_index).
- */
-export const OT_LITE_OPTION_COUNTS: Record<string, number> = {
-  teleqna: 5,
-  teletables: 5,
-  telelogs: 8,
-  '3gpp_tsg': 16,
-  oranbench: 4,
-  srsranbench: 4,
-  sixg_bench: 4,
-};
-
-/**
- * Option texts that are known without the instances: TeleLogs' root-cause labels C1..C8 (the
- * published construction normalises TeleLogs to these eight options, as stages/resilience/adapters.ts
- * does). Other subsets' texts come only from `--instances`.
- */
-export const OT_LITE_KNOWN_CHOICES: Record<string, readonly string[]> = {
-  telelogs: Array.from({ length: 8 }, (_, i) => `C${i + 1}`),
-};
-
-/** The context window of the published run (collect_metadata.json `ollama_num_ctx`). */
-export const PUBLISHED_NUM_CTX = 2048;
-
-const publishedPredSchema = z.looseObject({
-  sample_id: z.string().min(1),
-  sub_benchmark: z.string().min(1),
-  task_kind: z.enum(['mc', 'telemath']),
-  model: z.string(),
-  continuation_raw: z.string(),
-  continuation_thinking: z.string().nullable().optional(),
-  continuation_response: z.string().nullable().optional(),
-  continuation_pred_index: z.number().int().nullable(),
-  continuation_pred_float: z.number().nullable(),
-  gold_index: z.number().int().nullable(),
-  gold_float: z.number().nullable(),
-  prompt_tokens: z.number().int().nullable(),
-  output_tokens: z.number().int().nullable(),
-  error: z.string().nullable(),
-});
-
-const ownPredSchema = z
-  .looseObject({
-    sample_id: z.string().min(1),
-    model: z.string().optional(),
-    output: z.string().optional(),
-    content: z.string().optional(),
-    thinking: z.string().optional(),
-    done_reason: z.string().nullable().optional(),
-    answer_index: z.number().int().nonnegative().optional(),
-    answer: z.union([z.number(), z.string()]).optional(),
-    output_tokens: z.number().int().nullable().optional(),
-    prompt_tokens: z.number().int().nullable().optional(),
-  })
-  .refine(
-    (r) =>
-      r.output !== undefined ||
-      r.content !== undefined ||
-      r.answer_index !== undefined ||
-      r.answer !== undefined,
-    { message: 'needs a raw output (output, or content/thinking) or an answer' },
-  );
-
-/** One prediction row after reading. */
-export interface PredictionRow {
-  line: number;
-  sample_id: string;
-  sub_benchmark: string;
-  subset: string;
-  model: string;
-  kind: 'mc' | 'numeric';
-  reply: ReplyParts | null;
-  /** An answer given directly (0-based index, or number). */
-  given: { index: number | null; value: number | null } | null;
-  gold_index: number | null;
-  gold_value: number | null;
-  generator_index: number | null;
-  generator_value: number | null;
-  num_options: number;
-  /** Option texts when known (instances, or {@link OT_LITE_KNOWN_CHOICES}); [] when not. */
-  choices: readonly string[];
-  difficulty: string | null;
-  prompt_tokens: number | null;
-  output_tokens: number | null;
-  provider_error: string | null;
-  /** The published file's own prediction (published format only). */
-  recorded: { index: number | null; value: number | null } | null;
-}
-
-/** A row that could not be read: its 1-based line and why. */
-export interface RowError {
-  line: number;
-  message: string;
-}
-
-/**
- * Reads a predictions file. Never throws for a bad row: it goes to `errors` with its line.
- * @param instances by sample_id (gold, generator answer, options); may be empty
- * @throws TelebenchError `input_missing` when the file cannot be read
- */
-export function readPredictions(
-  path: string,
-  instances: ReadonlyMap<string, EvalInstance>,
-): { rows: PredictionRow[]; errors: RowError[] } {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new TelebenchError('input_missing', `cannot read predictions ${path}: ${String(e)}`, {
-      tier: 'config',
-    });
-  }
-  const rows: PredictionRow[] = [];
-  const errors: RowError[] = [];
-  text.split('\n').forEach((l, i) => {
-    if (l.trim() === '') return;
-    const line = i + 1;
-    try {
-      rows.push(readRow(JSON.parse(l) as unknown, line, instances));
-    } catch (e) {
-      errors.push({ line, message: e instanceof Error ? e.message : String(e) });
-    }
-  });
-  return { rows, errors };
-}
-
-const issues = (e: z.ZodError): string =>
-  e.issues.map((i) => `${i.path.join('.') || '(row)'}: ${i.message}`).join('; ');
-
-function readRow(
-  json: unknown,
-  line: number,
-  instances: ReadonlyMap<string, EvalInstance>,
-): PredictionRow {
-  const isPublished = typeof json === 'object' && json !== null && 'continuation_raw' in json;
-  if (isPublished) {
-    const p = publishedPredSchema.safeParse(json);
-    if (!p.success) throw new Error(`published experiment row: ${issues(p.error)}`);
-    const r = p.data;
-    const inst = instances.get(r.sample_id);
-    const subset = r.sample_id.split(':')[1]?.toLowerCase() ?? r.sub_benchmark;
-    const kind = r.task_kind === 'mc' ? 'mc' : 'numeric';
-    const gold_index = inst?.gold_index ?? r.gold_index;
-    const gold_value = inst?.gold_value ?? r.gold_float;
-    if (kind === 'mc' ? gold_index === null : gold_value === null)
-      throw new Error(`${r.sample_id}: no gold answer in the row or the instances`);
-    return {
-      line,
-      sample_id: r.sample_id,
-      sub_benchmark: r.sub_benchmark,
-      subset,
-      model: r.model,
-      kind,
-      reply: {
-        content: r.continuation_response ?? (r.continuation_thinking ? '' : r.continuation_raw),
-        thinking: r.continuation_thinking ?? '',
-      },
-      given: null,
-      gold_index,
-      gold_value,
-      generator_index: inst?.generator_index ?? null,
-      generator_value: inst?.generator_value ?? null,
-      num_options: inst?.choices.length || OT_LITE_OPTION_COUNTS[subset] || 0,
-      choices: inst?.choices.length ? inst.choices : (OT_LITE_KNOWN_CHOICES[subset] ?? []),
-      difficulty: inst?.difficulty ?? null,
-      prompt_tokens: r.prompt_tokens,
-      output_tokens: r.output_tokens,
-      provider_error: r.error,
-      recorded: { index: r.continuation_pred_index, value: r.continuation_pred_float },
-    };
-  }
-  const p = ownPredSchema.safeParse(json);
-  if (!p.success) throw new Error(issues(p.error));
-  const r = p.data;
-  const inst = instances.get(r.sample_id);
-  if (!inst) throw new Error(`${r.sample_id}: not in the instances (give --instances)`);
-  let given: PredictionRow['given'] = null;
-  if (r.answer_index !== undefined) given = { index: r.answer_index, value: null };
-  else if (r.answer !== undefined && r.output === undefined && r.content === undefined) {
-    const v = Number(r.answer);
-    if (!Number.isFinite(v)) throw new Error(`answer ${JSON.stringify(r.answer)} is not a number`);
-    given = inst.kind === 'mc' ? { index: v - 1, value: null } : { index: null, value: v };
-  }
-  return {
-    line,
-    sample_id: r.sample_id,
-    sub_benchmark: inst.sub_benchmark,
-    subset: inst.subset,
-    model: r.model ?? 'unnamed',
-    kind: inst.kind,
-    reply:
-      given === null
-        ? {
-            content: r.content ?? r.output ?? '',
-            thinking: r.thinking ?? '',
-            doneReason: r.done_reason ?? null,
-          }
-        : null,
-    given,
-    gold_index: inst.gold_index,
-    gold_value: inst.gold_value,
-    generator_index: inst.generator_index,
-    generator_value: inst.generator_value,
-    num_options: inst.choices.length,
-    choices: inst.choices,
-    difficulty: inst.difficulty,
-    prompt_tokens: r.prompt_tokens ?? null,
-    output_tokens: r.output_tokens ?? null,
-    provider_error: null,
-    recorded: null,
-  };
-}
+export {
+  OT_LITE_KNOWN_CHOICES,
+  OT_LITE_OPTION_COUNTS,
+  PUBLISHED_NUM_CTX,
+  readPredictions,
+  rowErrorText,
+  type PredictionRow,
+  type RowError,
+} from './predictions.js';
 
 /** One row scored in every mode. */
 export interface RowScore {
@@ -314,7 +103,7 @@ export function scoreRow(r: PredictionRow, numCtx = PUBLISHED_NUM_CTX): RowScore
         : p.status === 'answer' && rec.value !== null
           ? isClose(p.value!, rec.value, { rel: 1e-9, abs: 0 })
           : p.status !== 'answer' && rec.value === null;
-    if (!reproduced) why = unreproducedReason(r, rec.index);
+    if (!reproduced) why = unreproducedReason(r, rec.index, parses.published);
   } else outcomes.recorded = null;
   return {
     line: r.line,
@@ -332,27 +121,33 @@ export function scoreRow(r: PredictionRow, numCtx = PUBLISHED_NUM_CTX): RowScore
 
 /** Reason prefix of the rows that cannot be decided because the option texts are missing. */
 export const LACKS_OPTION_TEXTS = 'lacks option texts';
+/** Reason prefix of the rows decided by the item's option count, which the file does not carry. */
+export const LACKS_OPTION_COUNT = 'lacks the option count';
 
 /**
- * Why the published scorer's recorded answer is not what our `published` mode reads. Without the
- * option texts (the experiment files carry none) the option-text rules cannot run: a recorded
- * option number that never occurs as a standalone number in the output was decided by an option
- * text (`Final Answer: UDM`, a quoted option value); one that does occur may have been outranked
- * by a `Final Answer: <option text>` line. With the option texts, a remaining difference is the
- * rule itself (reported apart).
+ * Why the published scorer's recorded answer is not what our `published` mode reads. `published`
+ * is their `parse_mc_output` branch by branch, so a difference on a file without option texts
+ * comes from what the file lacks, found by what their branches would do:
+ * - the option count: with fewer options (the subset's largest is assumed) their digit rules
+ *   read the recorded answer (TeleQnA items with 4 options, `5` then not an option number);
+ * - the option texts: their option-text rule runs on the `Final Answer:` payload before the
+ *   digit rules run on the whole text, and on the whole text when no digit is found; when our
+ *   reading did not come from the payload's digits, that rule decided the row.
+ * With the option texts given, a remaining difference is reported as such.
  */
-function unreproducedReason(r: PredictionRow, recIndex: number | null): string {
+function unreproducedReason(r: PredictionRow, recIndex: number | null, p: ModeParse): string {
   if (r.kind !== 'mc') return 'numeric value differs';
-  const raw = r.reply ? publishedRaw(r.reply) : '';
   if (r.choices.length > 0)
-    return recIndex === null
-      ? 'option texts known: the published scorer found no answer where our rules read one'
-      : 'option texts known: our published rules read another option';
-  if (recIndex === null) return 'published scorer found no answer where a digit rule reads one';
-  const k = recIndex + 1;
-  if (!new RegExp(String.raw`(?<![\d.])${k}(?![\d.])`).test(raw))
-    return `${LACKS_OPTION_TEXTS}: the recorded option number is not in the output, so an option text decided it`;
-  return `${LACKS_OPTION_TEXTS}: an option text in the output may outrank the digit rules`;
+    return 'option texts known: the published scorer read another option than our published rules';
+  const raw = r.reply ? publishedRaw(r.reply) : '';
+  for (let n = r.num_options - 1; n >= 2; n--)
+    if (publishedMcOutput(raw, Array<string>(n).fill('')).index === recIndex)
+      return `${LACKS_OPTION_COUNT}: with ${n} options their digit rules read the recorded answer`;
+  if (p.rule?.startsWith('published:payload'))
+    return 'the recorded answer came from the Final Answer digits, which our published rules read otherwise';
+  if (lastFinalAnswerPayload(pyStrip(raw)))
+    return `${LACKS_OPTION_TEXTS}: the Final Answer payload names no option number, so their option-text rule on it decided`;
+  return `${LACKS_OPTION_TEXTS}: ${p.status === 'answer' ? 'an option text outranks nothing here, yet the answer differs' : 'no option number in the output, so their option-text rule on the whole text decided'}`;
 }
 
 /** Summary of a scored file. */
@@ -367,6 +162,8 @@ export interface ScoreSummary {
     reasons: Record<string, number>;
     /** Rows not reproduced because the option texts are missing (sum of those reasons). */
     lacking_option_texts: number;
+    /** Rows not reproduced because the option count is missing (sum of those reasons). */
+    lacking_option_count: number;
   } | null;
   prompts_at_limit: number;
   num_ctx: number;
@@ -384,7 +181,7 @@ export function summarise(
     const r = byLine.get(s.line)!;
     return {
       sample_id: s.sample_id,
-      sub_benchmark: s.subset,
+      subset: s.subset,
       outcome: s.outcomes[mode]!,
       parse_status: mode === 'recorded' ? 'answer' : s.parses[mode].status,
       output_tokens: r.output_tokens,
@@ -416,6 +213,9 @@ export function summarise(
           lacking_option_texts: Object.entries(reasons)
             .filter(([k]) => k.startsWith(LACKS_OPTION_TEXTS))
             .reduce((a, [, v]) => a + v, 0),
+          lacking_option_count: Object.entries(reasons)
+            .filter(([k]) => k.startsWith(LACKS_OPTION_COUNT))
+            .reduce((a, [, v]) => a + v, 0),
         }
       : null,
     prompts_at_limit: scores.filter((s) => s.prompt_at_limit).length,
@@ -424,30 +224,23 @@ export function summarise(
 }
 
 /**
- * Reads, scores and summarises one predictions file.
- * @throws TelebenchError `input_missing` when the file cannot be read
- */
-export function scoreFile(
-  path: string,
-  instances: ReadonlyMap<string, EvalInstance> = new Map(),
-  numCtx = PUBLISHED_NUM_CTX,
-): { summary: ScoreSummary; scores: RowScore[] } {
-  const { rows, errors } = readPredictions(path, instances);
-  const scores = rows.map((r) => scoreRow(r, numCtx));
-  return { summary: summarise(scores, rows, errors, numCtx), scores };
-}
-
-/**
  * Scores several files; rows are grouped by model (a model's `main` and `aux` files make one
- * summary: Table I from the discrete subsets, TeleMath CR from the auxiliary rows).
- * @throws TelebenchError `input_missing` when a file cannot be read
+ * summary: Table I from the discrete subsets, TeleMath CR from the auxiliary rows). A
+ * `sample_id` twice for one model is an error naming both places unless `onDuplicate` says
+ * which wins (the first is kept for scoring either way under `error`).
+ * @throws TelebenchError `input_missing` when a file cannot be read, `input_empty` when one has
+ *   no rows
  */
 export function scoreFiles(
   paths: readonly string[],
   instances: ReadonlyMap<string, EvalInstance> = new Map(),
   numCtx = PUBLISHED_NUM_CTX,
+  onDuplicate: DuplicatePolicy = 'error',
 ): { file: string; s: ScoreSummary; scores: RowScore[] }[] {
-  const byModel = new Map<string, { files: string[]; rows: PredictionRow[]; errors: RowError[] }>();
+  const byModel = new Map<
+    string,
+    { files: string[]; rows: (PredictionRow & { file: string })[]; errors: RowError[] }
+  >();
   for (const path of paths) {
     const { rows, errors } = readPredictions(path, instances);
     const models = new Set(rows.map((r) => r.model));
@@ -455,17 +248,26 @@ export function scoreFiles(
     for (const model of models) {
       const g = byModel.get(model) ?? { files: [], rows: [], errors: [] };
       g.files.push(path);
-      // rows of several files keep distinct line keys: offset by the file's order
-      const offset = g.files.length * 1_000_000 - 1_000_000;
-      g.rows.push(
-        ...rows.filter((r) => r.model === model).map((r) => ({ ...r, line: r.line + offset })),
-      );
-      g.errors.push(...errors.map((e) => ({ line: e.line, message: `${path}: ${e.message}` })));
+      g.rows.push(...rows.filter((r) => r.model === model).map((r) => ({ ...r, file: path })));
+      g.errors.push(...errors);
       byModel.set(model, g);
     }
   }
   return [...byModel].map(([, g]) => {
-    const scores = g.rows.map((r) => scoreRow(r, numCtx));
-    return { file: g.files.join(' + '), s: summarise(scores, g.rows, g.errors, numCtx), scores };
+    const kept = dedupe(
+      g.rows,
+      (r) => r.sample_id,
+      (r) => `${r.file}:${r.line}`,
+      onDuplicate,
+    );
+    for (const d of kept.duplicates)
+      g.errors.push({ file: d.row.file, line: d.row.line, message: d.message });
+    // rows of several files keep distinct line keys: offset by the file's order
+    const rows = kept.rows.map((r) => ({
+      ...r,
+      line: r.line + g.files.indexOf(r.file) * 1_000_000,
+    }));
+    const scores = rows.map((r) => scoreRow(r, numCtx));
+    return { file: g.files.join(' + '), s: summarise(scores, rows, g.errors, numCtx), scores };
   });
 }

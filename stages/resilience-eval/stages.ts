@@ -434,8 +434,8 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
 });
 
 /**
- * Stage `resilience-eval.score`: one item per target. CFR, NFR and WFR (fractions 0-1, paper
- * Section 4.2) per subset, macro over subsets and micro over instances, with bootstrap intervals;
+ * Stage `resilience-eval.score`: one item per target. CFR, NFR and WFR (percent, 0-100; paper
+ * section IV-A) per subset, macro over subsets and micro over instances, with 95% intervals;
  * parse failures; the TeleMath correction rate; per parse mode. The plan key hashes the target's
  * continue outputs, so a new reply re-scores it; failed continue items are counted, not scored.
  */
@@ -445,7 +445,7 @@ export const evalScore = defineStage<
   HasResilienceEval
 >({
   name: 'resilience-eval.score',
-  version: 1,
+  version: 2,
   needs: ['resilience-eval.continue'],
   description:
     'CFR/NFR/WFR, parse failures, macro and micro, bootstrap intervals per target and parse mode.',
@@ -475,7 +475,7 @@ export const evalScore = defineStage<
         modeMetrics(
           outs.map((o) => ({
             sample_id: o.sample_id,
-            sub_benchmark: o.subset,
+            subset: o.subset,
             outcome: o.outcomes[m],
             parse_status: o.parses[m].status,
             output_tokens: o.output_tokens,

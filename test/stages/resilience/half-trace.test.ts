@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import {
   halfTrace,
   lastReferenceSentenceEnd,
@@ -8,12 +8,10 @@ import {
   stripTrailingFinalAnswer,
 } from '../../../stages/resilience/half-trace.js';
 import { encodeCl100k, decodeCl100k } from '../../../pipeline/providers/tokenizer/cl100k.js';
+import { dataRoot } from '../../fixtures/data-root.js';
 
-// The published TeleMath instances (real data, read from ../shared/data, never copied).
-const AUX = resolve(
-  import.meta.dirname,
-  '../../../../shared/data/teleresiliencebench/AuxiliaryBenchmark.json',
-);
+// The published TeleMath instances (real data under $TELEBENCH_DATA_ROOT, never copied).
+const AUX = join(dataRoot('teleresiliencebench'), 'AuxiliaryBenchmark.json');
 
 describe('HalfTrace on hand-made traces (exact cuts)', () => {
   it('cuts at the last sentence end before the token midpoint', () => {

@@ -13,8 +13,9 @@ import { renderOptions } from '../../../stages/resilience/prompts.js';
 import { resilienceConfigSchema } from '../../../stages/resilience/config.js';
 import { parseConfigText } from '../../../pipeline/config/load.js';
 import { ConfigError } from '../../../pipeline/errors.js';
+import { dataRoot } from '../../fixtures/data-root.js';
 
-const DATA = resolve(import.meta.dirname, '../../../../shared/data');
+const DATA = dataRoot();
 const CONFIG = resolve(import.meta.dirname, '../../../config/default.yaml');
 
 function subset(entry: Record<string, unknown>): ResolvedSubset {
@@ -339,7 +340,9 @@ describe('unreadable files', () => {
       ['/data/sub/s.csv', 1, 3, 'unparseable_row'],
       ['/data/sub/s.csv', 3, 5, 'unparseable_row'],
     ]);
-    expect(r.rejected[0]!.detail).toBe('/data/sub/s.csv:3 row 1: 2 fields, the header has 4');
+    expect(r.rejected[0]!.detail).toBe(
+      '/data/sub/s.csv:3 row 1: 2 fields, the header has 4 (no cell for column b, answer, column 3 to 4)',
+    );
   });
 
   it('a CSV record the parser gives up on (a quote never closed) is rejected with its line, not the whole file', () => {

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import {
   isCutOffReply,
   parseChoiceAnswer,
@@ -9,6 +9,7 @@ import {
   ANSWER_RULES,
 } from '../../../stages/resilience/parse-answer.js';
 import { numbersMatch, pythonFloatRepr, parseNumber } from '../../../stages/resilience/numbers.js';
+import { dataRoot } from '../../fixtures/data-root.js';
 
 const opts = [
   'Valid Timing Advance (TA)',
@@ -155,13 +156,7 @@ describe('numeric answer parser and tolerance', () => {
 
   it('prints all 154 published TeleMath answers exactly as the authors did', () => {
     const rows = JSON.parse(
-      readFileSync(
-        resolve(
-          import.meta.dirname,
-          '../../../../shared/data/teleresiliencebench/AuxiliaryBenchmark.json',
-        ),
-        'utf8',
-      ),
+      readFileSync(join(dataRoot('teleresiliencebench'), 'AuxiliaryBenchmark.json'), 'utf8'),
     ) as { correct_answer: string; incorrect_answer: string }[];
     const texts = rows.flatMap((r) => [r.correct_answer, r.incorrect_answer]);
     expect(texts).toHaveLength(154);

@@ -20,8 +20,9 @@ import {
   loadSubsets,
 } from '../../../stages/resilience/subsets.js';
 import { resilienceConfigSchema } from '../../../stages/resilience/config.js';
+import { dataRoot } from '../../fixtures/data-root.js';
 
-const SHARED = resolve(import.meta.dirname, '../../../../shared/data/srsranbench/srsRANBench.json');
+const SHARED = join(dataRoot('srsranbench'), 'srsRANBench.json');
 const BODY = existsSync(SHARED)
   ? readFileSync(SHARED)
   : Buffer.from('["Q?", ["1. a", "2. b"], "1"]\n');
