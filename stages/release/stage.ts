@@ -58,7 +58,8 @@ export function makeLocalReleaseStage(args: {
     unknown
   >({
     name: args.name,
-    version: 1,
+    // 2: SWE-Bench 5G rows carry image_name
+    version: 2,
     needs: [],
     description: `Local release of ${dataset.prettyName} under <state>/releases/${dataset.id}/ (no upload).`,
     async preflight(ctx) {

@@ -40,6 +40,7 @@ import type { EvalModel, EvaluationSettings } from './config.js';
 import { chooseContext, type ContextChunk } from './context.js';
 import { runPatch, type EvalInstance, type Grade } from './grade.js';
 import { predictionsJsonl, readPredictions, type Prediction } from './predictions.js';
+import { ensureLocalImage, PUSHED_IMAGES_KV } from '../../../pipeline/providers/docker/registry.js';
 import { solve, type SolveResult } from './solver.js';
 import {
   assembleSkill,
@@ -109,6 +110,8 @@ export function evalInstances(
         }),
         language: input.resolved.language,
         ...(v.test_commands ? { test_commands: v.test_commands } : {}),
+        // suites validation left out (they need a service) stay out of grading too
+        ...(v.excluded_suites?.length ? { test_selection: { exclude: v.excluded_suites } } : {}),
       });
     }
     return out;
@@ -116,6 +119,18 @@ export function evalInstances(
 }
 
 /** The executor of grading and feedback runs (validation's choice: docker or local). */
+/**
+ * The instance image to grade in: `image` when the engine has it, else the digest reference
+ * `release --push` recorded for it (kv `PUSHED_IMAGES_KV`), pulled by digest.
+ * @throws TelebenchError `image_missing` (infra) when the engine lacks it and it was never pushed;
+ *   `image_pull_failed` (infra) from the registry
+ */
+async function instanceImage(ctx: Ctx, image: string): Promise<string> {
+  const docker = ctx.memo('docker', () => new DockerClient());
+  if (await docker.hasImage(image)) return image;
+  return ensureLocalImage(docker, ctx.kv.get<string>(PUSHED_IMAGES_KV, image) ?? image);
+}
+
 function evalExecutor(ctx: Ctx): Executor {
   const settings = swe5gSettings(ctx.config).environments;
   return settings.executor === 'docker'
@@ -497,10 +512,11 @@ export interface GradeInput {
   instance: EvalInstance | null;
   model_patch: string;
   /**
-   * External rows: the file, line and sha256 of the file's bytes (the key's first part); a row
+   * External rows: the file, line (JSON Lines) or entry position, sha256 of the file's bytes (the
+   * key's first part) and, for a JSON list or dict, `where` (`entry [2]`, `key "..."`); a row
    * that could not be read has `invalid`.
    */
-  origin?: { file: string; line: number; digest?: string };
+  origin?: { file: string; line: number; digest?: string; where?: string };
   invalid?: string;
 }
 
@@ -517,7 +533,12 @@ export interface GradeOutput extends Grade {
  * <instance_id>`, so two predictions files (or two versions of one) keep their own results.
  */
 export function externalKey(digest: string, model: string, instance: string): string {
-  return `external::${digest.slice(0, 12)}::${model}::${instance}`;
+  return `${externalPrefix(digest)}${model}::${instance}`;
+}
+
+/** Common start of every grade key of one predictions file (`external::<12 hex>::`). */
+export function externalPrefix(digest: string): string {
+  return `external::${digest.slice(0, 12)}::`;
 }
 
 function predictionsFile(ctx: Ctx): string | undefined {
@@ -529,7 +550,7 @@ function predictionsFile(ctx: Ctx): string | undefined {
 
 export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
   name: 'swe5g.eval.grade',
-  version: 1,
+  version: 2, // 2: SWE-bench's patch chain, patch_method, an empty patch not applied (issue 22)
   needs: ['swe5g.eval.solve'],
   description:
     'Grades each model patch (solver or external predictions) in a fresh sandbox: FAIL_TO_PASS and PASS_TO_PASS.',
@@ -561,11 +582,10 @@ export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
     const planned = new Set<string>();
     const file = predictionsFile(ctx);
     if (file) {
-      const { rows, bad, digest } = readPredictions(file);
-      const tag = digest.slice(0, 12);
+      const { rows, bad, digest, shape } = readPredictions(file);
       for (const b of bad) {
         if (!within()) return;
-        const key = `external::${tag}::invalid::line-${b.line}`;
+        const key = `${externalPrefix(digest)}invalid::${shape === 'jsonl' ? 'line' : 'entry'}-${b.line}`;
         planned.add(key);
         yield {
           key,
@@ -577,7 +597,12 @@ export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
             instance_id: '',
             instance: null,
             model_patch: '',
-            origin: { file, line: b.line, digest },
+            origin: {
+              file,
+              line: b.line,
+              digest,
+              ...(shape === 'jsonl' ? {} : { where: b.where }),
+            },
             invalid: b.reason,
           },
         };
@@ -596,7 +621,12 @@ export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
             instance_id: r.instance_id,
             instance: instances.get(r.instance_id) ?? null,
             model_patch: r.model_patch,
-            origin: { file, line: r.line, digest },
+            origin: {
+              file,
+              line: r.line,
+              digest,
+              ...(shape === 'jsonl' ? {} : { where: r.where }),
+            },
           },
         };
       }
@@ -623,16 +653,20 @@ export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
     if (i.invalid)
       throw new SkipItem(
         'invalid_prediction',
-        `${i.origin?.file}:${i.origin?.line}: ${i.invalid}`,
+        `${i.origin?.file} ${i.origin?.where ?? `line ${i.origin?.line}`}: ${i.invalid}`,
         { ...i.origin },
       );
     if (!i.instance)
       throw new SkipItem(
         'unknown_instance',
-        `${i.origin ? `${i.origin.file}:${i.origin.line}: ` : ''}${i.instance_id} is not a complete validated instance in this state`,
+        `${i.origin ? `${i.origin.file} ${i.origin.where ?? `line ${i.origin.line}`}: ` : ''}${i.instance_id} is not a complete validated instance in this state`,
         { ...i.origin },
       );
-    const run = await runPatch(i.instance, i.model_patch, 'grade', {
+    const instance =
+      swe5gSettings(ctx.config).environments.executor === 'docker'
+        ? { ...i.instance, image: await instanceImage(ctx, i.instance.image) }
+        : i.instance;
+    const run = await runPatch(instance, i.model_patch, 'grade', {
       executor: evalExecutor(ctx),
       settings: swe5gSettings(ctx.config).environments,
       saveLog: (name, text) => ctx.artifact(`runs/${name}`, text, 'text/plain'),
