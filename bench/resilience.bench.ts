@@ -13,6 +13,7 @@
 //    the transport alone reaches. The default delay is 500 ms (a real generator answer takes
 //    seconds); at 200 ms (BENCH_DELAY_MS=200) the local server's fixed cost per request (about
 //    15 ms here) already holds the bare loop near 0.93 of capacity.
+import { everyProvider } from '../pipeline/providers/llm/options.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -163,10 +164,9 @@ try {
         bare.chat({
           model: 'qwen3.5:2b',
           messages: [{ role: 'user', content: `Bare question number ${i}: which option?` }],
-          think: true,
-          numCtx: 8192,
           maxTokens: 4096,
           temperature: 0,
+          providerOptions: everyProvider({ think: true, numCtx: 8192 }),
         }),
       ),
     ),

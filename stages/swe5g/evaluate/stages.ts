@@ -17,6 +17,7 @@
  *   `<state>/swe5g-eval/predictions/<model>.<mode>.<condition>.jsonl` (written atomically).
  * Every item is resumable like any other: a kill -9 loses at most the items in flight.
  */
+import { everyProvider } from '../../../pipeline/providers/llm/options.js';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import { defineStage, type StageContext } from '../../../pipeline/stage.js';
@@ -254,10 +255,9 @@ export const skillsStage = defineStage<SkillInput, SkillOutput, HasSwe5g>({
               { role: 'system', content: prompt.system },
               { role: 'user', content: prompt.user },
             ],
-            numCtx: m.num_ctx,
             maxTokens: m.max_tokens,
             temperature: m.temperature,
-            think: false,
+            providerOptions: everyProvider({ think: false, numCtx: m.num_ctx }),
             ...(m.seed !== undefined ? { seed: m.seed } : {}),
           },
           { signal: ctx.signal },
@@ -445,10 +445,9 @@ export const solveStage = defineStage<SolveInput, SolveOutput, HasSwe5g>({
           provider: providerFor(ctx, model),
           request: {
             model: model.model ?? model.name,
-            numCtx: model.num_ctx,
             maxTokens: model.max_tokens,
             temperature: model.temperature,
-            think: false,
+            providerOptions: everyProvider({ think: false, numCtx: model.num_ctx }),
             ...(model.seed !== undefined ? { seed: model.seed } : {}),
           },
           readBase: (p) => {
