@@ -356,7 +356,8 @@ function providerFor(ctx: Ctx, model: EvalModel): LlmProvider {
 
 export const solveStage = defineStage<SolveInput, SolveOutput, HasSwe5g>({
   name: 'swe5g.eval.solve',
-  version: 1,
+  // 2: edits re-indented by relative depth, ambiguous dividers, paths in prose, CRLF kept (issue 24)
+  version: 2,
   needs: ['swe5g.validate', 'swe5g.eval.skills'],
   description:
     'Solver loop: single-turn or multi-turn (K turns, feedback) SEARCH/REPLACE answers per model and instance.',
