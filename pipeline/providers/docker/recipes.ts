@@ -109,9 +109,12 @@ func TestWarm(t *testing.T) { mu.Lock(); mu.Unlock() }
 /**
  * Env layer: the dependencies at the environment commit. Go: `go.mod`/`go.sum` and
  * `go mod download` (inside the build, over the bridge network), or — `goModCache` given — a
- * module cache filled on the host and copied in. C: nothing beyond the base. Python: a
- * `requirements.txt` when the repository has one.
- * @param depFiles dependency files at the environment commit: name -> content
+ * module cache filled on the host and copied in; when the fix changes `go.mod` (a dependency
+ * bump), `fix.go.mod`/`fix.go.sum` (the files after the fix) are downloaded into the same module
+ * cache, so the fixed code compiles with the test steps' `GOPROXY=off`. C: nothing beyond the
+ * base. Python: a `requirements.txt` when the repository has one.
+ * @param depFiles dependency files at the environment commit: name -> content (Go also
+ *   `fix.go.mod` / `fix.go.sum` when the fix changes them)
  */
 export function envRecipe(
   prefix: string,
@@ -130,12 +133,24 @@ export function envRecipe(
     lines.push('COPY go.mod go.sum /tmp/deps/');
     if (goModCache) {
       copies['gomodcache'] = goModCache;
-      cacheKey = 'host-modcache';
+      // the copied cache holds the fix's modules too: they name the image (unchanged without a fix)
+      cacheKey =
+        depFiles['fix.go.mod'] === undefined
+          ? 'host-modcache'
+          : `host-modcache:${hashJson([depFiles['fix.go.mod'], depFiles['fix.go.sum'] ?? ''])}`;
       lines.push('COPY gomodcache /root/go/pkg/mod', 'ENV GOMODCACHE=/root/go/pkg/mod');
     } else {
+      const fix = depFiles['fix.go.mod'] !== undefined;
+      if (fix) {
+        inline['fix.go.mod'] = depFiles['fix.go.mod']!;
+        inline['fix.go.sum'] = depFiles['fix.go.sum'] ?? '';
+        lines.push('COPY fix.go.mod /tmp/deps-fix/go.mod', 'COPY fix.go.sum /tmp/deps-fix/go.sum');
+      }
+      const download = (dir: string): string =>
+        `cd ${dir} && GOFLAGS=-mod=mod GOPROXY=https://proxy.golang.org,direct go mod download`;
       lines.push(
         'ENV GOMODCACHE=/root/go/pkg/mod',
-        'RUN cd /tmp/deps && GOFLAGS=-mod=mod GOPROXY=https://proxy.golang.org,direct go mod download && rm -rf /tmp/deps /root/.cache/go-build',
+        `RUN ${download('/tmp/deps')}${fix ? ` && ${download('/tmp/deps-fix')}` : ''} && rm -rf /tmp/deps${fix ? ' /tmp/deps-fix' : ''} /root/.cache/go-build`,
       );
     }
   }
