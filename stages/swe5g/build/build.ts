@@ -22,6 +22,7 @@ import {
   type RecipeName,
 } from '../../../pipeline/providers/docker/recipes.js';
 import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
+import { checkImageContract } from '../../../pipeline/providers/docker/contract.js';
 import { executorPreflight, pushLayers } from '../executors.js';
 import { hostGo } from '../../../pipeline/providers/docker/offline-base.js';
 import { exportCleanRepo, fileAt } from '../../../pipeline/providers/git/repo.js';
@@ -248,9 +249,23 @@ export function assertToolchain(
 }
 
 /**
+ * Checks the image contract of a built instance image once per image id (kv
+ * `swe5g.image_contract`): bash, git and patch present, /testbed at `base_commit` and clean,
+ * no object or ref after the base.
+ * @throws TelebenchError `image_contract_failed` (infra) naming every violation
+ */
+async function contractOnce(bc: BuildContext, image: string, baseCommit: string): Promise<void> {
+  const id = (await bc.docker.inspect(image))?.Id ?? image;
+  if (bc.kv?.get<string>('swe5g.image_contract', id) === baseCommit) return;
+  await checkImageContract(bc.docker, image, baseCommit);
+  bc.kv?.set('swe5g.image_contract', id, baseCommit);
+}
+
+/**
  * Builds (or reuses) base, env and instance images for `res`.
  * @throws SkipItem `toolchain_mismatch` when the base's Go is older than go.mod asks
- * @throws TelebenchError `image_build_failed` (infra) from a failed docker build
+ * @throws TelebenchError `image_build_failed` (infra) from a failed docker build,
+ *   `image_contract_failed` (infra) when the instance image breaks the image contract
  */
 export async function buildInstanceImages(res: Resolved, bc: BuildContext): Promise<Built> {
   const s = bc.settings;
@@ -317,6 +332,7 @@ export async function buildInstanceImages(res: Resolved, bc: BuildContext): Prom
     'telebench.instance_id': res.instance_id,
     'telebench.parent': env.name,
   });
+  await contractOnce(bc, inst.name, res.base_commit);
   const [sb, se, si] = await Promise.all(
     [base.name, env.name, inst.name].map((n) => bc.docker.size(n)),
   );
@@ -385,12 +401,14 @@ async function buildLocal(
 /**
  * Stage `swe5g.build`: one item per Resolved instance; preflight pings the Docker engine.
  * @throws SkipItem `toolchain_mismatch`; TelebenchError `image_build_failed` |
- *   `dependency_unavailable` | `disk_budget_exceeded` (infra); PreflightError when the offline base is missing
+ *   `dependency_unavailable` | `disk_budget_exceeded` | `image_contract_failed` (infra);
+ *   PreflightError when the offline base is missing
  */
 export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   name: 'swe5g.build',
-  // 2: the env layer also holds the modules of the fix's go.mod when the fix changes it
-  version: 2,
+  // 2: the image contract (bash, git, patch in every recipe; checked after each build)
+  // 3: the env layer also holds the modules of the fix's go.mod when the fix changes it
+  version: 3,
   // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
   needs: ['swe5g.resolve', 'swe5g.testgen'],
   itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),
