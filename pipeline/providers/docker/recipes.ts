@@ -46,6 +46,9 @@ export const PINNED_ENV: Record<string, string> = {
   MALLOC_PERTURB_: '0',
 };
 
+/** Debian packages of the image contract: the shell, git and patch every instance image holds. */
+export const CONTRACT_PACKAGES = 'bash git patch';
+
 function named(prefix: string, layer: string, hash: string): string {
   return `${prefix}-${layer}:${hash.slice(0, 16)}`;
 }
@@ -59,13 +62,21 @@ export function baseRecipe(prefix: string, recipe: RecipeName, from: string): Im
   const apt = (pkgs: string): string =>
     `RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${pkgs} && rm -rf /var/lib/apt/lists/*`;
   const lines = [`FROM ${from}`];
+  // The image contract (docs/images.md, checked by `contract.ts`): every recipe's images carry
+  // bash, git and patch, which outside agents and SWE-bench's patch chain run in /testbed.
   if (recipe === 'go') {
-    lines.push('ENV GOTOOLCHAIN=local CGO_ENABLED=0 TZ=UTC');
+    lines.push(apt(CONTRACT_PACKAGES), 'ENV GOTOOLCHAIN=local CGO_ENABLED=0 TZ=UTC');
   } else if (recipe === 'c-meson') {
     // make: C repositories tested through the registry's make commands (no meson.build)
-    lines.push(apt('gcc libc6-dev make meson ninja-build pkg-config'), 'ENV TZ=UTC');
+    lines.push(
+      apt(`${CONTRACT_PACKAGES} gcc libc6-dev make meson ninja-build pkg-config`),
+      'ENV TZ=UTC',
+    );
   } else {
-    lines.push(apt('python3 python3-pytest python3-pip'), 'ENV TZ=UTC PYTHONHASHSEED=0');
+    lines.push(
+      apt(`${CONTRACT_PACKAGES} python3 python3-pytest python3-pip`),
+      'ENV TZ=UTC PYTHONHASHSEED=0',
+    );
   }
   lines.push('WORKDIR /testbed');
   const dockerfile = `${lines.join('\n')}\n`;
@@ -109,9 +120,12 @@ func TestWarm(t *testing.T) { mu.Lock(); mu.Unlock() }
 /**
  * Env layer: the dependencies at the environment commit. Go: `go.mod`/`go.sum` and
  * `go mod download` (inside the build, over the bridge network), or — `goModCache` given — a
- * module cache filled on the host and copied in. C: nothing beyond the base. Python: a
- * `requirements.txt` when the repository has one.
- * @param depFiles dependency files at the environment commit: name -> content
+ * module cache filled on the host and copied in; when the fix changes `go.mod` (a dependency
+ * bump), `fix.go.mod`/`fix.go.sum` (the files after the fix) are downloaded into the same module
+ * cache, so the fixed code compiles with the test steps' `GOPROXY=off`. C: nothing beyond the
+ * base. Python: a `requirements.txt` when the repository has one.
+ * @param depFiles dependency files at the environment commit: name -> content (Go also
+ *   `fix.go.mod` / `fix.go.sum` when the fix changes them)
  */
 export function envRecipe(
   prefix: string,
@@ -130,12 +144,24 @@ export function envRecipe(
     lines.push('COPY go.mod go.sum /tmp/deps/');
     if (goModCache) {
       copies['gomodcache'] = goModCache;
-      cacheKey = 'host-modcache';
+      // the copied cache holds the fix's modules too: they name the image (unchanged without a fix)
+      cacheKey =
+        depFiles['fix.go.mod'] === undefined
+          ? 'host-modcache'
+          : `host-modcache:${hashJson([depFiles['fix.go.mod'], depFiles['fix.go.sum'] ?? ''])}`;
       lines.push('COPY gomodcache /root/go/pkg/mod', 'ENV GOMODCACHE=/root/go/pkg/mod');
     } else {
+      const fix = depFiles['fix.go.mod'] !== undefined;
+      if (fix) {
+        inline['fix.go.mod'] = depFiles['fix.go.mod']!;
+        inline['fix.go.sum'] = depFiles['fix.go.sum'] ?? '';
+        lines.push('COPY fix.go.mod /tmp/deps-fix/go.mod', 'COPY fix.go.sum /tmp/deps-fix/go.sum');
+      }
+      const download = (dir: string): string =>
+        `cd ${dir} && GOFLAGS=-mod=mod GOPROXY=https://proxy.golang.org,direct go mod download`;
       lines.push(
         'ENV GOMODCACHE=/root/go/pkg/mod',
-        'RUN cd /tmp/deps && GOFLAGS=-mod=mod GOPROXY=https://proxy.golang.org,direct go mod download && rm -rf /tmp/deps /root/.cache/go-build',
+        `RUN ${download('/tmp/deps')}${fix ? ` && ${download('/tmp/deps-fix')}` : ''} && rm -rf /tmp/deps${fix ? ' /tmp/deps-fix' : ''} /root/.cache/go-build`,
       );
     }
   }
@@ -174,10 +200,12 @@ export function instanceRecipe(
   moduleDir = '',
 ): ImageRecipe {
   // Go: compile the packages and their tests once at the base commit (no network), so each test
-  // step only recompiles what a patch changes. Failure is fine here: validation reports it.
+  // step only recompiles what a patch changes. Failure is fine here: validation reports it. What
+  // the warm-up writes into the tree (`-mod=mod` tidying go.sum, a TestMain's files) is undone:
+  // the image's /testbed has a clean `git status` (the image contract).
   const warm =
     recipe === 'go'
-      ? `RUN cd /testbed/${moduleDir} && GOPROXY=off GOFLAGS=-mod=mod go test -count=1 -run '^$' ./... >/dev/null 2>&1 || true\n`
+      ? `RUN cd /testbed/${moduleDir} && (GOPROXY=off GOFLAGS=-mod=mod go test -count=1 -run '^$' ./... >/dev/null 2>&1 || true) && cd /testbed && git checkout -q -- . && git clean -fdq\n`
       : '';
   const dockerfile = `FROM ${envName}\nCOPY testbed/ /testbed/\nWORKDIR /testbed\n${warm}`;
   const hash = hashJson({ layer: 'instance', dockerfile, key });

@@ -48,22 +48,33 @@ const pushed = new Map<string, Promise<string>>();
  * image and registry in one process share one push (a push of layers the registry holds only
  * checks them).
  * @param name a local image (`telebench-instance:<hash>`)
+ * @param configKey where the registry was named, for the error (`release --push`)
  * @returns the digest reference the nodes pull (`<registry>/<repo>:<tag>@sha256:<hex>`)
  * @throws TelebenchError `registry_push_failed` (tier infra) naming the image and the registry
  *   (connection refused when the registry is down); `image_missing` (infra) when the engine has no `name`
  */
-export function pushImage(client: DockerClient, name: string, registry: string): Promise<string> {
+export function pushImage(
+  client: DockerClient,
+  name: string,
+  registry: string,
+  configKey = 'swe5g.environments.swarm.registry',
+): Promise<string> {
   const key = `${registry}\u0000${name}`;
   let p = pushed.get(key);
   if (!p) {
-    p = doPush(client, name, registry);
+    p = doPush(client, name, registry, configKey);
     pushed.set(key, p);
     p.catch(() => pushed.delete(key)); // a failed push is tried again by the next caller
   }
   return p;
 }
 
-async function doPush(client: DockerClient, name: string, registry: string): Promise<string> {
+async function doPush(
+  client: DockerClient,
+  name: string,
+  registry: string,
+  configKey: string,
+): Promise<string> {
   const docker = client.docker;
   const target = registryName(registry, name);
   const colon = target.lastIndexOf(':');
@@ -80,7 +91,7 @@ async function doPush(client: DockerClient, name: string, registry: string): Pro
   const fail = (why: string, cause?: unknown): TelebenchError =>
     new TelebenchError(
       'registry_push_failed',
-      `cannot push ${name} to the registry ${registry} (swe5g.environments.swarm.registry): ${why}`,
+      `cannot push ${name} to the registry ${registry} (${configKey}): ${why}`,
       { tier: 'infra', context: { image: name, registry, target }, cause },
     );
   let digest: string | undefined;
@@ -106,4 +117,57 @@ async function doPush(client: DockerClient, name: string, registry: string): Pro
   }
   if (!digest) throw fail('the registry answered no digest');
   return `${repo}:${tag}@${digest}`;
+}
+
+/**
+ * The parts of a digest reference `<registry>/<repo>:<tag>@sha256:<hex>` (the form
+ * {@link pushImage} returns and release rows carry as `image_name`), or null for a plain name.
+ * `pullName` is `<registry>/<repo>@sha256:<hex>` (the engine pulls by digest; the tag only names it).
+ */
+export function parseDigestRef(
+  ref: string,
+): { registry: string; repo: string; tag: string; digest: string; pullName: string } | null {
+  const m = /^([^/]+)\/(.+?)(?::([\w][\w.-]*))?@(sha256:[0-9a-f]{64})$/.exec(ref);
+  if (!m) return null;
+  return {
+    registry: m[1]!,
+    repo: m[2]!,
+    tag: m[3] ?? '',
+    digest: m[4]!,
+    pullName: `${m[1]}/${m[2]}@${m[4]}`,
+  };
+}
+
+/**
+ * Makes sure the engine holds `image`: a name the engine has is returned as it is; a digest
+ * reference (`REGISTRY/...@sha256:...`) the engine lacks is pulled by digest.
+ * @returns the name to run (`image`, or the pulled `<registry>/<repo>@sha256:...`)
+ * @throws TelebenchError `image_missing` (tier infra) for a plain name the engine lacks (nothing
+ *   to pull it from: build it, or release with `--push`); `image_pull_failed` (tier infra) naming
+ *   the reference and the registry's answer
+ */
+export async function ensureLocalImage(
+  client: DockerClient,
+  image: string,
+  timeoutMs = 600_000,
+): Promise<string> {
+  if (await client.hasImage(image)) return image;
+  const ref = parseDigestRef(image);
+  if (!ref) {
+    throw new TelebenchError(
+      'image_missing',
+      `the engine has no image ${image} and it names no registry to pull it from (a local name: build it with the swe5g pipeline, or use a release made with --push REGISTRY)`,
+      { tier: 'infra', context: { image } },
+    );
+  }
+  if (await client.hasImage(ref.pullName)) return ref.pullName;
+  const pulled = await client.tryPull(ref.pullName, timeoutMs);
+  if (!pulled.ok) {
+    throw new TelebenchError(
+      'image_pull_failed',
+      `cannot pull ${ref.pullName} from the registry ${ref.registry}: ${pulled.error}`,
+      { tier: 'infra', context: { image, registry: ref.registry } },
+    );
+  }
+  return ref.pullName;
 }

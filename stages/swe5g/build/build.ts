@@ -5,7 +5,7 @@
  * (`go version`, `gcc -dumpfullversion`, `python3 --version`); a Go toolchain older than go.mod's
  * `go` line skips the instance as `toolchain_mismatch` before anything runs.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
@@ -22,10 +22,10 @@ import {
   type RecipeName,
 } from '../../../pipeline/providers/docker/recipes.js';
 import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
+import { checkImageContract } from '../../../pipeline/providers/docker/contract.js';
 import { executorPreflight, pushLayers } from '../executors.js';
 import { hostGo } from '../../../pipeline/providers/docker/offline-base.js';
-import { exportCleanRepo, fileAt, hostEnv } from '../../../pipeline/providers/git/repo.js';
-import { hashJson } from '../../../pipeline/hash.js';
+import { exportCleanRepo, fileAt } from '../../../pipeline/providers/git/repo.js';
 import { lazy } from '../../../pipeline/lazy.js';
 import type { KeyValue } from '../../../pipeline/store/store.js';
 import type { Resolved } from '../types.js';
@@ -33,6 +33,9 @@ import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import { mirrorPath } from '../resolve/resolve.js';
 import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
+import { goDepFiles, goModuleFailure, hostModCache } from './go-modules.js';
+
+export { hostModCache } from './go-modules.js';
 
 const zx = lazy<typeof Zx>('zx');
 
@@ -258,12 +261,28 @@ export type BuildSubject = Pick<
   | 'version'
   | 'environment_setup_commit'
   | 'base_commit'
->;
+> &
+  /** Absent for a released row (it keeps no merge commit): the env layer then has no fix go.mod. */
+  Partial<Pick<Resolved, 'merge_commit'>>;
+
+/**
+ * Checks the image contract of a built instance image once per image id (kv
+ * `swe5g.image_contract`): bash, git and patch present, /testbed at `base_commit` and clean,
+ * no object or ref after the base.
+ * @throws TelebenchError `image_contract_failed` (infra) naming every violation
+ */
+async function contractOnce(bc: BuildContext, image: string, baseCommit: string): Promise<void> {
+  const id = (await bc.docker.inspect(image))?.Id ?? image;
+  if (bc.kv?.get<string>('swe5g.image_contract', id) === baseCommit) return;
+  await checkImageContract(bc.docker, image, baseCommit);
+  bc.kv?.set('swe5g.image_contract', id, baseCommit);
+}
 
 /**
  * Builds (or reuses) base, env and instance images for `res`.
  * @throws SkipItem `toolchain_mismatch` when the base's Go is older than go.mod asks
- * @throws TelebenchError `image_build_failed` (infra) from a failed docker build
+ * @throws TelebenchError `image_build_failed` (infra) from a failed docker build,
+ *   `image_contract_failed` (infra) when the instance image breaks the image contract
  */
 export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): Promise<Built> {
   const s = bc.settings;
@@ -276,17 +295,13 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   const tBase = await ensureImage(bc, base, { 'telebench.parent': from });
   const toolchain = await toolchainOf(bc, base.name, recipe);
   assertToolchain(res, recipe, toolchain, base.name);
-  // env: dependency files at the environment commit
+  // env: dependency files at the environment commit (Go: and after the fix, when it bumps go.mod)
   const depFiles: Record<string, string> = {};
-  const names =
-    recipe === 'go' ? ['go.mod', 'go.sum'] : recipe === 'python' ? ['requirements.txt'] : [];
-  for (const n of names) {
-    const text = await fileAt(
-      mirror,
-      res.environment_setup_commit,
-      module_dir ? `${module_dir}/${n}` : n,
-    );
-    if (text !== undefined) depFiles[n] = text;
+  if (recipe === 'go') Object.assign(depFiles, await goDepFiles(mirror, res, module_dir));
+  if (recipe === 'python') {
+    const n = module_dir ? `${module_dir}/requirements.txt` : 'requirements.txt';
+    const text = await fileAt(mirror, res.environment_setup_commit, n);
+    if (text !== undefined) depFiles['requirements.txt'] = text;
   }
   let goModCache: string | undefined;
   if (recipe === 'go' && s.go_modules === 'host' && depFiles['go.mod'] !== undefined) {
@@ -296,17 +311,22 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   const tEnv = await ensureImage(bc, env, { 'telebench.parent': base.name }).catch(
     (err: unknown) => {
       // A module the proxy no longer (or not yet) serves: say so instead of a generic build failure.
-      const msg = err instanceof Error ? err.message : String(err);
-      const m = /go: (\S+@\S+): reading (\S+): (\d{3})([^\n]*)/.exec(msg);
-      if (!m) throw err;
-      // 403/404/410: the proxy refuses or does not have the module; retrying will not help
-      const permanent = ['403', '404', '410'].includes(m[3]!);
+      const f =
+        recipe === 'go' ? goModuleFailure(err instanceof Error ? err.message : String(err)) : null;
+      if (!f) throw err;
       throw new TelebenchError(
         'dependency_unavailable',
-        `${res.instance_id}: the env layer cannot download ${m[1]} (${m[3]}${m[4]} from ${m[2]}); ${permanent ? 'the proxy refuses it (permanent): ' : 'retry later, or '}use go_modules: host, which reads the host's module cache (go env GOMODCACHE) before the host's GOPROXY`,
+        `${res.instance_id}: the env layer cannot download ${f.module} (${f.reason}); ${f.permanent ? 'the proxy refuses it (permanent): ' : 'retry later, or '}use go_modules: host, which reads the host's module cache (go env GOMODCACHE, also a cache holding only .mod and .zip files) before the host's GOPROXY`,
         {
           tier: 'infra',
-          context: { module: m[1], url: m[2], status: Number(m[3]), permanent, image: env.name },
+          context: {
+            module: f.module,
+            ...(f.url ? { url: f.url } : {}),
+            ...(f.status !== undefined ? { status: f.status } : {}),
+            permanent: f.permanent,
+            fix_go_mod: depFiles['fix.go.mod'] !== undefined,
+            image: env.name,
+          },
           cause: err,
         },
       );
@@ -329,6 +349,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     'telebench.instance_id': res.instance_id,
     'telebench.parent': env.name,
   });
+  await contractOnce(bc, inst.name, res.base_commit);
   const [sb, se, si] = await Promise.all(
     [base.name, env.name, inst.name].map((n) => bc.docker.size(n)),
   );
@@ -394,100 +415,17 @@ async function buildLocal(
   };
 }
 
-/** Go variables `go mod download` on the host may see (proxy, checksum database, caches). */
-const GO_ENV_VARS = [
-  'GOPROXY',
-  'GOFLAGS',
-  'GOMODCACHE',
-  'GOSUMDB',
-  'GONOSUMDB',
-  'GONOPROXY',
-  'GOPRIVATE',
-  'GOINSECURE',
-  'GOPATH',
-  'GOCACHE',
-  'GOTOOLCHAIN',
-  'GOROOT',
-];
-
-/**
- * Fills a module cache on the host for the `go_modules: host` mode, keyed by the hash of
- * go.mod + go.sum: `go mod download` with the host's Go in the minimal {@link hostEnv} environment
- * (no tokens) plus the user's Go variables (GOPROXY, GOFLAGS, GOMODCACHE, ...). The host's own
- * module cache (`go env GOMODCACHE`) is read first, as a `file://` proxy ahead of the user's
- * GOPROXY, so a module the host already holds (e.g. compiled during test generation) is never
- * downloaded again and a module the proxy refuses still builds.
- * @returns the cache folder (only this go.mod's modules: it is copied into the env image)
- * @throws TelebenchError `dependency_unavailable` (tier infra, `permanent: true`) when the proxy
- *   answers 403/404/410 for a module the host cache lacks; `go_mod_download_failed` (tier
- *   transient) for any other failure
- */
-export async function hostModCache(
-  stateDir: string,
-  depFiles: Record<string, string>,
-): Promise<string> {
-  const key = hashJson(depFiles).slice(0, 16);
-  const cache = join(stateDir, 'swe5g', 'gomodcache', key);
-  if (existsSync(join(cache, '.complete'))) return join(cache, 'mod');
-  const work = join(cache, 'work');
-  mkdirSync(work, { recursive: true });
-  writeFileSync(join(work, 'go.mod'), depFiles['go.mod'] ?? '');
-  writeFileSync(join(work, 'go.sum'), depFiles['go.sum'] ?? '');
-  const userEnv = hostEnv(GO_ENV_VARS);
-  const goEnv = async (name: string): Promise<string> =>
-    (
-      await zx().$({ cwd: work, quiet: true, env: userEnv, nothrow: true })`go env ${name}`
-    ).stdout.trim();
-  const hostCache = await goEnv('GOMODCACHE');
-  const userProxy = (await goEnv('GOPROXY')) || 'https://proxy.golang.org,direct';
-  const hostDownloads = hostCache ? join(hostCache, 'cache', 'download') : '';
-  const proxy =
-    hostDownloads && existsSync(hostDownloads) ? `file://${hostDownloads},${userProxy}` : userProxy;
-  const userFlags = (userEnv.GOFLAGS ?? '').replace(/-mod=\S+/g, '').trim();
-  try {
-    await zx().$({
-      cwd: work,
-      quiet: true,
-      env: {
-        ...userEnv,
-        GOPROXY: proxy,
-        GOMODCACHE: join(cache, 'mod'),
-        GOFLAGS: `${userFlags} -mod=mod`.trim(),
-      },
-    })`go mod download`;
-  } catch (err) {
-    const text = String((err as { stderr?: string }).stderr ?? (err as Error).message);
-    const m = /(\S+@\S+): reading (\S+): (40[34]|410)\b[^\n]*/.exec(text);
-    if (m) {
-      throw new TelebenchError(
-        'dependency_unavailable',
-        `go mod download on the host: ${m[1]} is in neither the host module cache (${hostCache || 'none'}) nor served by the proxy (${m[2]}: ${m[3]}); fill the host cache (go mod download in a checkout of the base commit) or set GOPROXY/GOFLAGS to a proxy that serves it`,
-        {
-          tier: 'infra',
-          context: { module: m[1], url: m[2], status: Number(m[3]), hostCache, permanent: true },
-          cause: err,
-        },
-      );
-    }
-    throw new TelebenchError(
-      'go_mod_download_failed',
-      `go mod download on the host failed: ${text}`,
-      { tier: 'transient', cause: err },
-    );
-  }
-  await zx().$({ quiet: true })`chmod -R u+w ${join(cache, 'mod')}`;
-  writeFileSync(join(cache, '.complete'), '');
-  return join(cache, 'mod');
-}
-
 /**
  * Stage `swe5g.build`: one item per Resolved instance; preflight pings the Docker engine.
  * @throws SkipItem `toolchain_mismatch`; TelebenchError `image_build_failed` |
- *   `dependency_unavailable` | `disk_budget_exceeded` (infra); PreflightError when the offline base is missing
+ *   `dependency_unavailable` | `disk_budget_exceeded` | `image_contract_failed` (infra);
+ *   PreflightError when the offline base is missing
  */
 export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   name: 'swe5g.build',
-  version: 1,
+  // 2: the image contract (bash, git, patch in every recipe; checked after each build)
+  // 3: the env layer also holds the modules of the fix's go.mod when the fix changes it
+  version: 3,
   // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
   needs: ['swe5g.resolve', 'swe5g.testgen'],
   itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),

@@ -1,14 +1,17 @@
 /**
- * `telebench evaluate --predictions FILE [--config FILE]`: grades predictions in SWE-bench's format
- * (JSON Lines `instance_id, model_name_or_path, model_patch`, from any agent: SWE-agent,
- * OpenHands, Agentless, or `swe5g-eval`'s own files) on the complete validated instances of the
- * state, through pipeline `swe5g-evaluate` (stage `swe5g.eval.grade`, resumable), then prints
- * `telebench report swe5g-eval`.
+ * `telebench evaluate --predictions FILE [--config FILE]`: grades predictions in any shape
+ * SWE-bench accepts (JSON Lines, a JSON list, or the JSON object keyed by instance_id that
+ * mini-swe-agent and SWE-agent write as `preds.json`; see `predictions.ts`) on the complete
+ * validated instances of the state, through pipeline `swe5g-evaluate` (stage `swe5g.eval.grade`,
+ * resumable), then prints `telebench report swe5g-eval` and one line counting this file's rows.
+ * A file with no usable row stops before anything runs (exit 1, each bad row named); so does a
+ * file whose every row was skipped (unknown instance, invalid).
  */
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../../pipeline/errors.js';
+import { noUsableRow, readPredictions } from './predictions.js';
 
 /**
  * Registers `telebench evaluate`. The action:
@@ -19,14 +22,24 @@ export function addEvaluateCommand(program: Command): void {
   program
     .command('evaluate')
     .description(
-      'grade SWE-bench-format predictions (JSON Lines: instance_id, model_name_or_path, model_patch) on the validated SWE-Bench 5G instances',
+      'grade SWE-bench predictions (JSON Lines, a JSON list, or preds.json keyed by instance_id: instance_id, model_name_or_path, model_patch) on the validated SWE-Bench 5G instances',
     )
-    .requiredOption('--predictions <file>', 'JSON Lines predictions file')
+    .requiredOption(
+      '--predictions <file>',
+      'predictions file: JSON Lines, a JSON list, or a JSON object keyed by instance_id',
+    )
     .option('--config <file>', 'configuration file (default config/default.yaml)')
     .action(async (flags: { predictions: string; config?: string }, cmd: Command) => {
       const abs = resolve(flags.predictions);
       if (!existsSync(abs))
         throw new ConfigError(`--predictions: file not found: ${abs}`, { file: abs });
+      const read = readPredictions(abs);
+      const why = noUsableRow(abs, read);
+      if (why) {
+        process.stderr.write(`telebench evaluate: ${why}\n`);
+        process.exitCode = 1;
+        return;
+      }
       // loaded when the command runs, so declaring it loads no evaluation code
       const { PREDICTIONS_ENV } = await import('./stages.js');
       process.env[PREDICTIONS_ENV] = abs;
@@ -34,8 +47,12 @@ export function addEvaluateCommand(program: Command): void {
       const pre = state ? ['--state', state] : [];
       const cfg = flags.config ? ['--config', flags.config] : [];
       await program.parseAsync([...pre, 'run', 'swe5g-evaluate', ...cfg], { from: 'user' });
-      const code = typeof process.exitCode === 'number' ? process.exitCode : 0;
+      let code = typeof process.exitCode === 'number' ? process.exitCode : 0;
       await program.parseAsync([...pre, 'report', 'swe5g-evaluate', ...cfg], { from: 'user' });
+      const { fileTally, tallyLine } = await import('./file-tally.js');
+      const tally = fileTally(state, abs, read);
+      process.stderr.write(`${tallyLine(tally)}\n`);
+      if (code === 0 && tally.graded === 0) code = 1;
       process.exitCode = code;
     });
 }

@@ -358,7 +358,8 @@ function providerFor(ctx: Ctx, model: EvalModel): LlmProvider {
 
 export const solveStage = defineStage<SolveInput, SolveOutput, HasSwe5g>({
   name: 'swe5g.eval.solve',
-  version: 1,
+  // 2: edits re-indented by relative depth, ambiguous dividers, paths in prose, CRLF kept (issue 24)
+  version: 2,
   needs: ['swe5g.validate', 'swe5g.eval.skills'],
   description:
     'Solver loop: single-turn or multi-turn (K turns, feedback) SEARCH/REPLACE answers per model and instance.',
@@ -498,10 +499,11 @@ export interface GradeInput {
   instance: EvalInstance | null;
   model_patch: string;
   /**
-   * External rows: the file, line and sha256 of the file's bytes (the key's first part); a row
+   * External rows: the file, line (JSON Lines) or entry position, sha256 of the file's bytes (the
+   * key's first part) and, for a JSON list or dict, `where` (`entry [2]`, `key "..."`); a row
    * that could not be read has `invalid`.
    */
-  origin?: { file: string; line: number; digest?: string };
+  origin?: { file: string; line: number; digest?: string; where?: string };
   invalid?: string;
 }
 
@@ -518,7 +520,12 @@ export interface GradeOutput extends Grade {
  * <instance_id>`, so two predictions files (or two versions of one) keep their own results.
  */
 export function externalKey(digest: string, model: string, instance: string): string {
-  return `external::${digest.slice(0, 12)}::${model}::${instance}`;
+  return `${externalPrefix(digest)}${model}::${instance}`;
+}
+
+/** Common start of every grade key of one predictions file (`external::<12 hex>::`). */
+export function externalPrefix(digest: string): string {
+  return `external::${digest.slice(0, 12)}::`;
 }
 
 function predictionsFile(ctx: Ctx): string | undefined {
@@ -562,11 +569,10 @@ export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
     const planned = new Set<string>();
     const file = predictionsFile(ctx);
     if (file) {
-      const { rows, bad, digest } = readPredictions(file);
-      const tag = digest.slice(0, 12);
+      const { rows, bad, digest, shape } = readPredictions(file);
       for (const b of bad) {
         if (!within()) return;
-        const key = `external::${tag}::invalid::line-${b.line}`;
+        const key = `${externalPrefix(digest)}invalid::${shape === 'jsonl' ? 'line' : 'entry'}-${b.line}`;
         planned.add(key);
         yield {
           key,
@@ -578,7 +584,12 @@ export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
             instance_id: '',
             instance: null,
             model_patch: '',
-            origin: { file, line: b.line, digest },
+            origin: {
+              file,
+              line: b.line,
+              digest,
+              ...(shape === 'jsonl' ? {} : { where: b.where }),
+            },
             invalid: b.reason,
           },
         };
@@ -597,7 +608,12 @@ export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
             instance_id: r.instance_id,
             instance: instances.get(r.instance_id) ?? null,
             model_patch: r.model_patch,
-            origin: { file, line: r.line, digest },
+            origin: {
+              file,
+              line: r.line,
+              digest,
+              ...(shape === 'jsonl' ? {} : { where: r.where }),
+            },
           },
         };
       }
@@ -624,13 +640,13 @@ export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
     if (i.invalid)
       throw new SkipItem(
         'invalid_prediction',
-        `${i.origin?.file}:${i.origin?.line}: ${i.invalid}`,
+        `${i.origin?.file} ${i.origin?.where ?? `line ${i.origin?.line}`}: ${i.invalid}`,
         { ...i.origin },
       );
     if (!i.instance)
       throw new SkipItem(
         'unknown_instance',
-        `${i.origin ? `${i.origin.file}:${i.origin.line}: ` : ''}${i.instance_id} is not a complete validated instance in this state`,
+        `${i.origin ? `${i.origin.file} ${i.origin.where ?? `line ${i.origin.line}`}: ` : ''}${i.instance_id} is not a complete validated instance in this state`,
         { ...i.origin },
       );
     const run = await runPatch(i.instance, i.model_patch, 'grade', {
