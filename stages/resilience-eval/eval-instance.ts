@@ -5,11 +5,17 @@
  * incorrect_answer, half_reasoning_trace`), read as they are: the half trace, the generator's
  * wrong answer and the published ids are kept.
  */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TelebenchError } from '../../pipeline/errors.js';
 import { resilienceInstanceSchema } from '../resilience/instance.js';
 import { readRows } from '../resilience/adapters.js';
+import {
+  dedupe,
+  jsonErrorPlace,
+  jsonErrorText,
+  readInputText,
+  type DuplicatePolicy,
+} from './input-text.js';
 
 export interface EvalInstance {
   sample_id: string;
@@ -30,6 +36,8 @@ export interface EvalInstance {
   difficulty: string | null;
   /** `project` (our schema) or `published` (the published fields only). */
   origin: 'project' | 'published';
+  /** Where it was read (`file:line`, `file row N`), for messages. */
+  where: string;
 }
 
 const publishedRowSchema = z.looseObject({
@@ -73,6 +81,7 @@ export function toEvalInstance(row: unknown, where: string): EvalInstance {
       incorrect_answer: i.incorrect_answer,
       difficulty: i.difficulty,
       origin: 'project',
+      where,
     };
   }
   const pub = publishedRowSchema.safeParse(row);
@@ -115,6 +124,7 @@ export function toEvalInstance(row: unknown, where: string): EvalInstance {
     incorrect_answer: incorrect,
     difficulty: p.difficulty ?? null,
     origin: 'published',
+    where,
   };
 }
 
@@ -210,35 +220,62 @@ function csvRecord(rec: Record<string, string>, where: string): Record<string, u
   return out;
 }
 
+/** The published schema's columns a CSV must have (`choices` and `difficulty` are optional). */
+const CSV_COLUMNS = [
+  'sample_id',
+  'sub_benchmark',
+  'question',
+  'correct_answer',
+  'incorrect_answer',
+  'half_reasoning_trace',
+] as const;
+
+const badRow = (message: string): TelebenchError =>
+  new TelebenchError('bad_instance_row', message, { tier: 'content' });
+
+function readCsvInstances(text: string, label: string): EvalInstance[] {
+  const { rows, rejected } = readRows(text, 'csv', label);
+  if (rejected.length) throw badRow(rejected.map((r) => r.detail).join('; '));
+  const header = rows[0] ? Object.keys(rows[0].value as Record<string, string>) : [];
+  const absent = CSV_COLUMNS.filter((c) => !header.includes(c));
+  if (rows.length && absent.length)
+    throw badRow(`${label}:1: the header has no column ${absent.join(', ')}`);
+  return rows.map((r) => {
+    const rec = r.value as Record<string, string>;
+    const where = `${label}:${r.line ?? '?'}`;
+    const empty = CSV_COLUMNS.filter((c) => (rec[c] ?? '').trim() === '');
+    if (empty.length)
+      throw badRow(
+        `${where}: empty cell in column ${empty.join(', ')} (column ${empty.map((c) => header.indexOf(c) + 1).join(', ')})`,
+      );
+    return toEvalInstance(csvRecord(rec, where), where);
+  });
+}
+
 /**
  * Reads instances from a JSON array file, a JSON Lines file or a CSV file with a header line
- * (either schema; CSV `choices` as in {@link parseChoicesCell}).
+ * (either schema; CSV `choices` as in {@link parseChoicesCell}). A UTF-8 BOM is skipped.
  * @param label how messages name the file (default its path), e.g. `hub:owner/name@rev/file.csv`
- * @throws TelebenchError `input_missing` (no file), `bad_instance_row` (file and line)
+ * @param allowEmpty an empty file is no instances (the evaluation stages report it) instead of an
+ *   error (`telebench score`)
+ * @throws TelebenchError `input_missing` (no file), `input_empty` (nothing in it),
+ *   `bad_instance_row` (file, line and column: bad JSON, a missing CSV column or cell, a row of
+ *   neither schema)
  */
-export function readEvalInstances(path: string, label = path): EvalInstance[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new TelebenchError('input_missing', `cannot read instances ${label}: ${String(e)}`, {
-      tier: 'config',
-    });
-  }
-  if (/\.csv$/i.test(path)) {
-    const { rows, rejected } = readRows(text, 'csv', label);
-    if (rejected.length)
-      throw new TelebenchError('bad_instance_row', rejected.map((r) => r.detail).join('; '), {
-        tier: 'content',
-      });
-    return rows.map((r) => {
-      const where = `${label}:${r.line ?? '?'}`;
-      return toEvalInstance(csvRecord(r.value as Record<string, string>, where), where);
-    });
-  }
+export function readEvalInstances(path: string, label = path, allowEmpty = true): EvalInstance[] {
+  const text = readInputText(path, 'instances', label, allowEmpty);
+  if (text === '') return [];
+  if (/\.csv$/i.test(path)) return readCsvInstances(text, label);
   const trimmed = text.trimStart();
   if (trimmed.startsWith('[')) {
-    const rows = JSON.parse(trimmed) as unknown[];
+    let rows: unknown;
+    try {
+      rows = JSON.parse(text);
+    } catch (e) {
+      const at = jsonErrorPlace(text, e);
+      throw badRow(`${label}:${at.line}:${at.column}: not a JSON array: ${jsonErrorText(e)}`);
+    }
+    if (!Array.isArray(rows)) throw badRow(`${label}: not a JSON array`);
     return rows.map((r, i) => toEvalInstance(r, `${label} row ${i}`));
   }
   const out: EvalInstance[] = [];
@@ -248,11 +285,35 @@ export function readEvalInstances(path: string, label = path): EvalInstance[] {
     try {
       row = JSON.parse(line);
     } catch (e) {
-      throw new TelebenchError('bad_instance_row', `${label}:${i + 1}: not JSON: ${String(e)}`, {
-        tier: 'content',
-      });
+      const at = jsonErrorPlace(line, e);
+      throw badRow(`${label}:${i + 1}:${at.column}: not JSON: ${jsonErrorText(e)}`);
     }
     out.push(toEvalInstance(row, `${label}:${i + 1}`));
   });
   return out;
+}
+
+/**
+ * Instances of several files by `sample_id`.
+ * @throws TelebenchError `duplicate_instance` naming both places when a `sample_id` occurs twice
+ *   and `policy` is `error`; `first` / `last` say which wins
+ */
+export function indexInstances(
+  files: readonly string[],
+  policy: DuplicatePolicy = 'error',
+): Map<string, EvalInstance> {
+  const all = files.flatMap((f) => readEvalInstances(f, f, false));
+  const { rows, duplicates } = dedupe(
+    all,
+    (i) => i.sample_id,
+    (i) => i.where,
+    policy,
+  );
+  if (duplicates.length)
+    throw new TelebenchError(
+      'duplicate_instance',
+      `instances: ${duplicates.map((d) => d.message).join('; ')}`,
+      { tier: 'content' },
+    );
+  return new Map(rows.map((i) => [i.sample_id, i]));
 }

@@ -14,8 +14,6 @@
  * denominator, counted as not corrected (the paper's rule). A rate that cannot be computed is
  * `null` ("unavailable"), never 0.
  */
-import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
-import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import type { ModeParse } from './parse-modes.js';
 import { MAIN_SUBSETS } from '../../datasets/teleresiliencebench/schema.js';
 import { numbersMatch } from '../resilience/numbers.js';
@@ -88,7 +86,8 @@ export function classifyOutcome(
 /** One scored row as metrics see it. */
 export interface ScoredRow {
   sample_id: string;
-  sub_benchmark: string;
+  /** Lower-case subset id (`teleqna`, `3gpp_tsg`): the key of `by_subset`. */
+  subset: string;
   outcome: Outcome;
   /** Parse status when not an answer (`no_answer`, `ambiguous_answer`, `retracted`, `cut_off`). */
   parse_status: string;
@@ -116,36 +115,50 @@ export interface GroupMetrics {
   cut_rows: number;
 }
 
-/** Bootstrap settings: B resamples, fixed seed. */
-export const BOOTSTRAP = { resamples: 1000, seed: 20260408, level: 0.95 } as const;
+/** Bootstrap interval level (exact percentile interval, see {@link bootstrapCi}). */
+export const BOOTSTRAP = { level: 0.95 } as const;
 
 /**
- * Percentile bootstrap interval of a mean of 0/1 indicators, in percent. Fixed seed: the same
- * input gives the same interval. Null for an empty input.
+ * Percentile bootstrap interval of a mean of 0/1 indicators, in percent, computed exactly: the
+ * mean of n indicators resampled with replacement is Binomial(n, k/n) / n, so the interval is that
+ * distribution's (1-level)/2 and (1+level)/2 quantiles (the limit of infinitely many resamples; no
+ * random numbers, the same on every machine, O(n)). Null for an empty input. At k = 0 or k = n
+ * the interval is the single point [p, p]: a small sample says little (callers flag n < 30).
  * @param hits 0/1 per scored row
  */
 export function bootstrapCi(
   hits: readonly number[],
-  opts: { resamples: number; seed: number; level: number } = BOOTSTRAP,
+  opts: { level: number } = BOOTSTRAP,
 ): [number, number] | null {
   const n = hits.length;
   if (n === 0) return null;
-  const rng = xoroshiro128plus(opts.seed);
-  const means: number[] = [];
-  for (let b = 0; b < opts.resamples; b++) {
-    let s = 0;
-    for (let i = 0; i < n; i++) s += hits[uniformInt(rng, 0, n - 1)]!;
-    means.push((100 * s) / n);
-  }
-  means.sort((a, b) => a - b);
-  const lo = means[Math.floor(((1 - opts.level) / 2) * (opts.resamples - 1))]!;
-  const hi = means[Math.ceil((1 - (1 - opts.level) / 2) * (opts.resamples - 1))]!;
-  return [lo, hi];
+  const k = hits.reduce((a, h) => a + (h ? 1 : 0), 0);
+  if (k === 0 || k === n) return [(100 * k) / n, (100 * k) / n];
+  const p = k / n;
+  // log pmf by the recurrence pmf(j+1) = pmf(j) (n-j)/(j+1) p/(1-p), normalised at the end
+  const logs = new Float64Array(n + 1);
+  logs[0] = n * Math.log1p(-p);
+  const odds = Math.log(p) - Math.log1p(-p);
+  for (let j = 0; j < n; j++) logs[j + 1] = logs[j]! + Math.log((n - j) / (j + 1)) + odds;
+  let max = -Infinity;
+  for (const l of logs) max = Math.max(max, l);
+  const pmf = Array.from(logs, (l) => Math.exp(l - max));
+  const total = pmf.reduce((a, b) => a + b, 0);
+  const quantile = (q: number): number => {
+    let c = 0;
+    for (let j = 0; j <= n; j++) {
+      c += pmf[j]! / total;
+      if (c >= q - 1e-12) return j;
+    }
+    return n;
+  };
+  const alpha = (1 - opts.level) / 2;
+  return [(100 * quantile(alpha)) / n, (100 * quantile(1 - alpha)) / n];
 }
 
 const pct = (a: number, b: number): number | null => (b === 0 ? null : (100 * a) / b);
 
-/** Metrics of a group of rows. Pure (bootstrap seeded). */
+/** Metrics of a group of rows. Pure. */
 export function groupMetrics(rows: readonly ScoredRow[]): GroupMetrics {
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of rows) counts[r.outcome]++;
@@ -181,7 +194,34 @@ export interface ModeMetrics {
   /** TeleMath correction rate (auxiliary), when present. */
   telemath: GroupMetrics | null;
   by_difficulty: Record<string, GroupMetrics>;
+  /** Mean output tokens over every row with a count (all subsets, TeleMath included); null when none. */
+  mean_output_tokens: number | null;
 }
+
+const meanTokens = (rows: readonly ScoredRow[]): number | null => {
+  const t = rows.map((r) => r.output_tokens).filter((x): x is number => x !== null);
+  return t.length ? t.reduce((a, b) => a + b, 0) / t.length : null;
+};
+
+/**
+ * The paper's sub-benchmark names (Table I, Figure 3) by subset id; other subsets show their id.
+ */
+export const SUB_BENCHMARK_NAMES: Record<string, string> = {
+  teleqna: 'TeleQnA',
+  teletables: 'TeleTables',
+  telelogs: 'TeleLogs',
+  '3gpp_tsg': '3GPP_TSG',
+  oranbench: 'ORANBench',
+  srsranbench: 'srsRANBench',
+  sixg_bench: 'SixG_Bench',
+  telemath: 'TeleMath',
+};
+
+/** The paper's name of a subset (its id when the paper has none). */
+export const subBenchmarkName = (subset: string): string => SUB_BENCHMARK_NAMES[subset] ?? subset;
+
+/** Below this many scored rows a rate and its interval say little: reports flag it. */
+export const SMALL_SAMPLE = 30;
 
 const mean = (xs: (number | null)[]): number | null =>
   xs.length === 0 || xs.some((x) => x === null)
@@ -196,16 +236,16 @@ const mean = (xs: (number | null)[]): number | null =>
 export function modeMetrics(rows: readonly ScoredRow[]): ModeMetrics {
   const bySub = new Map<string, ScoredRow[]>();
   for (const r of rows) {
-    const list = bySub.get(r.sub_benchmark) ?? [];
+    const list = bySub.get(r.subset) ?? [];
     list.push(r);
-    bySub.set(r.sub_benchmark, list);
+    bySub.set(r.subset, list);
   }
   const by_subset: Record<string, GroupMetrics> = {};
   for (const [s, rs] of [...bySub].sort(([a], [b]) => a.localeCompare(b)))
     by_subset[s] = groupMetrics(rs);
   const discrete = DISCRETE_SUBSETS.filter((s) => by_subset[s] && by_subset[s].scored > 0);
   const discreteRows = rows.filter((r) =>
-    (DISCRETE_SUBSETS as readonly string[]).includes(r.sub_benchmark),
+    (DISCRETE_SUBSETS as readonly string[]).includes(r.subset),
   );
   const byDiff = new Map<string, ScoredRow[]>();
   for (const r of discreteRows) {
@@ -224,6 +264,7 @@ export function modeMetrics(rows: readonly ScoredRow[]): ModeMetrics {
     },
     micro: groupMetrics(discreteRows),
     telemath: by_subset['telemath'] ?? null,
+    mean_output_tokens: meanTokens(rows),
     by_difficulty: Object.fromEntries(
       [...byDiff].sort(([a], [b]) => a.localeCompare(b)).map(([d, rs]) => [d, groupMetrics(rs)]),
     ),

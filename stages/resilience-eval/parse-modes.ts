@@ -17,25 +17,23 @@
  *   It reads answers the construction parser missed: LaTeX-wrapped payloads (`$2$`, `\(2\)`,
  *   `\boxed{2}`, `\text{2}`), and a numeric line's concluded value (`256+37 = 293` reads 293:
  *   the value after the last `=`).
- * - `published`: a re-implementation of the behaviour of the published scorer (arXiv:2605.09929
- *   experiments), defects included, labelled as such. Learned from the 1,790 published rows
- *   (`../shared/data/teleresiliencebench/experiments/`): it reads `raw` = thinking, a blank line,
- *   reply (each only when non-empty); the last case-sensitive `Final Answer: d` with ONE digit
- *   d in 1..min(9,N) wins; else the last standalone digit 1..min(9,N) anywhere in `raw`. Option
- *   numbers 10-16 are never read as such (`Final Answer: 15` gives nothing, or a stray `5`).
- *   Numeric: the last `Final Answer: <number>` in `raw`, else the last unsigned number in `raw`.
- *   With the option texts (instances built here, the published Hub dataset's `choices`, TeleLogs'
- *   C1..C8) two option-text rules join, in this precedence: (1) `Final Answer: d`; (2) the last
- *   `Final Answer: <option text>` (`Final Answer: UDM`, a quoted option value); (3) the last
- *   standalone digit; (4) the first option, in option order, whose text occurs anywhere in `raw`.
- *   Precedence learned from the published rows whose options are known (TeleLogs C1..C8, 172
- *   rows: 164 reproduced with the four rules, 161 with digits only; 3GPP_TSG with the sorted
- *   working-group labels, 180 rows: 167 against 134); rule (2) agreed on every row it decided.
- *   Without option texts (the published experiment files) rules (2) and (4) cannot run, and the
- *   rows they decided are reported as such by `telebench score`.
+ * - `published`: the authors' scorer (`src/parsing.py` of github.com/prnshv/TeleResilienceBench,
+ *   arXiv:2605.09929), branch by branch, defects included (published-scorer.ts): it parses `raw`
+ *   (thinking and reply joined; the experiment files' `continuation_raw`). Discrete items: the
+ *   last `Final Answer:` payload, then the whole text, each through the digit patterns of the last
+ *   120 characters and then the option-text rule (when the option texts are known); TeleMath: the
+ *   payload's number, `\boxed{}`, the tail patterns, the last number. Every answer names the
+ *   branch that read it. Without the option texts (the experiment files carry none; TeleLogs'
+ *   C1..C8 are known) the option-text rule cannot run and the item's option count is the
+ *   subset's largest: `telebench score` names the rows this decides apart.
  */
 
 import { isCutOffReply } from '../resilience/parse-answer.js';
+import {
+  modelTextForParsing,
+  publishedFloatAnswer,
+  publishedMcOutput,
+} from './published-scorer.js';
 
 export const PARSE_MODES = ['strict', 'lenient', 'published'] as const;
 export type ParseMode = (typeof PARSE_MODES)[number];
@@ -48,6 +46,8 @@ export interface ReplyParts {
   thinking: string;
   /** Provider's finish reason (`stop`, `length`, ...) when known. */
   doneReason?: string | null;
+  /** The text the published scorer parsed (`continuation_raw` of the experiment files). */
+  raw?: string;
 }
 
 /** What one mode read from one reply. */
@@ -314,88 +314,29 @@ export function parseLenient(r: ReplyParts, t: ParseTarget): ModeParse {
   return retracted ?? refuse('no_answer', null, null);
 }
 
-/** `raw` as the published experiment files store it: thinking, a blank line, reply. Pure. */
+/**
+ * The text the published scorer parsed: the experiment files' `continuation_raw` when the reply
+ * came with it, else `model_text_for_parsing(thinking, content)` (each stripped, joined by a blank
+ * line). Pure.
+ */
 export function publishedRaw(r: ReplyParts): string {
-  return [r.thinking, r.content].filter((s) => s !== '').join('\n\n');
-}
-
-const publishedNorm = (s: string): string =>
-  s
-    .toLowerCase()
-    .replace(/^[\s"'`*]+|[\s"'`*.]+$/g, '')
-    .replace(/\s+/g, ' ');
-
-/**
- * Published rule 2 (option texts known): the last `Final Answer:` line (case-sensitive) whose
- * payload, lower-cased with surrounding quotes, asterisks, backticks and a final period removed,
- * equals an option's text (`Final Answer: UDM`, `Final Answer: "RAN4"`). Pure.
- */
-export function publishedFinalAnswerText(
-  raw: string,
-  choices: readonly string[],
-): { index: number; matched: string } | null {
-  const norms = choices.map(publishedNorm);
-  const hits = [...raw.matchAll(/Final Answer:([^\n]*)/g)].flatMap((m) => {
-    const i = norms.indexOf(publishedNorm(m[1]!));
-    return i >= 0 && norms[i] !== '' ? [{ index: i, matched: m[0] }] : [];
-  });
-  return hits.at(-1) ?? null;
+  return r.raw ?? modelTextForParsing(r.thinking, r.content);
 }
 
 /**
- * Published rule 4 (option texts known, no digit anywhere): the first option, in option order,
- * whose text occurs anywhere in `raw` (case-insensitive, not inside a longer word or number). This
- * is the defect that makes a reply enumerating every option read as option 1. Pure.
- */
-export function publishedOptionMention(
-  raw: string,
-  choices: readonly string[],
-): { index: number; matched: string } | null {
-  for (const [i, c] of choices.entries()) {
-    const text = c.trim();
-    if (text === '') continue;
-    const esc = text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    const m = new RegExp(`(?<![\\p{L}\\p{N}])${esc}(?![\\p{L}\\p{N}])`, 'iu').exec(raw);
-    if (m) return { index: i, matched: m[0] };
-  }
-  return null;
-}
-
-/**
- * `published` mode (the published scorer's behaviour, defects included; see the module comment).
- * Pure.
+ * `published` mode: the authors' scorer (`src/parsing.py`, see published-scorer.ts), branch by
+ * branch. Option texts unknown: N empty options (their option-text rule then never fires), N the
+ * item's option count. Pure.
  */
 export function parsePublished(r: ReplyParts, t: ParseTarget): ModeParse {
   const raw = publishedRaw(r);
   if (t.kind === 'mc') {
-    const max = Math.min(9, t.numOptions);
-    const inRange = (m: RegExpMatchArray): boolean => Number(m[1]) >= 1 && Number(m[1]) <= max;
-    const choices = t.choices?.length ? t.choices : null;
-    const fa = [...raw.matchAll(/Final Answer:\s*([1-9])\b/g)].filter(inRange).at(-1);
-    if (fa) return answer('published:final-answer-digit', Number(fa[1]) - 1, fa[0]);
-    if (choices) {
-      const byText = publishedFinalAnswerText(raw, choices);
-      if (byText) return answer('published:final-answer-text', byText.index, byText.matched);
-    }
-    const d = [...raw.matchAll(/\b([1-9])\b/g)].filter(inRange).at(-1);
-    if (d) return answer('published:last-digit', Number(d[1]) - 1, d[0]);
-    if (choices) {
-      const any = publishedOptionMention(raw, choices);
-      if (any) return answer('published:option-text', any.index, any.matched);
-    }
-    return refuse('no_answer', null, null);
+    const choices = t.choices?.length ? t.choices : Array<string>(t.numOptions).fill('');
+    const p = publishedMcOutput(raw, choices);
+    return p.index === null ? NO_ANSWER : answer(p.rule!, p.index, p.matched!);
   }
-  const fa = [...raw.matchAll(new RegExp(`Final Answer:\\s*\\**\\s*\\$?\\s*(${NUMBER})`, 'g'))]
-    .map((m) => ({ m, v: toNumber(m[1]!) }))
-    .filter((x) => x.v !== null)
-    .at(-1);
-  if (fa) return numAnswer('published:final-answer-number', fa.v!, fa.m[0]);
-  const last = [...raw.matchAll(/(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?/g)]
-    .map((m) => ({ m, v: toNumber(m[0]) }))
-    .filter((x) => x.v !== null)
-    .at(-1);
-  if (last) return numAnswer('published:last-number', last.v!, last.m[0]);
-  return refuse('no_answer', null, null);
+  const p = publishedFloatAnswer(raw);
+  return p.value === null ? NO_ANSWER : numAnswer(p.rule!, p.value, p.matched!);
 }
 
 /** Parses one reply in one mode. Pure. */

@@ -10,7 +10,6 @@ import { dirname, join } from 'node:path';
 import { notStarted } from '../../pipeline/cli/reports.js';
 import type { Pipeline, StageContext } from '../../pipeline/stage.js';
 import { renderReportPage, type ReportBlock } from '../../pipeline/report/html.js';
-import type { ChartSpec } from '../../pipeline/report/charts.js';
 import {
   constructionDigest,
   evalStages,
@@ -19,7 +18,7 @@ import {
   type EvalInstancesOutput,
   type EvalScoreOutput,
 } from './stages.js';
-import { DISCRETE_SUBSETS, fmtRate, type ModeMetrics } from './metrics.js';
+import { fmtRate } from './metrics.js';
 import {
   DETAIL_HEADER,
   RATES_LEGEND,
@@ -28,121 +27,18 @@ import {
   macroNote,
   tableOne,
 } from './tables.js';
-import { PARSE_MODES } from './parse-modes.js';
+import { PARSE_MODES, type ParseMode } from './parse-modes.js';
+import { paperFigures, tableOneBlock, type FigureModel } from './figures.js';
 import { evalSettings, type HasResilienceEval } from './config.js';
 
-const VL = 'https://vega.github.io/schema/vega-lite/v6.json';
-
-/**
- * Vega-Lite figure specs of the report, data inline, for one parse mode: CFR per sub-benchmark
- * and model (paper Figure 3), macro CFR against mean output tokens (Figure 4) and against VRAM,
- * CFR by difficulty. Targets or subsets with no scored instance (cfr null) are left out, not
- * drawn as 0. Pure.
- * @returns per figure its id, caption, spec and `marks` (data points; 0 means nothing to draw)
- */
-export function evalFigures(
-  scores: readonly EvalScoreOutput[],
-  mode: 'strict' | 'lenient' | 'published',
-): {
-  id: string;
-  caption: string;
-  spec: ChartSpec;
-  marks: number;
-}[] {
-  const perSubset = scores.flatMap((s) =>
-    DISCRETE_SUBSETS.flatMap((sub) => {
-      const g = s.modes[mode].by_subset[sub];
-      return g && g.cfr !== null ? [{ model: s.target, subset: sub, cfr: g.cfr }] : [];
-    }),
-  );
-  const perModel = scores.flatMap((s) =>
-    s.modes[mode].macro.cfr === null
-      ? []
-      : [
-          {
-            model: s.target,
-            cfr: s.modes[mode].macro.cfr,
-            tokens: s.modes[mode].micro.mean_output_tokens,
-            vram_gib: s.vram.bytes === null ? null : s.vram.bytes / 2 ** 30,
-            vram_method: s.vram.method,
-          },
-        ],
-  );
-  const withTokens = perModel.filter((p) => p.tokens !== null);
-  const withVram = perModel.filter((p) => p.vram_gib !== null);
-  const byDiff = scores.flatMap((s) =>
-    Object.entries(s.modes[mode].by_difficulty).flatMap(([d, g]) =>
-      g.cfr === null ? [] : [{ model: s.target, difficulty: d, cfr: g.cfr }],
-    ),
-  );
-  const base = { $schema: VL, width: 420, height: 240 } as const;
-  return [
-    {
-      id: 'cfr-by-subset',
-      caption: `CFR per sub-benchmark and model (${mode} parse), like the paper's Figure 3.`,
-      marks: perSubset.length,
-      spec: {
-        ...base,
-        data: { values: perSubset },
-        mark: 'bar',
-        encoding: {
-          x: { field: 'subset', type: 'nominal', title: 'sub-benchmark' },
-          xOffset: { field: 'model' },
-          y: { field: 'cfr', type: 'quantitative', title: 'CFR %' },
-          color: { field: 'model', type: 'nominal' },
-        },
-      } as ChartSpec,
-    },
-    {
-      id: 'cfr-vs-tokens',
-      caption: 'Macro CFR against mean output tokens per model, like the paper\u2019s Figure 4.',
-      marks: withTokens.length,
-      spec: {
-        ...base,
-        data: { values: withTokens },
-        mark: { type: 'point', filled: true, size: 80 },
-        encoding: {
-          x: { field: 'tokens', type: 'quantitative', title: 'mean output tokens' },
-          y: { field: 'cfr', type: 'quantitative', title: 'macro CFR %' },
-          color: { field: 'model', type: 'nominal' },
-        },
-      } as ChartSpec,
-    },
-    {
-      id: 'cfr-vs-vram',
-      caption:
-        'Macro CFR against measured VRAM (GiB) per model, like the paper\u2019s Figure 5; the method (nvidia-smi peak, Ollama allocation, process RSS) is in the table.',
-      marks: withVram.length,
-      spec: {
-        ...base,
-        data: { values: withVram },
-        mark: { type: 'point', filled: true, size: 80 },
-        encoding: {
-          x: { field: 'vram_gib', type: 'quantitative', title: 'VRAM GiB' },
-          y: { field: 'cfr', type: 'quantitative', title: 'macro CFR %' },
-          color: { field: 'model', type: 'nominal' },
-          shape: { field: 'vram_method', type: 'nominal' },
-        },
-      } as ChartSpec,
-    },
-    {
-      id: 'cfr-by-difficulty',
-      caption: 'CFR by source difficulty label, like the paper\u2019s Figures 6-7.',
-      marks: byDiff.length,
-      spec: {
-        ...base,
-        data: { values: byDiff },
-        mark: 'bar',
-        encoding: {
-          x: { field: 'difficulty', type: 'nominal' },
-          xOffset: { field: 'model' },
-          y: { field: 'cfr', type: 'quantitative', title: 'CFR %' },
-          color: { field: 'model', type: 'nominal' },
-        },
-      } as ChartSpec,
-    },
-  ];
-}
+/** The targets as the figures take them (VRAM in GiB, measured). */
+const figureModels = (scores: readonly EvalScoreOutput[], mode: ParseMode): FigureModel[] =>
+  scores.map((s) => ({
+    model: s.target,
+    m: s.modes[mode],
+    vram: s.vram.bytes === null ? null : s.vram.bytes / 2 ** 30,
+    vram_method: s.vram.method,
+  }));
 
 const scoresOf = (ctx: StageContext<unknown>): EvalScoreOutput[] =>
   [...ctx.store.outputs<EvalScoreOutput>('resilience-eval.score')].map((o) => o.output);
@@ -272,34 +168,6 @@ export function evalMarkdown(
   return `${out.join('\n')}\n`;
 }
 
-const tableBlock = (caption: string, entries: { model: string; m: ModeMetrics }[]): ReportBlock => {
-  const subs = DISCRETE_SUBSETS.filter((s) => entries.some((e) => e.m.by_subset[s]));
-  return {
-    kind: 'table',
-    caption,
-    header: [
-      'model',
-      ...subs.flatMap((s) => [`${s} CFR`, 'NFR', 'WFR']),
-      'macro CFR',
-      'NFR',
-      'WFR',
-      'TeleMath CR',
-    ],
-    rows: entries.map(({ model, m }) => [
-      model,
-      ...subs.flatMap((s) => {
-        const g = m.by_subset[s];
-        return [g?.cfr ?? null, g?.nfr ?? null, g?.wfr ?? null].map((x) =>
-          x === null ? null : x.toFixed(1),
-        );
-      }),
-      ...[m.macro.cfr, m.macro.nfr, m.macro.wfr, m.telemath?.cfr ?? null].map((x) =>
-        x === null ? null : x.toFixed(1),
-      ),
-    ]),
-  };
-};
-
 /**
  * When the evaluation read the project's instances and construction has changed them since
  * (more or other instances), one sentence saying so; else null.
@@ -326,7 +194,7 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
   const sections = PARSE_MODES.map((mode) => ({
     title: `${mode} parse`,
     blocks: [
-      tableBlock(
+      tableOneBlock(
         `Table I (${mode}): CFR / NFR / WFR % per discrete sub-benchmark with scored rows, and the macro (unweighted mean over them)`,
         scores.map((s) => ({ model: s.target, m: s.modes[mode] })),
       ),
@@ -337,7 +205,7 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
       // every subset a target answered, main or not (an ORAN-Bench-13K-only run has no Table I cell)
       ...scores.map((s): ReportBlock => ({
         kind: 'table',
-        caption: `${s.target} (${mode}): per subset, counts, CFR with 95% bootstrap interval, tokens`,
+        caption: `${s.target} (${mode}): per subset, counts, CFR % with 95% bootstrap interval, tokens`,
         header: [...DETAIL_HEADER],
         rows: detailRows(s.modes[mode]).map((cells) => [
           cells[0]!.replace(/\*\*/g, ''),
@@ -345,12 +213,11 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
         ]),
       })),
       ...(mode === 'lenient'
-        ? evalFigures(scores, mode).map((f): ReportBlock => ({
-            kind: 'figure',
-            id: f.id,
-            caption: f.caption,
-            spec: f.spec,
-          }))
+        ? paperFigures(
+            figureModels(scores, mode),
+            `${mode} parse`,
+            'no VRAM was measured for these targets (nvidia-smi, the Ollama /api/ps allocation or the process RSS: see the table below for each method).',
+          )
         : []),
     ],
   }));
@@ -388,9 +255,9 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
           s.modes.lenient.micro.cut_share_of_correct === null
             ? null
             : s.modes.lenient.micro.cut_share_of_correct.toFixed(1),
-          s.modes.lenient.micro.mean_output_tokens === null
+          s.modes.lenient.mean_output_tokens === null
             ? null
-            : s.modes.lenient.micro.mean_output_tokens.toFixed(0),
+            : s.modes.lenient.mean_output_tokens.toFixed(0),
         ]),
       },
     ],
@@ -400,7 +267,7 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
   const html = await renderReportPage({
     title: 'TeleResilienceBench evaluation',
     intro:
-      'Target models continue flawed half reasoning traces (arXiv:2605.09929). Three parse modes side by side: strict, lenient (our chain; ambiguous, retracted and cut-off replies refused), published (re-implementation of the published scorer). Figures use the lenient parse.',
+      'Target models continue flawed half reasoning traces (arXiv:2605.09929). Three parse modes side by side: strict, lenient (our chain; ambiguous, retracted and cut-off replies refused), published (the authors\u2019 scorer, src/parsing.py, branch by branch). Figures use the lenient parse.',
     sections,
     footer: `telebench, state ${ctx.stateDir}`,
   });

@@ -14,7 +14,6 @@
  * for the published format, from the row's `gold_index` / `gold_float`.
  * A malformed row is reported with its line number; the other rows are scored.
  */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TelebenchError } from '../../pipeline/errors.js';
 import {
@@ -35,6 +34,14 @@ import {
   type ScoredRow,
 } from './metrics.js';
 import type { EvalInstance } from './eval-instance.js';
+import { lastFinalAnswerPayload, publishedMcOutput, pyStrip } from './published-scorer.js';
+import {
+  dedupe,
+  jsonErrorPlace,
+  jsonErrorText,
+  readInputText,
+  type DuplicatePolicy,
+} from './input-text.js';
 
 /**
  * Largest option count per ot-lite subset, used only when a row comes without its option texts
@@ -129,11 +136,17 @@ export interface PredictionRow {
   recorded: { index: number | null; value: number | null } | null;
 }
 
-/** A row that could not be read: its 1-based line and why. */
+/** A row that could not be used: where (`file`, 1-based `line`, `column` when known) and why. */
 export interface RowError {
+  file: string;
   line: number;
+  column?: string | number;
   message: string;
 }
+
+/** `file:line[:column]: message`, as `telebench score` prints a row error. */
+export const rowErrorText = (e: RowError): string =>
+  `${e.file}:${e.line}${e.column !== undefined ? `:${e.column}` : ''}: ${e.message}`;
 
 /**
  * Reads a predictions file. Never throws for a bad row: it goes to `errors` with its line.
@@ -144,30 +157,46 @@ export function readPredictions(
   path: string,
   instances: ReadonlyMap<string, EvalInstance>,
 ): { rows: PredictionRow[]; errors: RowError[] } {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new TelebenchError('input_missing', `cannot read predictions ${path}: ${String(e)}`, {
-      tier: 'config',
-    });
-  }
+  const text = readInputText(path, 'predictions');
   const rows: PredictionRow[] = [];
   const errors: RowError[] = [];
   text.split('\n').forEach((l, i) => {
     if (l.trim() === '') return;
     const line = i + 1;
+    let json: unknown;
     try {
-      rows.push(readRow(JSON.parse(l) as unknown, line, instances));
+      json = JSON.parse(l);
     } catch (e) {
-      errors.push({ line, message: e instanceof Error ? e.message : String(e) });
+      const at = jsonErrorPlace(l, e);
+      errors.push({
+        file: path,
+        line,
+        column: at.column,
+        message: `not JSON: ${jsonErrorText(e)}`,
+      });
+      return;
+    }
+    try {
+      rows.push(readRow(json, line, instances));
+    } catch (e) {
+      const err = e as Error & { column?: string };
+      errors.push({ file: path, line, column: err.column, message: err.message });
     }
   });
+  if (rows.length === 0 && errors.length === 0)
+    throw new TelebenchError('input_empty', `${path}: no prediction rows`, { tier: 'content' });
   return { rows, errors };
 }
 
-const issues = (e: z.ZodError): string =>
-  e.issues.map((i) => `${i.path.join('.') || '(row)'}: ${i.message}`).join('; ');
+/** A row's schema error, naming the column(s) (`column` set to the first one). */
+function rowSchemaError(prefix: string, e: z.ZodError): Error & { column?: string } {
+  const cols = e.issues.map((i) => i.path.join('.') || '(row)');
+  const err: Error & { column?: string } = new Error(
+    `${prefix}${e.issues.map((i, k) => `column ${cols[k]}: ${i.message.replace(/received undefined$/, 'missing')}`).join('; ')}`,
+  );
+  if (cols[0] && cols[0] !== '(row)') err.column = cols[0];
+  return err;
+}
 
 function readRow(
   json: unknown,
@@ -177,7 +206,7 @@ function readRow(
   const isPublished = typeof json === 'object' && json !== null && 'continuation_raw' in json;
   if (isPublished) {
     const p = publishedPredSchema.safeParse(json);
-    if (!p.success) throw new Error(`published experiment row: ${issues(p.error)}`);
+    if (!p.success) throw rowSchemaError('published experiment row: ', p.error);
     const r = p.data;
     const inst = instances.get(r.sample_id);
     const subset = r.sample_id.split(':')[1]?.toLowerCase() ?? r.sub_benchmark;
@@ -196,6 +225,7 @@ function readRow(
       reply: {
         content: r.continuation_response ?? (r.continuation_thinking ? '' : r.continuation_raw),
         thinking: r.continuation_thinking ?? '',
+        raw: r.continuation_raw,
       },
       given: null,
       gold_index,
@@ -212,7 +242,7 @@ function readRow(
     };
   }
   const p = ownPredSchema.safeParse(json);
-  if (!p.success) throw new Error(issues(p.error));
+  if (!p.success) throw rowSchemaError('', p.error);
   const r = p.data;
   const inst = instances.get(r.sample_id);
   if (!inst) throw new Error(`${r.sample_id}: not in the instances (give --instances)`);
@@ -314,7 +344,7 @@ export function scoreRow(r: PredictionRow, numCtx = PUBLISHED_NUM_CTX): RowScore
         : p.status === 'answer' && rec.value !== null
           ? isClose(p.value!, rec.value, { rel: 1e-9, abs: 0 })
           : p.status !== 'answer' && rec.value === null;
-    if (!reproduced) why = unreproducedReason(r, rec.index);
+    if (!reproduced) why = unreproducedReason(r, rec.index, parses.published);
   } else outcomes.recorded = null;
   return {
     line: r.line,
@@ -332,27 +362,33 @@ export function scoreRow(r: PredictionRow, numCtx = PUBLISHED_NUM_CTX): RowScore
 
 /** Reason prefix of the rows that cannot be decided because the option texts are missing. */
 export const LACKS_OPTION_TEXTS = 'lacks option texts';
+/** Reason prefix of the rows decided by the item's option count, which the file does not carry. */
+export const LACKS_OPTION_COUNT = 'lacks the option count';
 
 /**
- * Why the published scorer's recorded answer is not what our `published` mode reads. Without the
- * option texts (the experiment files carry none) the option-text rules cannot run: a recorded
- * option number that never occurs as a standalone number in the output was decided by an option
- * text (`Final Answer: UDM`, a quoted option value); one that does occur may have been outranked
- * by a `Final Answer: <option text>` line. With the option texts, a remaining difference is the
- * rule itself (reported apart).
+ * Why the published scorer's recorded answer is not what our `published` mode reads. `published`
+ * is their `parse_mc_output` branch by branch, so a difference on a file without option texts
+ * comes from what the file lacks, found by what their branches would do:
+ * - the option count: with fewer options (the subset's largest is assumed) their digit rules
+ *   read the recorded answer (TeleQnA items with 4 options, `5` then not an option number);
+ * - the option texts: their option-text rule runs on the `Final Answer:` payload before the
+ *   digit rules run on the whole text, and on the whole text when no digit is found; when our
+ *   reading did not come from the payload's digits, that rule decided the row.
+ * With the option texts given, a remaining difference is reported as such.
  */
-function unreproducedReason(r: PredictionRow, recIndex: number | null): string {
+function unreproducedReason(r: PredictionRow, recIndex: number | null, p: ModeParse): string {
   if (r.kind !== 'mc') return 'numeric value differs';
-  const raw = r.reply ? publishedRaw(r.reply) : '';
   if (r.choices.length > 0)
-    return recIndex === null
-      ? 'option texts known: the published scorer found no answer where our rules read one'
-      : 'option texts known: our published rules read another option';
-  if (recIndex === null) return 'published scorer found no answer where a digit rule reads one';
-  const k = recIndex + 1;
-  if (!new RegExp(String.raw`(?<![\d.])${k}(?![\d.])`).test(raw))
-    return `${LACKS_OPTION_TEXTS}: the recorded option number is not in the output, so an option text decided it`;
-  return `${LACKS_OPTION_TEXTS}: an option text in the output may outrank the digit rules`;
+    return 'option texts known: the published scorer read another option than our published rules';
+  const raw = r.reply ? publishedRaw(r.reply) : '';
+  for (let n = r.num_options - 1; n >= 2; n--)
+    if (publishedMcOutput(raw, Array<string>(n).fill('')).index === recIndex)
+      return `${LACKS_OPTION_COUNT}: with ${n} options their digit rules read the recorded answer`;
+  if (p.rule?.startsWith('published:payload'))
+    return 'the recorded answer came from the Final Answer digits, which our published rules read otherwise';
+  if (lastFinalAnswerPayload(pyStrip(raw)))
+    return `${LACKS_OPTION_TEXTS}: the Final Answer payload names no option number, so their option-text rule on it decided`;
+  return `${LACKS_OPTION_TEXTS}: ${p.status === 'answer' ? 'an option text outranks nothing here, yet the answer differs' : 'no option number in the output, so their option-text rule on the whole text decided'}`;
 }
 
 /** Summary of a scored file. */
@@ -367,6 +403,8 @@ export interface ScoreSummary {
     reasons: Record<string, number>;
     /** Rows not reproduced because the option texts are missing (sum of those reasons). */
     lacking_option_texts: number;
+    /** Rows not reproduced because the option count is missing (sum of those reasons). */
+    lacking_option_count: number;
   } | null;
   prompts_at_limit: number;
   num_ctx: number;
@@ -384,7 +422,7 @@ export function summarise(
     const r = byLine.get(s.line)!;
     return {
       sample_id: s.sample_id,
-      sub_benchmark: s.subset,
+      subset: s.subset,
       outcome: s.outcomes[mode]!,
       parse_status: mode === 'recorded' ? 'answer' : s.parses[mode].status,
       output_tokens: r.output_tokens,
@@ -416,6 +454,9 @@ export function summarise(
           lacking_option_texts: Object.entries(reasons)
             .filter(([k]) => k.startsWith(LACKS_OPTION_TEXTS))
             .reduce((a, [, v]) => a + v, 0),
+          lacking_option_count: Object.entries(reasons)
+            .filter(([k]) => k.startsWith(LACKS_OPTION_COUNT))
+            .reduce((a, [, v]) => a + v, 0),
         }
       : null,
     prompts_at_limit: scores.filter((s) => s.prompt_at_limit).length,
@@ -424,30 +465,23 @@ export function summarise(
 }
 
 /**
- * Reads, scores and summarises one predictions file.
- * @throws TelebenchError `input_missing` when the file cannot be read
- */
-export function scoreFile(
-  path: string,
-  instances: ReadonlyMap<string, EvalInstance> = new Map(),
-  numCtx = PUBLISHED_NUM_CTX,
-): { summary: ScoreSummary; scores: RowScore[] } {
-  const { rows, errors } = readPredictions(path, instances);
-  const scores = rows.map((r) => scoreRow(r, numCtx));
-  return { summary: summarise(scores, rows, errors, numCtx), scores };
-}
-
-/**
  * Scores several files; rows are grouped by model (a model's `main` and `aux` files make one
- * summary: Table I from the discrete subsets, TeleMath CR from the auxiliary rows).
- * @throws TelebenchError `input_missing` when a file cannot be read
+ * summary: Table I from the discrete subsets, TeleMath CR from the auxiliary rows). A
+ * `sample_id` twice for one model is an error naming both places unless `onDuplicate` says
+ * which wins (the first is kept for scoring either way under `error`).
+ * @throws TelebenchError `input_missing` when a file cannot be read, `input_empty` when one has
+ *   no rows
  */
 export function scoreFiles(
   paths: readonly string[],
   instances: ReadonlyMap<string, EvalInstance> = new Map(),
   numCtx = PUBLISHED_NUM_CTX,
+  onDuplicate: DuplicatePolicy = 'error',
 ): { file: string; s: ScoreSummary; scores: RowScore[] }[] {
-  const byModel = new Map<string, { files: string[]; rows: PredictionRow[]; errors: RowError[] }>();
+  const byModel = new Map<
+    string,
+    { files: string[]; rows: (PredictionRow & { file: string })[]; errors: RowError[] }
+  >();
   for (const path of paths) {
     const { rows, errors } = readPredictions(path, instances);
     const models = new Set(rows.map((r) => r.model));
@@ -455,17 +489,26 @@ export function scoreFiles(
     for (const model of models) {
       const g = byModel.get(model) ?? { files: [], rows: [], errors: [] };
       g.files.push(path);
-      // rows of several files keep distinct line keys: offset by the file's order
-      const offset = g.files.length * 1_000_000 - 1_000_000;
-      g.rows.push(
-        ...rows.filter((r) => r.model === model).map((r) => ({ ...r, line: r.line + offset })),
-      );
-      g.errors.push(...errors.map((e) => ({ line: e.line, message: `${path}: ${e.message}` })));
+      g.rows.push(...rows.filter((r) => r.model === model).map((r) => ({ ...r, file: path })));
+      g.errors.push(...errors);
       byModel.set(model, g);
     }
   }
   return [...byModel].map(([, g]) => {
-    const scores = g.rows.map((r) => scoreRow(r, numCtx));
-    return { file: g.files.join(' + '), s: summarise(scores, g.rows, g.errors, numCtx), scores };
+    const kept = dedupe(
+      g.rows,
+      (r) => r.sample_id,
+      (r) => `${r.file}:${r.line}`,
+      onDuplicate,
+    );
+    for (const d of kept.duplicates)
+      g.errors.push({ file: d.row.file, line: d.row.line, message: d.message });
+    // rows of several files keep distinct line keys: offset by the file's order
+    const rows = kept.rows.map((r) => ({
+      ...r,
+      line: r.line + g.files.indexOf(r.file) * 1_000_000,
+    }));
+    const scores = rows.map((r) => scoreRow(r, numCtx));
+    return { file: g.files.join(' + '), s: summarise(scores, rows, g.errors, numCtx), scores };
   });
 }

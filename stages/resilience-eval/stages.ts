@@ -446,7 +446,7 @@ export const evalScore = defineStage<
   HasResilienceEval
 >({
   name: 'resilience-eval.score',
-  version: 1,
+  version: 2,
   needs: ['resilience-eval.continue'],
   description:
     'CFR/NFR/WFR, parse failures, macro and micro, bootstrap intervals per target and parse mode.',
@@ -476,7 +476,7 @@ export const evalScore = defineStage<
         modeMetrics(
           outs.map((o) => ({
             sample_id: o.sample_id,
-            sub_benchmark: o.subset,
+            subset: o.subset,
             outcome: o.outcomes[m],
             parse_status: o.parses[m].status,
             output_tokens: o.output_tokens,

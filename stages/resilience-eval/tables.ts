@@ -2,12 +2,18 @@
  * Markdown tables of the evaluation (paper Table I shape: CFR/NFR/WFR per subset and model,
  * macro), one per parse mode, shared by `telebench score` and `telebench report resilience-eval`.
  */
-import { DISCRETE_SUBSETS, fmtRate, type ModeMetrics } from './metrics.js';
-import type { ScoreSummary } from './score.js';
+import {
+  DISCRETE_SUBSETS,
+  fmtRate,
+  SMALL_SAMPLE,
+  subBenchmarkName,
+  type ModeMetrics,
+} from './metrics.js';
+import { rowErrorText, type ScoreSummary } from './score.js';
 
 const MODE_LABEL: Record<string, string> = {
   recorded: 'recorded (the file’s own predictions)',
-  published: 'published (re-implementation of the published scorer, defects included)',
+  published: 'published (the authors\u2019 scorer, src/parsing.py, branch by branch)',
   strict: 'strict (`Final Answer: <n>` as the last line of the reply)',
   lenient: 'lenient (our fallback chain; ambiguous, retracted and cut-off replies refused)',
 };
@@ -15,7 +21,11 @@ const MODE_LABEL: Record<string, string> = {
 /** Table I rows for several (model, metrics) pairs of one mode. Pure. */
 export function tableOne(entries: readonly { model: string; m: ModeMetrics }[]): string[] {
   const subsets = DISCRETE_SUBSETS.filter((s) => entries.some((e) => e.m.by_subset[s]));
-  const head = ['model', ...subsets.map((s) => `${s} CFR / NFR / WFR`), 'macro CFR / NFR / WFR'];
+  const head = [
+    'model',
+    ...subsets.map((s) => `${subBenchmarkName(s)} CFR / NFR / WFR`),
+    'macro CFR / NFR / WFR',
+  ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const { model, m } of entries) {
     const cell = (g: { cfr: number | null; nfr: number | null; wfr: number | null } | undefined) =>
@@ -60,7 +70,8 @@ export function detailRows(m: ModeMetrics): string[][] {
     ...(m.micro.n > 0 ? [['**micro (the seven main subsets)**', m.micro] as const] : []),
   ];
   return rows.map(([s, g]) => {
-    const ci = g.cfr_ci ? ` [${g.cfr_ci[0].toFixed(1)}, ${g.cfr_ci[1].toFixed(1)}]` : '';
+    const small = g.scored > 0 && g.scored < SMALL_SAMPLE ? ` (small sample: n = ${g.scored})` : '';
+    const ci = g.cfr_ci ? ` [${g.cfr_ci[0].toFixed(1)}, ${g.cfr_ci[1].toFixed(1)}]${small}` : '';
     return [
       s,
       String(g.n),
@@ -132,10 +143,14 @@ export function scoreMarkdown(summaries: readonly { file: string; s: ScoreSummar
       );
       if (r.lacking_option_texts)
         out.push(
-          `  ${r.lacking_option_texts} rows cannot be decided without the option texts: the file carries none, and the published scorer matched option texts (\`Final Answer: UDM\`, a quoted option value); give \`--instances\` whose rows carry \`choices\` (instances built here, or the published Hub dataset's TeleResilienceBench.csv) to apply its option-text rules; a file without \`choices\` (e.g. AuxiliaryBenchmark.json, TeleMath only) cannot supply them.`,
+          `  ${r.lacking_option_texts} ${r.lacking_option_texts === 1 ? 'row' : 'rows'} cannot be decided without the option texts: the file carries none, and the authors' scorer (src/parsing.py) reads an option's text on the \`Final Answer:\` payload before digits elsewhere, and on the whole text when no digit is found (\`Final Answer: UDM\`, a quoted option value); give \`--instances\` whose rows carry \`choices\` (instances built here, or the published Hub dataset's TeleResilienceBench.csv) to apply its option-text rules; a file without \`choices\` (e.g. AuxiliaryBenchmark.json, TeleMath only) cannot supply them.`,
         );
     }
-    for (const e of s.errors.slice(0, 20)) out.push(`  - line ${e.line}: ${e.message}`);
+    if (s.reproduction?.lacking_option_count)
+      out.push(
+        `  ${s.reproduction.lacking_option_count} ${s.reproduction.lacking_option_count === 1 ? 'row' : 'rows'} cannot be decided without the option count: the file does not carry it and the subset's largest is assumed, while their digit rules read only 1..N (a TeleQnA item with 4 options does not read \`5\`); \`--instances\` with \`choices\` decide them.`,
+      );
+    for (const e of s.errors.slice(0, 20)) out.push(`  - ${rowErrorText(e)}`);
   }
   for (const mode of ['recorded', 'published', 'strict', 'lenient'] as const) {
     const entries = summaries.flatMap(({ s }) =>

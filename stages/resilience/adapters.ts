@@ -101,19 +101,22 @@ export function readRows(
     if (!header) return { rows: [], rejected };
     const rows: RawRow[] = [];
     data.forEach((r, row) => {
+      // a record starts on the line after the previous one ends (a quoted cell may span lines)
+      const line = (row === 0 ? header : data[row - 1]!).info.lines + 1;
       if (r.record.length !== header.record.length) {
+        const missing = header.record.slice(r.record.length);
         rejected.push({
           file: fileName,
           row,
-          line: r.info.lines,
+          line,
           reason: 'unparseable_row',
-          detail: `${fileName}:${r.info.lines} row ${row}: ${r.record.length} fields, the header has ${header.record.length}`,
+          detail: `${fileName}:${line} row ${row}: ${r.record.length} fields, the header has ${header.record.length}${missing.length ? ` (no cell for column ${missing.join(', ')}, column ${r.record.length + 1}${missing.length > 1 ? ` to ${header.record.length}` : ''})` : ''}`,
         });
         return;
       }
       rows.push({
         row,
-        line: r.info.lines,
+        line,
         value: Object.fromEntries(header.record.map((h, i) => [h, r.record[i]!])),
       });
     });

@@ -32,7 +32,7 @@ const mc16 = {
 };
 const row = (sub: string, outcome: Outcome, extra: Partial<ScoredRow> = {}): ScoredRow => ({
   sample_id: `x:${sub}:${Math.random()}`,
-  sub_benchmark: sub,
+  subset: sub,
   outcome,
   parse_status: outcome === 'parse_failure' ? 'no_answer' : 'answer',
   output_tokens: 100,

@@ -113,101 +113,7 @@ describe('lenient mode', () => {
   });
 });
 
-describe('published mode (the published scorer’s behaviour, defects included)', () => {
-  it('reads raw = thinking + reply, the last one-digit Final Answer, else the last digit', () => {
-    expect(parsePublished(reply('Final Answer: 3', 'Final Answer: 1'), mc4)).toMatchObject({
-      index: 2,
-      rule: 'published:final-answer-digit',
-    });
-    expect(parsePublished(reply('I pick 2 over 4, so 3.'), mc4)).toMatchObject({
-      index: 2,
-      rule: 'published:last-digit',
-    });
-    // case-sensitive Final Answer; digits above N ignored
-    expect(parsePublished(reply('final answer: 3 then 7'), mc4)).toMatchObject({ index: 2 });
-  });
-
-  it('never reads option numbers 10-16 (a real published row: nothing)', () => {
-    expect(
-      parsePublished(
-        reply('Final Answer: 15', 'We need to output only "Final Answer: 15". No other text.'),
-        mc16,
-      ).status,
-    ).toBe('no_answer');
-    // a stray single digit is read instead
-    expect(
-      parsePublished(reply('SA5 is option 15 in 3 lists.\nFinal Answer: 15'), mc16),
-    ).toMatchObject({ index: 2 });
-  });
-
-  it('numeric: last Final Answer number, else the last unsigned number', () => {
-    expect(parsePublished(reply('x = 3\nFinal Answer: 0.5'), num)).toMatchObject({ value: 0.5 });
-    expect(parsePublished(reply('range [-100 - 20, -12'), num)).toMatchObject({ value: 12 });
-    expect(parsePublished(reply('no digits'), num).status).toBe('no_answer');
-  });
-});
-
-describe('published mode with option texts (instances built here, the Hub dataset)', () => {
-  const wg: ParseTarget = {
-    kind: 'mc',
-    numOptions: 16,
-    choices: ['CT1', 'CT3', 'CT4', 'CT6', 'RAN1', 'RAN2', 'RAN3', 'RAN4'].concat([
-      'RAN5',
-      'RAN6',
-      'SA1',
-      'SA2',
-      'SA3',
-      'SA4',
-      'SA5',
-      'SA6',
-    ]),
-  };
-  const nf: ParseTarget = { kind: 'mc', numOptions: 4, choices: ['AMF', 'SMF', 'UDM', 'UDR'] };
-
-  it('reads `Final Answer: <option text>`, quoted or bold, when no one-digit Final Answer exists', () => {
-    expect(parsePublished(reply('the UDM invokes it.\nFinal Answer: UDM'), nf)).toMatchObject({
-      status: 'answer',
-      index: 2,
-      rule: 'published:final-answer-text',
-    });
-    expect(parsePublished(reply('Final Answer: "udr".'), nf)).toMatchObject({ index: 3 });
-    expect(parsePublished(reply('Final Answer: **RAN4**', 'RAN1 or RAN4?'), wg)).toMatchObject({
-      index: 7,
-      rule: 'published:final-answer-text',
-    });
-    // it outranks a stray digit elsewhere (the last-digit fallback) ...
-    expect(parsePublished(reply('Step 2: RAN2 signalling.\nFinal Answer: RAN2'), wg)).toMatchObject(
-      { index: 5, rule: 'published:final-answer-text' },
-    );
-    // ... but not a one-digit Final Answer
-    expect(parsePublished(reply('Final Answer: UDM\nFinal Answer: 1'), nf)).toMatchObject({
-      index: 0,
-      rule: 'published:final-answer-digit',
-    });
-    // a payload that is not exactly an option's text is no option text
-    expect(parsePublished(reply('Final Answer: UDM or UDR'), nf).rule).not.toBe(
-      'published:final-answer-text',
-    );
-  });
-
-  it('else the last digit; else the first option, in option order, named anywhere (its defect)', () => {
-    expect(parsePublished(reply('SMF then AMF; option 3 maybe'), nf)).toMatchObject({
-      index: 2,
-      rule: 'published:last-digit',
-    });
-    // no digit: the first option in option order that occurs, not the one the reply concludes
-    expect(parsePublished(reply('This is SA3 work, handled by SA2 in the end.'), wg)).toMatchObject(
-      { index: 11, rule: 'published:option-text', matched: 'SA2' },
-    );
-    expect(parsePublished(reply('The UDM, not the AMF.'), nf)).toMatchObject({ index: 0 });
-    // not inside a longer word or number
-    expect(parsePublished(reply('The RAN stack (RAN10) and the SAX bus.'), wg).status).toBe(
-      'no_answer',
-    );
-    // without option texts the same replies are undecided
-    expect(parsePublished(reply('Final Answer: UDM'), mc4).status).toBe('no_answer');
-  });
-});
+// published mode branch by branch, against the authors' Python scorer: published-scorer.test.ts
 
 describe('every mode on the same hand-written replies (issue 10 Tests)', () => {
   const forms = {
@@ -220,22 +126,27 @@ describe('every mode on the same hand-written replies (issue 10 Tests)', () => {
       expect(parseLenient(reply(text), mc4).status, name).toBe('ambiguous_answer');
       expect(parseStrict(reply(text), mc4).status, name).toBe('no_answer');
     }
+    // their scorer (values checked with src/parsing.py): the first `option N` of the tail, and
+    // the payload's last digit
     expect(parsePublished(reply(forms.list), mc4)).toMatchObject({
-      index: 1,
-      rule: 'published:last-digit',
+      index: 0,
+      rule: 'published:text:keyword',
     });
-    expect(parsePublished(reply(forms.indecision), mc4)).toMatchObject({ index: 1 });
+    expect(parsePublished(reply(forms.indecision), mc4)).toMatchObject({ index: 0 });
     expect(parsePublished(reply(forms.hedge), mc4)).toMatchObject({
-      index: 3,
-      rule: 'published:final-answer-digit',
+      index: 1,
+      rule: 'published:payload:trailing-digit',
     });
   });
 
-  it('LaTeX `$2$`: lenient reads 2, strict nothing, published the stray digit', () => {
+  it('LaTeX `$2$`: lenient reads 2, strict nothing, published the payload digit', () => {
     const r = reply('Final Answer: $2$');
     expect(parseLenient(r, mc4)).toMatchObject({ status: 'answer', index: 1 });
     expect(parseStrict(r, mc4).status).toBe('no_answer');
-    expect(parsePublished(r, mc4)).toMatchObject({ index: 1, rule: 'published:last-digit' });
+    expect(parsePublished(r, mc4)).toMatchObject({
+      index: 1,
+      rule: 'published:payload:last-digit-tail',
+    });
   });
 
   it('`256+37 = 293`: lenient reads 293, strict nothing, published 256', () => {
@@ -244,7 +155,7 @@ describe('every mode on the same hand-written replies (issue 10 Tests)', () => {
     expect(parseStrict(r, num).status).toBe('no_answer');
     expect(parsePublished(r, num)).toMatchObject({
       value: 256,
-      rule: 'published:final-answer-number',
+      rule: 'published:payload:first-number',
     });
   });
 

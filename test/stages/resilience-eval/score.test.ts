@@ -6,13 +6,14 @@ import { join, resolve } from 'node:path';
 import { scoreFiles } from '../../../stages/resilience-eval/score.js';
 import { readEvalInstances } from '../../../stages/resilience-eval/eval-instance.js';
 import { DISCRETE_SUBSETS } from '../../../stages/resilience-eval/metrics.js';
+import { dataRoot } from '../../fixtures/data-root.js';
 
-// The published experiment files and instances (real data, read from ../shared/data, never copied).
-const DATA = resolve(import.meta.dirname, '../../../../shared/data/teleresiliencebench');
+// The published experiment files and instances (real data under $TELEBENCH_DATA_ROOT, never copied).
+const DATA = dataRoot('teleresiliencebench');
 const EXP = join(DATA, 'experiments');
 const ROOT = resolve(import.meta.dirname, '../../..');
 
-// ../shared/data/README.md: published per-subset and macro CFR (Table I), TeleMath CR%.
+// The shared data's README and the paper's Table I: published per-subset and macro CFR (Table I), TeleMath CR%.
 const PUBLISHED = {
   'gemma4:31b': {
     teleqna: 32.9,
@@ -68,27 +69,20 @@ describe('telebench score on the published experiment files', () => {
     expect(by.get('nemotron-3-nano:4b')!.s.modes.recorded!.telemath!.cfr).toBeCloseTo(23.38, 1);
   });
 
-  it('published mode reproduces the recorded answer of every row decided by digits; the rest need option texts', () => {
+  it('published mode (their scorer) reproduces every recorded answer but the rows the file cannot decide', () => {
     const g = by.get('gemma4:31b')!.s.reproduction!;
     const n = by.get('nemotron-3-nano:4b')!.s.reproduction!;
-    // TeleLogs' options (C1..C8) are known, so its option-text rows are decided
-    expect(g.reproduced).toBe(829);
-    expect(n.reproduced).toBe(870);
-    expect(g.lacking_option_texts).toBe(58);
-    expect(n.lacking_option_texts).toBe(21);
-    for (const r of [g, n]) {
-      const lacking = Object.entries(r.reasons)
-        .filter(([k]) => k.startsWith('lacks option texts'))
-        .reduce((a, [, v]) => a + v, 0);
-      expect(lacking).toBe(r.lacking_option_texts);
-      // the others: TeleLogs rows whose options are known but our rules read another option, and
-      // TeleMath values
-      const known = r.reasons['option texts known: our published rules read another option'] ?? 0;
-      const numeric = r.reasons['numeric value differs'] ?? 0;
-      expect(r.compared - r.reproduced - lacking).toBe(known + numeric);
-    }
-    expect(g.reasons['numeric value differs']).toBe(1);
-    expect(n.reasons['numeric value differs']).toBe(3);
+    // TeleLogs' options (C1..C8) are known, so its option-text rows are decided; TeleMath all
+    expect([g.reproduced, g.compared]).toEqual([853, 895]);
+    expect([n.reproduced, n.compared]).toEqual([883, 895]);
+    expect([g.lacking_option_texts, g.lacking_option_count]).toEqual([39, 3]);
+    expect([n.lacking_option_texts, n.lacking_option_count]).toEqual([12, 0]);
+    for (const r of [g, n])
+      // every row not reproduced is one of the two: nothing else differs
+      expect(r.compared - r.reproduced).toBe(r.lacking_option_texts + r.lacking_option_count);
+    const t = (id: string) => by.get(id)!.scores.filter((s) => s.subset === 'telemath');
+    expect(t('gemma4:31b').every((s) => s.reproduced)).toBe(true);
+    expect(t('nemotron-3-nano:4b').every((s) => s.reproduced)).toBe(true);
     // TeleMath: NFR is available from the published instances' incorrect_answer
     expect(by.get('gemma4:31b')!.s.modes.published!.telemath!.nfr).not.toBeNull();
     // the main rows have no generator answer: NFR/WFR unavailable, never 0
@@ -159,8 +153,8 @@ describe('telebench score on our own predictions', () => {
       },
     );
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain('line 2:');
-    expect(r.stderr).toMatch(/line 4: .*ot-lite:teleqna:9: not in the instances/);
+    expect(r.stderr).toMatch(/preds\.jsonl:2:2: not JSON/);
+    expect(r.stderr).toMatch(/preds\.jsonl:4: ot-lite:teleqna:9: not in the instances/);
     expect(r.stdout).toContain('3 rows scored, 2 malformed');
     // teleqna: 1 correct of 2, 1 no flip (answer 1 = generator's 'a')
     expect(r.stdout).toMatch(/\| m \| 50\.0 \/ 50\.0 \/ 0\.0 \|/);
@@ -221,14 +215,14 @@ describe('telebench score: rows decided by option texts', () => {
         .join('\n'),
     );
     const without = scoreFiles([preds]);
+    // 115: `Option 2` in the text reads the recorded answer even without its texts
     expect(without[0]!.s.reproduction).toMatchObject({
       compared: 3,
-      reproduced: 1,
-      lacking_option_texts: 2,
+      reproduced: 2,
+      lacking_option_texts: 1,
     });
-    expect(Object.keys(without[0]!.s.reproduction!.reasons).sort()).toEqual([
-      'lacks option texts: an option text in the output may outrank the digit rules',
-      'lacks option texts: the recorded option number is not in the output, so an option text decided it',
+    expect(Object.keys(without[0]!.s.reproduction!.reasons)).toEqual([
+      'lacks option texts: the Final Answer payload names no option number, so their option-text rule on it decided',
     ]);
     const withTexts = scoreFiles(
       [preds],
@@ -240,9 +234,9 @@ describe('telebench score: rows decided by option texts', () => {
       lacking_option_texts: 0,
     });
     expect(withTexts[0]!.scores.map((s) => s.parses.published.rule)).toEqual([
-      'published:final-answer-text',
-      'published:final-answer-text',
-      'published:final-answer-digit',
+      'published:payload:option-text',
+      'published:payload:option-text',
+      'published:payload:trailing-digit',
     ]);
     // the CLI says how many rows could not be decided and why
     const r = spawnSync('node', [join(ROOT, 'bin/telebench.js'), 'score', preds], {
@@ -250,7 +244,7 @@ describe('telebench score: rows decided by option texts', () => {
       cwd: dir,
     });
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toContain('published mode reproduces 1 of 3 recorded predictions');
-    expect(r.stdout).toContain('2 rows cannot be decided without the option texts');
+    expect(r.stdout).toContain('published mode reproduces 2 of 3 recorded predictions');
+    expect(r.stdout).toContain('1 row cannot be decided without the option texts');
   });
 });

@@ -33,7 +33,7 @@ describe('evaluation summary line', () => {
   it('counts cut rows over every subset the target answered, as the per-subset tables do (found on the SmolLM2 ORAN-Bench-13K run: 0 in the summary, 6 in the table)', () => {
     const row = (i: number, sub: string, cut: boolean): ScoredRow => ({
       sample_id: `${sub}:${i}`,
-      sub_benchmark: sub,
+      subset: sub,
       outcome: cut ? 'excluded' : 'no_flip',
       parse_status: 'answer',
       output_tokens: 10,
@@ -79,7 +79,7 @@ describe('what the report says of its rates (new-user trial)', () => {
   const row = (i: number, sub: string, outcome: ScoredRow['outcome']): ScoredRow =>
     ({
       sample_id: `${sub}:${i}`,
-      sub_benchmark: sub,
+      subset: sub,
       outcome,
       parse_status: 'ok',
       output_tokens: 10,

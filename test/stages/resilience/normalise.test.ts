@@ -339,7 +339,9 @@ describe('unreadable files', () => {
       ['/data/sub/s.csv', 1, 3, 'unparseable_row'],
       ['/data/sub/s.csv', 3, 5, 'unparseable_row'],
     ]);
-    expect(r.rejected[0]!.detail).toBe('/data/sub/s.csv:3 row 1: 2 fields, the header has 4');
+    expect(r.rejected[0]!.detail).toBe(
+      '/data/sub/s.csv:3 row 1: 2 fields, the header has 4 (no cell for column b, answer, column 3 to 4)',
+    );
   });
 
   it('a CSV record the parser gives up on (a quote never closed) is rejected with its line, not the whole file', () => {
