@@ -145,12 +145,15 @@ export async function findDataRoot(
   if (missingIn(beside).length === 0) return { root: beside, via: 'checkout' };
   const base = (opts.urlBase ?? DEFAULT_URL_BASE).replace(/\/+$/, '');
   for (const f of missingIn(opts.cacheDir)) {
+    const url = `${base}/${SOURCE_FILES[f]}`;
     try {
-      await ensureSourceFile(`${base}/${SOURCE_FILES[f]}`, join(opts.cacheDir, f), {
-        timeoutMs: opts.timeoutMs,
-      });
+      await ensureSourceFile(url, join(opts.cacheDir, f), { timeoutMs: opts.timeoutMs });
     } catch (err) {
-      throw how(`${f} is not in ${beside} and could not be downloaded: ${messageWithCauses(err)}`);
+      // the cause alone: ensureSourceFile's own hint speaks of a pipeline run's config keys
+      const cause = err instanceof TelebenchError && err.cause ? err.cause : err;
+      throw how(
+        `${f} is not in ${beside}, and ${url} could not be downloaded (${messageWithCauses(cause)})`,
+      );
     }
   }
   return { root: opts.cacheDir, via: 'download' };
