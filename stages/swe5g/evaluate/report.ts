@@ -388,9 +388,12 @@ export function evalReport(
     ...tables.map((t) => ({
       title: t.title,
       blocks: [
-        t.rows.length || !t.empty
-          ? { kind: 'table' as const, header: t.header, rows: t.rows }
-          : { kind: 'paragraph' as const, text: t.empty },
+        {
+          kind: 'table' as const,
+          header: t.header,
+          rows: t.rows,
+          ...(t.empty ? { empty: t.empty } : {}),
+        },
       ],
     })),
   ];
