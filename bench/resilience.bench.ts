@@ -16,11 +16,12 @@
 import { everyProvider } from '../pipeline/providers/llm/options.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { halfTrace } from '../stages/resilience/half-trace.js';
 import { encodeCl100k } from '../pipeline/providers/tokenizer/cl100k.js';
 import { startLlmServer } from '../test/servers/llm-server.js';
 import { writeResilienceWorkdir } from '../test/fixtures/resilience-workdir.js';
+import { realDataRoot } from '../test/fixtures/real-data.js';
 import { runPipeline } from '../pipeline/runner.js';
 import { openState } from '../pipeline/state.js';
 import { EventBus } from '../pipeline/events.js';
@@ -31,8 +32,6 @@ import { z } from 'zod';
 import { parseConfigText } from '../pipeline/config/load.js';
 import { createProvider } from '../pipeline/providers/llm/config.js';
 import pLimit from 'p-limit';
-
-const ROOT = resolve(import.meta.dirname, '..');
 
 // ---------------------------------------------------------------- 1. HalfTrace
 /**
@@ -56,9 +55,11 @@ function rates(fns: ((t: string) => unknown)[], traces: string[], minMs = 8000):
   return spent.map((ms) => (rounds * traces.length) / (ms / 1000));
 }
 
-const aux = JSON.parse(
-  readFileSync(resolve(ROOT, '../shared/data/teleresiliencebench/AuxiliaryBenchmark.json'), 'utf8'),
-) as { half_reasoning_trace: string }[];
+// the published TeleMath instances, found like the product finds them (test/fixtures/real-data.ts)
+const AUX_FILE = 'teleresiliencebench/AuxiliaryBenchmark.json';
+const aux = JSON.parse(readFileSync(join(await realDataRoot(AUX_FILE), AUX_FILE), 'utf8')) as {
+  half_reasoning_trace: string;
+}[];
 const published = aux.map((r) => r.half_reasoning_trace);
 const long = published.slice(0, 10).map((t) => {
   let s = t;

@@ -58,7 +58,9 @@ export function makeLocalReleaseStage(args: {
     unknown
   >({
     name: args.name,
-    version: 1,
+    // 2: rows carry problem_statement_source; card and manifest name the sample, the models; the
+    // funnel counts rows
+    version: 2,
     needs: [],
     description: `Local release of ${dataset.prettyName} under <state>/releases/${dataset.id}/ (no upload).`,
     async preflight(ctx) {

@@ -29,7 +29,7 @@ import {
   type Executor,
 } from '../../../pipeline/providers/docker/executor.js';
 import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
-import { createProvider } from '../../../pipeline/providers/llm/config.js';
+import { createProvider, stageLlmDeps } from '../../../pipeline/providers/llm/config.js';
 import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
 import { PROJECT_ROOT } from '../../../pipeline/manifest.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
@@ -352,7 +352,7 @@ export function abSubset(ctx: Ctx): Map<string, SkillOutput> {
 
 function providerFor(ctx: Ctx, model: EvalModel): LlmProvider {
   return ctx.memo(`swe5g.eval.provider.${model.name}`, () =>
-    createProvider(model.llm, { kv: ctx.kv, blobs: ctx.blobs, onEvent: (e) => ctx.emit(e) }),
+    createProvider(model.llm, stageLlmDeps(ctx)),
   );
 }
 

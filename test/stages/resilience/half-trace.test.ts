@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
+import { realDataRoot } from '../../fixtures/real-data.js';
 import {
   halfTrace,
   lastReferenceSentenceEnd,
@@ -9,11 +10,10 @@ import {
 } from '../../../stages/resilience/half-trace.js';
 import { encodeCl100k, decodeCl100k } from '../../../pipeline/providers/tokenizer/cl100k.js';
 
-// The published TeleMath instances (real data, read from ../shared/data, never copied).
-const AUX = resolve(
-  import.meta.dirname,
-  '../../../../shared/data/teleresiliencebench/AuxiliaryBenchmark.json',
-);
+// The published TeleMath instances (real data found like the product finds it, never copied:
+// test/fixtures/real-data.ts).
+const AUX_FILE = 'teleresiliencebench/AuxiliaryBenchmark.json';
+const AUX = join(await realDataRoot(AUX_FILE), AUX_FILE);
 
 describe('HalfTrace on hand-made traces (exact cuts)', () => {
   it('cuts at the last sentence end before the token midpoint', () => {
