@@ -51,6 +51,13 @@ export const swe5gRowSchema = z.strictObject({
   strategy: z.enum(['A', 'B', 'shipped']),
   spec_refs: z.array(z.string()),
   image_recipe: z.string(),
+  /**
+   * The instance image (SWE-bench's field; mini-swe-agent and SWE-agent run the agent in it):
+   * `telebench-instance:<recipe hash>`, or `REGISTRY/telebench-instance:<tag>@sha256:<digest>`
+   * after `release --push`; '' when validated without images (executor local) or in a release
+   * written before the field existed.
+   */
+  image_name: z.string().default(''),
   toolchain: z.string(),
   license: z.string().min(1),
 });
@@ -158,6 +165,12 @@ const fields: FieldSpec[] = [
     name: 'image_recipe',
     parquet: 'STRING',
     description: 'Image recipe (`go`, `c-meson`, `python`) that rebuilds the environment.',
+  },
+  {
+    name: 'image_name',
+    parquet: 'STRING',
+    description:
+      'Instance image an agent works in (`/testbed` at `base_commit`, bash, git and patch; docs/images.md): a content-addressed local name, or a registry reference by digest after `release --push`.',
   },
   {
     name: 'toolchain',

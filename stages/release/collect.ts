@@ -60,6 +60,7 @@ export function swe5gRowOf(v: ValidatedInstance, source: CandidateSource): Swe5g
     strategy: v.strategy,
     spec_refs: v.spec_refs,
     image_recipe: v.image_recipe,
+    image_name: v.images.instance,
     toolchain: v.toolchain,
     license: repositoryLicense(v.repo, v.license),
   };

@@ -18,7 +18,12 @@ import { releaseDataset, type ReleaseWiring } from './release.js';
 import { releaseSettings } from './config.js';
 import { formatChanges, publishRelease } from './publish.js';
 import { verifyRelease } from './verify.js';
-import { checkVersion } from './assemble.js';
+import { checkVersion, readReleaseRows, releaseDir, validateRows } from './assemble.js';
+import { pushRowImages } from './push.js';
+import { DockerClient } from '../../pipeline/providers/docker/client.js';
+import { parseDigestRef, PUSHED_IMAGES_KV } from '../../pipeline/providers/docker/registry.js';
+import type { KeyValue } from '../../pipeline/store/store.js';
+import type { Swe5gRow } from '../../datasets/index.js';
 
 function configPath(flag: string | undefined): string {
   if (flag) return resolve(flag);
@@ -29,7 +34,7 @@ function configPath(flag: string | undefined): string {
 function withState<T>(
   stateFlag: string | undefined,
   wiring: ReleaseWiring,
-  fn: (s: { dir: string; reader: StoreReader }) => Promise<T>,
+  fn: (s: { dir: string; reader: StoreReader; kv: KeyValue }) => Promise<T>,
 ): Promise<T> {
   const dir = resolveStateDir(stateFlag);
   const state = openState(dir);
@@ -43,13 +48,13 @@ function withState<T>(
     item: (s, k) => state.store.item(s, k),
     items: (s) => state.store.items(s),
   };
-  return fn({ dir, reader }).finally(() => state.close());
+  return fn({ dir, reader, kv: state.store }).finally(() => state.close());
 }
 
 /** `telebench release <dataset> --version V`. */
 export async function releaseAction(
   name: string,
-  flags: { version: string; config?: string; verify: boolean },
+  flags: { version: string; config?: string; verify: boolean; push?: string },
   cmd: Command,
   wiring: ReleaseCommandWiring,
 ): Promise<void> {
@@ -67,7 +72,7 @@ export async function releaseAction(
           log: (m) => process.stderr.write(`${m}\n`),
         })
       : null;
-  await withState(cmd.optsWithGlobals().state, wiring, async ({ dir, reader }) => {
+  await withState(cmd.optsWithGlobals().state, wiring, async ({ dir, reader, kv }) => {
     const out = await releaseDataset({
       ctx: {
         store: reader,
@@ -79,6 +84,11 @@ export async function releaseAction(
       dataset,
       version: flags.version,
       verifier,
+      pushImages: flags.push
+        ? await imagePusher(flags.push, 'release --push', (local, ref) =>
+            kv.set(PUSHED_IMAGES_KV, local, ref),
+          )
+        : null,
     });
     process.stdout.write(
       `${out.status === 'unchanged' ? 'already released with identical content (no-op)' : 'released'}: ${dataset.id} ${out.manifest.version} -> ${out.dir}\n` +
@@ -90,11 +100,63 @@ export async function releaseAction(
   });
 }
 
+/**
+ * The image push of `--push REGISTRY` (Docker engine checked first).
+ * @throws PreflightError when the engine does not answer
+ */
+async function imagePusher(
+  registry: string,
+  flag: string,
+  record?: (local: string, ref: string) => void,
+): Promise<(rows: Swe5gRow[]) => Promise<Swe5gRow[]>> {
+  const docker = new DockerClient();
+  await docker.ping();
+  return (rows) =>
+    pushRowImages(
+      rows,
+      registry,
+      docker,
+      flag,
+      (m) => process.stderr.write(`pushed ${m}\n`),
+      record,
+    );
+}
+
+/**
+ * `publish --push REGISTRY`: every row must already name its image by digest in REGISTRY (a
+ * release made with `release --push REGISTRY`); the images are pushed again so the registry
+ * surely holds them, and must push as the digests the rows name.
+ * @throws TelebenchError `publish_images_local` (tier config) naming the rows that carry another
+ *   name; then what {@link pushRowImages} throws
+ */
+async function pushReleasedImages(
+  stateDir: string,
+  datasetId: string,
+  version: string,
+  registry: string,
+): Promise<void> {
+  const rows = validateRows(
+    datasetByName(datasetId),
+    readReleaseRows(releaseDir(stateDir, datasetId, version)),
+  ) as unknown as Swe5gRow[];
+  const other = rows.filter((r) => parseDigestRef(r.image_name)?.registry !== registry);
+  if (other.length > 0) {
+    throw new TelebenchError(
+      'publish_images_local',
+      `publish --push ${registry}: ${other.length} row(s) of ${datasetId} ${version} do not name an image in ${registry} (e.g. ${other[0]!.instance_id}: '${other[0]!.image_name}'); release a new version with --push ${registry}, then publish it`,
+      { tier: 'config', context: { registry, rows: other.map((r) => r.instance_id) } },
+    );
+  }
+  await (
+    await imagePusher(registry, 'publish --push')
+  )(rows);
+}
+
 /** `telebench publish <dataset> <version>`. */
 export async function publishAction(
   name: string,
   version: string,
-  flags: { repo?: string; dryRun?: boolean; config?: string },
+  flags: { repo?: string; dryRun?: boolean; config?: string; push?: string },
   cmd: Command,
 ): Promise<void> {
   const dataset = datasetByName(name);
@@ -110,6 +172,8 @@ export async function publishAction(
     );
   }
   const stateDir = resolveStateDir(cmd.optsWithGlobals().state);
+  if (flags.push && dataset.id === 'swe-bench-5g' && !flags.dryRun)
+    await pushReleasedImages(stateDir, dataset.id, version, flags.push);
   const out = await publishRelease({
     stateDir,
     dataset: dataset.id,

@@ -1,7 +1,7 @@
 /**
  * CLI commands of the release branch, registered through `stageCommands` in stages/commands.ts:
- *   telebench release <dataset> --version V [--config F] [--no-verify]
- *   telebench publish <dataset> <V> [--repo owner/name] [--dry-run] [--config F]
+ *   telebench release <dataset> --version V [--config F] [--no-verify] [--push REGISTRY]
+ *   telebench publish <dataset> <V> [--repo owner/name] [--dry-run] [--config F] [--push REGISTRY]
  *   telebench verify  <dataset> <V> [--config F]
  * `<dataset>` is `swe-bench-5g` (alias `swe5g`) or `teleresiliencebench` (alias `resilience`).
  */
@@ -54,7 +54,9 @@ async function cliAction(body: () => Promise<void>): Promise<void> {
  *   configuration file
  * @throws TelebenchError (from an action, tier config/preflight/bug) `publish_repo_missing`,
  *   `hub_token_missing`, `hub_unauthorized`, `release_not_found`, `release_version_exists`,
- *   `release_rows_invalid`, `unknown_stage`, `verify_not_applicable`, `verify_unavailable`
+ *   `release_rows_invalid`, `unknown_stage`, `verify_not_applicable`, `verify_unavailable`,
+ *   and with `--push`: `release_image_missing`, `release_image_changed`, `publish_images_local`
+ *   (tier config) and `registry_push_failed` (tier infra, printed as one line, exit 1)
  */
 export function releaseCommands(
   wiring: () => Promise<ReleaseCommandWiring>,
@@ -73,10 +75,14 @@ export function releaseCommands(
           '--no-verify',
           'SWE-Bench 5G: do not re-run the gold patches first (the card says so)',
         )
+        .option(
+          '--push <registry>',
+          'SWE-Bench 5G: push the instance images to REGISTRY (host:port) and name them by digest in image_name',
+        )
         .action(
           (
             name: string,
-            flags: { version: string; config?: string; verify: boolean },
+            flags: { version: string; config?: string; verify: boolean; push?: string },
             cmd: Command,
           ) =>
             cliAction(async () =>
@@ -94,11 +100,15 @@ export function releaseCommands(
         .option('--repo <owner/name>', 'dataset repository (default release.hub.repos.<dataset>)')
         .option('--dry-run', 'print the difference against the Hub’s current files; write nothing')
         .option('--config <file>', 'configuration file (default config/default.yaml)')
+        .option(
+          '--push <registry>',
+          'SWE-Bench 5G: push the instance images the rows name in REGISTRY (a release made with release --push REGISTRY) before the upload',
+        )
         .action(
           (
             name: string,
             version: string,
-            flags: { repo?: string; dryRun?: boolean; config?: string },
+            flags: { repo?: string; dryRun?: boolean; config?: string; push?: string },
             cmd: Command,
           ) => cliAction(async () => (await actions()).publishAction(name, version, flags, cmd)),
         ),

@@ -229,6 +229,7 @@ function previousOf(stateDir: string, dataset: DatasetDefinition, version: strin
  * Builds and writes a release of `dataset`.
  * @param version a version, or `auto` for `0.0.0-local.<12 hex of the content>`
  * @param verifier re-runs SWE-Bench 5G rows first (dropped instances are listed in the card); null to skip
+ * @param pushImages SWE-Bench 5G: puts the instance images in a registry and names them by digest
  * @returns the write outcome (`written` or `unchanged`) and the plan
  * @throws TelebenchError `release_version_exists` when the version exists with different content,
  *   `release_rows_invalid` when a row fails the schema, `release_no_rows` when nothing is left
@@ -239,6 +240,11 @@ export async function releaseDataset(args: {
   dataset: DatasetDefinition;
   version: string;
   verifier: Verifier | null;
+  /**
+   * SWE-Bench 5G, `release --push REGISTRY`: pushes the rows' instance images and returns the rows
+   * naming them by digest (`push.ts` `pushRowImages`); after the verifier, before the plan.
+   */
+  pushImages?: ((rows: Swe5gRow[]) => Promise<Swe5gRow[]>) | null;
   now?: Date;
 }): Promise<WriteOutcome & { plan: ReleasePlan }> {
   const { ctx, wiring, dataset } = args;
@@ -251,6 +257,8 @@ export async function releaseDataset(args: {
     verify = result.summary;
     rows = rows.filter((r) => result.reproduced.has((r as Swe5gRow).instance_id));
   }
+  if (args.pushImages && dataset.id === 'swe-bench-5g' && rows.length > 0)
+    rows = await args.pushImages(rows as Swe5gRow[]);
   if (rows.length === 0) {
     throw new TelebenchError(
       'release_no_rows',

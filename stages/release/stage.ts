@@ -59,8 +59,8 @@ export function makeLocalReleaseStage(args: {
   >({
     name: args.name,
     // 2: rows carry problem_statement_source; card and manifest name the sample, the models; the
-    // funnel counts rows
-    version: 2,
+    // funnel counts rows. 3: SWE-Bench 5G rows carry image_name too (both changes merged)
+    version: 3,
     needs: [],
     description: `Local release of ${dataset.prettyName} under <state>/releases/${dataset.id}/ (no upload).`,
     async preflight(ctx) {

@@ -33,6 +33,8 @@ import { overlayFor } from '../swe5g/harness/apply.js';
 import { gradeTests } from '../swe5g/harness/grading.js';
 import { runStep } from '../swe5g/harness/run-step.js';
 import { selectTestDirs, testSpec } from '../swe5g/harness/spec.js';
+import { ensureLocalImage, parseDigestRef } from '../../pipeline/providers/docker/registry.js';
+import { exportTestbed } from '../../pipeline/providers/docker/contract.js';
 import type { Verifier } from './release.js';
 
 /** Where the verifier runs: the state directory, the configuration file, a log sink. */
@@ -141,9 +143,11 @@ export function rowTestDirs(
 }
 
 /**
- * Re-runs one row twice (gold patch, empty patch) and grades both.
- * @throws TelebenchError from the image build or the executor (infra); a patch that no longer
- *   applies is a verdict (not resolved), not an error
+ * Re-runs one row twice (gold patch, empty patch) and grades both. A row whose `image_name` is a
+ * registry digest reference (`release --push`) runs in that image, pulled when the engine lacks
+ * it, with the source tree copied out of it; other rows rebuild their images from the recipes.
+ * @throws TelebenchError from the image build, pull (`image_pull_failed`) or the executor
+ *   (infra); a patch that no longer applies is a verdict (not resolved), not an error
  */
 export async function verifyRow(
   row: Swe5gRow,
@@ -163,7 +167,12 @@ export async function verifyRow(
   const moduleDir = deps.entry?.path ?? '';
   let sourceDir: string;
   let image = '';
-  if (deps.docker) {
+  if (deps.docker && parseDigestRef(row.image_name)) {
+    // a pushed image (release --push): pulled when the engine lacks it, the tree copied out of it
+    image = await ensureLocalImage(deps.docker, row.image_name);
+    sourceDir = join(deps.stateDir, 'release-verify', row.instance_id, 'testbed');
+    await exportTestbed(deps.docker, image, sourceDir);
+  } else if (deps.docker) {
     const built = await buildInstanceImages(buildSubjectOfRow(row, deps.entry), {
       docker: deps.docker,
       settings: deps.settings,

@@ -52,6 +52,13 @@ export interface ScriptedReply {
   /** Answer text. */
   content?: string;
   /**
+   * OpenAI routes, single JSON bodies only: function calls of the message (`tool_calls`, each
+   * with an id `call_<request>_<i>`; `arguments` is the JSON text); `finish_reason` becomes
+   * `tool_calls` unless `doneReason` says otherwise. What tool-calling agents (litellm's
+   * clients, mini-swe-agent's `bash` tool) read.
+   */
+  toolCalls?: { name: string; arguments: string }[];
+  /**
    * Where the reasoning goes: `field` (Ollama `message.thinking`; OpenAI routes use `reasoning`),
    * `reasoning`, `reasoning_content`, `think-tags` (inside the content), `open-think-tag` (content
    * is `reasoning</think>answer`, the opening tag left to the chat template).
@@ -254,7 +261,15 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
   const promptTokens = (messages: { role: string; content: string }[]): number[] => {
     const out: number[] = [];
     for (const m of messages)
-      out.push(-1, ...modelTokens(m.role), 198, ...modelTokens(m.content), -3, 198);
+      // an assistant message with tool calls has content null; a multimodal one a list of parts
+      out.push(
+        -1,
+        ...modelTokens(m.role),
+        198,
+        ...modelTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')),
+        -3,
+        198,
+      );
     out.push(-1, ...modelTokens('assistant'), 198);
     return out;
   };
@@ -502,8 +517,17 @@ export async function startLlmServer(options: LlmServerOptions = {}): Promise<Ll
               ...(fieldShape && (thinking !== '' || reply.reasoningFields)
                 ? reasoningPart(thinking)
                 : {}),
+              ...(reply.toolCalls?.length
+                ? {
+                    tool_calls: reply.toolCalls.map((t, i) => ({
+                      id: `call_${requests.length}_${i}`,
+                      type: 'function',
+                      function: { name: t.name, arguments: t.arguments },
+                    })),
+                  }
+                : {}),
             },
-            finish_reason: finish,
+            finish_reason: reply.toolCalls?.length && !reply.doneReason ? 'tool_calls' : finish,
           },
         ],
         ...(usage ? { usage } : {}),

@@ -45,7 +45,7 @@ const pushed = new Map<string, Promise<string>>();
 
 /**
  * Tags `name` as `<registry>/<name>` and pushes it; concurrent and repeated calls for the same
- * image and registry in one process share one push (a push of layers the registry holds only
+ * image (name and id) and registry in one process share one push (a push of layers the registry holds only
  * checks them).
  * @param name a local image (`telebench-instance:<hash>`)
  * @param configKey where the registry was named, for the error (`release --push`)
@@ -53,13 +53,15 @@ const pushed = new Map<string, Promise<string>>();
  * @throws TelebenchError `registry_push_failed` (tier infra) naming the image and the registry
  *   (connection refused when the registry is down); `image_missing` (infra) when the engine has no `name`
  */
-export function pushImage(
+export async function pushImage(
   client: DockerClient,
   name: string,
   registry: string,
   configKey = 'swe5g.environments.swarm.registry',
 ): Promise<string> {
-  const key = `${registry}\u0000${name}`;
+  // keyed by the image id too: a name rebuilt since (other bytes) is pushed again
+  const id = (await client.inspect(name))?.Id ?? '';
+  const key = `${registry}\u0000${name}\u0000${id}`;
   let p = pushed.get(key);
   if (!p) {
     p = doPush(client, name, registry, configKey);
@@ -118,6 +120,12 @@ async function doPush(
   if (!digest) throw fail('the registry answered no digest');
   return `${repo}:${tag}@${digest}`;
 }
+
+/**
+ * Key-value namespace (the state's `kv`) where `release --push` records, per local image name,
+ * the digest reference it was pushed as; `evaluate` reads it to pull an image the engine lost.
+ */
+export const PUSHED_IMAGES_KV = 'docker.pushed_images';
 
 /**
  * The parts of a digest reference `<registry>/<repo>:<tag>@sha256:<hex>` (the form

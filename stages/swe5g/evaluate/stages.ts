@@ -41,6 +41,7 @@ import type { EvalModel, EvaluationSettings } from './config.js';
 import { chooseContext, type ContextChunk } from './context.js';
 import { runPatch, type EvalInstance, type Grade } from './grade.js';
 import { predictionsJsonl, readPredictions, type Prediction } from './predictions.js';
+import { ensureLocalImage, PUSHED_IMAGES_KV } from '../../../pipeline/providers/docker/registry.js';
 import { solve, type SolveResult } from './solver.js';
 import {
   assembleSkill,
@@ -119,6 +120,18 @@ export function evalInstances(
 }
 
 /** The executor of grading and feedback runs (validation's choice: docker or local). */
+/**
+ * The instance image to grade in: `image` when the engine has it, else the digest reference
+ * `release --push` recorded for it (kv `PUSHED_IMAGES_KV`), pulled by digest.
+ * @throws TelebenchError `image_missing` (infra) when the engine lacks it and it was never pushed;
+ *   `image_pull_failed` (infra) from the registry
+ */
+async function instanceImage(ctx: Ctx, image: string): Promise<string> {
+  const docker = ctx.memo('docker', () => new DockerClient());
+  if (await docker.hasImage(image)) return image;
+  return ensureLocalImage(docker, ctx.kv.get<string>(PUSHED_IMAGES_KV, image) ?? image);
+}
+
 function evalExecutor(ctx: Ctx): Executor {
   const settings = swe5gSettings(ctx.config).environments;
   return settings.executor === 'docker'
@@ -649,7 +662,11 @@ export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
         `${i.origin ? `${i.origin.file} ${i.origin.where ?? `line ${i.origin.line}`}: ` : ''}${i.instance_id} is not a complete validated instance in this state`,
         { ...i.origin },
       );
-    const run = await runPatch(i.instance, i.model_patch, 'grade', {
+    const instance =
+      swe5gSettings(ctx.config).environments.executor === 'docker'
+        ? { ...i.instance, image: await instanceImage(ctx, i.instance.image) }
+        : i.instance;
+    const run = await runPatch(instance, i.model_patch, 'grade', {
       executor: evalExecutor(ctx),
       settings: swe5gSettings(ctx.config).environments,
       saveLog: (name, text) => ctx.artifact(`runs/${name}`, text, 'text/plain'),
