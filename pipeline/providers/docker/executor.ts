@@ -135,6 +135,9 @@ export class DockerExecutor implements Executor {
         Labels: { 'telebench.step': spec.step },
         HostConfig: {
           NetworkMode: 'none',
+          // the loopback's IPv6 address (::1), which every Linux host has: Docker disables it in
+          // a container, and tests that bind [::1] (Open5GS core's socket-test) then fail
+          Sysctls: { 'net.ipv6.conf.lo.disable_ipv6': '0' },
           Memory: spec.limits.memory,
           MemorySwap: spec.limits.memory,
           NanoCpus: Math.round(spec.limits.cpus * 1e9),

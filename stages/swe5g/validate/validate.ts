@@ -39,6 +39,12 @@ import {
   type TestStatus,
 } from '../../../pipeline/providers/docker/parsers.js';
 import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
+import {
+  mesonStepCommand,
+  type MesonSelection,
+} from '../../../pipeline/providers/docker/meson-step.js';
+import { mesonSelection } from '../build/c-env.js';
+import type { EnvironmentSpec, ExcludedTests } from '../registry.js';
 import { applyPatch, git, patchFiles } from '../../../pipeline/providers/git/repo.js';
 import type { Resolved, TestGen, ValidatedInstance } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
@@ -63,6 +69,8 @@ export interface Validated extends ValidatedInstance {
    * tests; absent in records validated before they were read.
    */
   test_commands?: RegistryCommands;
+  /** Suites and tests the registry leaves out of the existing tests, with the reason (C). */
+  excluded_tests?: ExcludedTests[];
 }
 
 /** Environmental causes of a failure at the parent, by output pattern (reported, not guessed at). */
@@ -83,6 +91,27 @@ const ENV_REASONS: [RegExp, string][] = [
 export function environmentalReason(output: string): string {
   for (const [re, why] of ENV_REASONS) if (re.test(output)) return why;
   return '';
+}
+
+/**
+ * The first lines of a build log that say what failed (compiler `error:`, meson `ERROR:`, linker
+ * `undefined reference`, `fatal error`, Go `cannot find`/`undefined:`), at most `max`, each cut to
+ * 300 characters; falls back to the last non-empty lines when none matches.
+ */
+export function firstErrorLines(log: string, max = 5): string[] {
+  const esc = String.fromCharCode(27); // terminal colour codes (meson, gcc) are not text
+  const lines = log.split('\n').map((l) =>
+    l
+      .split(esc)
+      .join('')
+      .replace(/\[[0-9;]*m/g, '')
+      .trimEnd(),
+  );
+  const re =
+    /^FAILED: |\b(error|ERROR|fatal error|undefined reference|cannot find|undefined:|No such file or directory|Dependency .* not found|not found or not usable)\b/;
+  const hits = lines.filter((l) => re.test(l) && !/^# command:/.test(l));
+  const pick = hits.length > 0 ? hits : lines.filter((l) => l.trim() !== '').slice(-max);
+  return pick.slice(0, max).map((l) => (l.length > 300 ? `${l.slice(0, 297)}...` : l));
 }
 
 /** Directories holding the test files a unified diff adds or changes (exact names, {@link patchFiles}). */
@@ -187,7 +216,7 @@ export function testCommand(
   dirs: string[] | 'all',
   timeoutS: number,
   moduleDir: string,
-  opts: { repeats?: number; commands?: RegistryCommands } = {},
+  opts: { repeats?: number; commands?: RegistryCommands; meson?: MesonSelection } = {},
 ): { command: string; collect: string[] } {
   const repeats = Math.max(1, Math.floor(opts.repeats ?? 1));
   const cd = moduleDir ? `cd ${moduleDir} && ` : '';
@@ -223,6 +252,13 @@ export function testCommand(
       `if [ -f Makefile ]; then for f in $(sed -n 's/^\\(f2p_[A-Za-z0-9_]*\\):.*/\\1/p' Makefile); do t "make::$f" "make --no-print-directory $f"; done; fi\n` +
       `exit $rc`;
     return { command: script, collect: [`${pre}${MAKE_RESULTS}`] };
+  }
+  if (opts.meson) {
+    // the kept build of the env/instance layers: only the selected tests and the fix's objects
+    return {
+      command: `${cd}${mesonStepCommand(opts.meson, 'test', repeats)}`,
+      collect: [`${pre}.telebench/build/meson-logs/testlog.json`, `${pre}.telebench/tests.json`],
+    };
   }
   return {
     // meson's own output (its errors included) stays in the step log: nothing goes to /dev/null
@@ -333,6 +369,8 @@ export interface ValidateContext {
   registryScope?: 'touched' | 'repo';
   /** Registry test and build commands of the repository (used by the C recipe: make). */
   registryCommands?: RegistryCommands;
+  /** Registry `environment` of the repository (C: the meson suites/tests the steps run). */
+  registryEnvironment?: EnvironmentSpec;
 }
 
 /**
@@ -358,14 +396,20 @@ export async function validateInstance(
     testPatches: [res.test_patch, tg.f2p_test_patch],
   });
   const commands = vc.registryCommands;
+  const meson =
+    recipe === 'c-meson' && !usesMakeStep(commands)
+      ? mesonSelection(vc.registryEnvironment, filesOfPatch(res.patch))
+      : undefined;
   // steps 1 and 3 run every test `test_repeats` times (flaky PASS_TO_PASS detection, see
   // environments-config.ts for the arithmetic); step 2 only needs the F2P tests to fail once
   const repeated = testCommand(recipe, dirs, s.limits.timeout_s, built.module_dir, {
     repeats: s.test_repeats,
     ...(commands ? { commands } : {}),
+    ...(meson ? { meson } : {}),
   });
   const once = testCommand(recipe, dirs, s.limits.timeout_s, built.module_dir, {
     ...(commands ? { commands } : {}),
+    ...(meson ? { meson } : {}),
   });
   const limits = {
     memory: s.limits.memory_mib * 2 ** 20,
@@ -438,11 +482,13 @@ export async function validateInstance(
   // Step 1: existing tests at the parent.
   const s1 = await runStep('parent_p2p', {});
   if (s1.parsed.build_failures.length > 0) {
+    const errors = firstErrorLines(`${s1.result.stdout}\n${s1.result.stderr}`);
     throw new SkipItem(
       'build_failed_at_parent',
-      `${res.instance_id}: ${s1.parsed.build_failures.join(', ')} do not build at the parent`,
+      `${res.instance_id}: ${s1.parsed.build_failures.join(', ')} do not build at the parent${errors.length ? `: ${errors.join(' | ')}` : ''}`,
       {
         build_failures: s1.parsed.build_failures,
+        first_errors: errors,
         step_logs,
       },
     );
@@ -645,6 +691,9 @@ export async function validateInstance(
     dropped_failing_at_parent:
       s.pass_to_pass_policy === 'drop-failing' ? dropped_failing_at_parent : [],
     ...(recipe === 'c-meson' && usesMakeStep(commands) ? { test_commands: commands } : {}),
+    ...(meson && vc.registryEnvironment?.excluded.length
+      ? { excluded_tests: vc.registryEnvironment.excluded }
+      : {}),
   };
 }
 
@@ -662,7 +711,10 @@ export async function isRepo(dir: string): Promise<boolean> {
 function registryTests(
   cfg: HasSwe5g,
   configFile: string,
-): Map<string, { scope: 'touched' | 'repo'; commands: RegistryCommands }> {
+): Map<
+  string,
+  { scope: 'touched' | 'repo'; commands: RegistryCommands; environment?: EnvironmentSpec }
+> {
   const file = resolvePath(dirname(configFile), swe5gSettings(cfg).registry);
   if (!existsSync(file)) return new Map();
   return new Map(
@@ -674,6 +726,7 @@ function registryTests(
           ...(e.test.command ? { test: e.test.command } : {}),
           ...(e.test.build ? { build: e.test.build } : {}),
         },
+        ...(e.environment ? { environment: e.environment } : {}),
       },
     ]),
   );
@@ -685,7 +738,7 @@ function registryTests(
  */
 export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   name: 'swe5g.validate',
-  version: 2, // 2: test dirs are Go packages / source folders (packages.ts), not every touched dir
+  version: 3, // 3: C meson steps run the registry selection (kept build); 2: test dirs are Go packages / source folders (packages.ts), not every touched dir
   needs: ['swe5g.build', 'swe5g.testgen'],
   description:
     'Three-step validation: existing tests pass at the parent, F2P tests fail there and pass after the fix (3 runs).',
@@ -733,6 +786,7 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
       executor,
       settings,
       ...(reg ? { registryScope: reg.scope, registryCommands: reg.commands } : {}),
+      ...(reg?.environment ? { registryEnvironment: reg.environment } : {}),
       saveLog: (step, text) => ctx.artifact(`step_logs/${step}`, text, 'text/plain'),
       log: (m) => ctx.log(m),
       signal: ctx.signal,
