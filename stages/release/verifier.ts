@@ -2,35 +2,38 @@
  * The instance executor behind `telebench verify` and the pre-release check of SWE-Bench 5G: each
  * released row is re-run from its own fields (repo, base_commit, version, environment_setup_commit,
  * image_recipe, patch, test_patch, FAIL_TO_PASS, PASS_TO_PASS) with the environments branch's code:
- * images from the same recipes (`buildInstanceImages`, stages/swe5g/build), steps in fresh
- * network-less containers (`DockerExecutor`) or on the host (`LocalExecutor`), the same test
- * command and log parsers as validation (`testCommand`, `parseStep`, `overlayFor`).
+ * images from the same recipes (`buildInstanceImages`, stages/swe5g/build, given the row's own
+ * fields), steps in fresh network-less containers (`DockerExecutor`) or on the host
+ * (`LocalExecutor`), through the harness of validation and grading (stages/swe5g/harness: the
+ * test spec, the one step runner, the parser table, pure grading; gold patches applied exactly).
  *
  * Two runs per instance (the SWE-bench harness check): test_patch + gold patch must resolve it
  * (every FAIL_TO_PASS and PASS_TO_PASS test passes); test_patch alone (the empty patch) must not.
  * Instances whose gold patch does not reproduce are dropped and listed with the reason.
  */
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { TelebenchError, SkipItem } from '../../pipeline/errors.js';
 import { DockerClient } from '../../pipeline/providers/docker/client.js';
 import type { Executor } from '../../pipeline/providers/docker/executor.js';
 import type { RecipeName } from '../../pipeline/providers/docker/recipes.js';
 import { exportCleanRepo } from '../../pipeline/providers/git/repo.js';
-import type { TestStatus } from '../../pipeline/providers/docker/parsers.js';
+import type { Overlay } from '../../pipeline/providers/docker/overlay.js';
 import type { Swe5gRow } from '../../datasets/index.js';
 import type { VerifySummary } from '../../datasets/card.js';
 import type { Resolved } from '../swe5g/types.js';
 import { swe5gConfigSchema, type Swe5gConfig, type HasSwe5g } from '../swe5g/config.js';
 import { loadRegistry, githubRepoOf, type RegistryEntry } from '../swe5g/registry.js';
-import { buildInstanceImages } from '../swe5g/build/build.js';
+import { buildInstanceImages, type BuildSubject } from '../swe5g/build/build.js';
 import { executorFor, executorPreflight } from '../swe5g/executors.js';
 import { mirrorPath } from '../swe5g/resolve/resolve.js';
 import { filesOfPatch, packageDirs } from '../swe5g/resolve/packages.js';
-import type { Overlay } from '../../pipeline/providers/docker/overlay.js';
-import { overlayFor, parseStep, selectTestDirs, testCommand } from '../swe5g/validate/validate.js';
+import type { TestStatus } from '../swe5g/harness/parsers.js';
+import { overlayFor } from '../swe5g/harness/apply.js';
+import { gradeTests } from '../swe5g/harness/grading.js';
+import { runStep } from '../swe5g/harness/run-step.js';
+import { selectTestDirs, testSpec } from '../swe5g/harness/spec.js';
 import type { Verifier } from './release.js';
-import { dirname, resolve } from 'node:path';
 
 /** Where the verifier runs: the state directory, the configuration file, a log sink. */
 export interface VerifierEnv {
@@ -60,11 +63,17 @@ export function gradeRun(
   row: Pick<Swe5gRow, 'FAIL_TO_PASS' | 'PASS_TO_PASS'>,
   conflicts: readonly string[] = [],
 ): { resolved: boolean; notPassing: string[] } {
-  const twice = new Set(conflicts);
-  const notPassing = [...row.FAIL_TO_PASS, ...row.PASS_TO_PASS].filter(
-    (id) => tests[id] !== 'pass' || twice.has(id),
+  const v = gradeTests(
+    {
+      tests,
+      build_failures: [],
+      package_failures: [],
+      timed_out: false,
+      conflicts: [...conflicts],
+    },
+    row,
   );
-  return { resolved: notPassing.length === 0, notPassing };
+  return { resolved: v.resolved, notPassing: v.not_passing };
 }
 
 /**
@@ -91,40 +100,22 @@ const LANGUAGE: Record<RecipeName, Resolved['language']> = {
 };
 
 /**
- * The Resolved record `buildInstanceImages` needs, rebuilt from a released row: the fields the
- * build reads (repo, registry_id, language, version, environment_setup_commit, base_commit) come
- * from the row; the mining fields it does not read are left empty.
+ * What the image build reads of a released row ({@link BuildSubject}): the row's own repo,
+ * base_commit, version and environment_setup_commit, the registry entry's id and the language of
+ * its `image_recipe`. Nothing is made up to look like a mined record.
  */
-export function resolvedOfRow(row: Swe5gRow, entry: RegistryEntry | undefined): Resolved {
+export function buildSubjectOfRow(row: Swe5gRow, entry: RegistryEntry | undefined): BuildSubject {
   const recipe = row.image_recipe as RecipeName;
   return {
     instance_id: row.instance_id,
-    alias: row.alias,
     repo: row.repo,
     registry_id: entry?.id ?? row.repo,
     language: LANGUAGE[recipe] ?? entry?.language ?? 'go',
-    nf: row.nf,
-    license: row.license,
-    pr_number: Number(/-(\d+)$/.exec(row.instance_id)?.[1] ?? 0),
-    merge_commit: '',
-    base_commit: row.base_commit,
-    pr_head: null,
-    issues: [],
-    pr_title: '',
-    pr_body: '',
-    changed_files: [],
-    created_at: row.created_at,
-    merged_at: '',
-    problem_statement: row.problem_statement,
-    hints_text: row.hints_text,
-    source: 'git',
-    incomplete: false,
-    links: [],
-    patch: row.patch,
-    test_patch: row.test_patch,
-    environment_setup_commit: row.environment_setup_commit,
     version: row.version,
-    test_dirs: packageDirs(filesOfPatch(row.patch), LANGUAGE[row.image_recipe as RecipeName]),
+    environment_setup_commit: row.environment_setup_commit,
+    // the fix's files name the objects a C kept build compiles in the instance layer
+    patch: row.patch,
+    base_commit: row.base_commit,
   };
 }
 
@@ -146,7 +137,7 @@ export function rowTestDirs(
     recipe: row.image_recipe as RecipeName,
     scope,
     moduleDir: entry?.path ?? '',
-    sourceDirs: resolvedOfRow(row, entry).test_dirs,
+    sourceDirs: packageDirs(filesOfPatch(row.patch), LANGUAGE[row.image_recipe as RecipeName]),
     testPatches: [row.test_patch],
   });
 }
@@ -166,15 +157,16 @@ export async function verifyRow(
     entry: RegistryEntry | undefined;
     signal?: AbortSignal;
     log?: (m: string) => void;
+    /** Stores a run's log; returns its digest (default: not stored). */
+    saveLog?: (name: string, text: string) => string;
   },
 ): Promise<InstanceVerdict> {
-  const res = resolvedOfRow(row, deps.entry);
   const recipe = row.image_recipe as RecipeName;
   const moduleDir = deps.entry?.path ?? '';
   let sourceDir: string;
   let image = '';
   if (deps.docker) {
-    const built = await buildInstanceImages(res, {
+    const built = await buildInstanceImages(buildSubjectOfRow(row, deps.entry), {
       docker: deps.docker,
       settings: deps.settings,
       stateDir: deps.stateDir,
@@ -195,8 +187,6 @@ export async function verifyRow(
     sourceDir = join(deps.stateDir, 'release-verify', row.instance_id, 'testbed');
     await exportCleanRepo(mirror, row.base_commit, sourceDir);
   }
-  const s = deps.settings;
-  const dirs = rowTestDirs(row, deps.entry, s);
   // a C entry with a registry test command is re-checked through it, as validation ran it
   const commands = deps.entry
     ? {
@@ -204,21 +194,20 @@ export async function verifyRow(
         ...(deps.entry.test.build ? { build: deps.entry.test.build } : {}),
       }
     : undefined;
-  const { command, collect } = testCommand(recipe, dirs, s.limits.timeout_s, moduleDir, {
-    ...(commands ? { commands } : {}),
+  const spec = testSpec({
+    recipe,
+    dirs: rowTestDirs(row, deps.entry, deps.settings),
+    moduleDir,
+    settings: deps.settings,
+    commands,
   });
-  const limits = {
-    memory: s.limits.memory_mib * 2 ** 20,
-    cpus: s.limits.cpus,
-    pids: s.limits.pids,
-    timeoutMs: s.limits.timeout_s * 1000 + 15_000,
-  };
   const runWith = async (
     label: string,
     patches: [string, string][],
   ): Promise<{ resolved: boolean; why: string }> => {
     let files: Overlay;
     try {
+      // the row's own patches, exactly (`git apply`): a gold patch that needs fuzz is a finding
       files = await overlayFor(sourceDir, patches);
     } catch (err) {
       if (
@@ -228,27 +217,28 @@ export async function verifyRow(
         return { resolved: false, why: err.message };
       throw err;
     }
-    const result = await deps.executor.run(
+    const out = await runStep(
+      spec,
+      { name: `verify_${label}`, files },
       {
-        step: `verify_${label}`,
-        instance: { image, workdir: '/testbed', sourceDir },
-        files,
-        command,
-        collect,
-        limits,
+        executor: deps.executor,
+        instance: { image, sourceDir },
+        saveLog: deps.saveLog ?? ((name) => name),
+        ...(deps.signal ? { signal: deps.signal } : {}),
       },
-      deps.signal,
     );
-    if (result.timedOut)
-      return { resolved: false, why: `${label} run timed out after ${s.limits.timeout_s} s` };
-    const parsed = parseStep(recipe, result, collect);
-    const g = gradeRun(parsed.tests, row, parsed.conflicts);
+    if (out.timedOut)
+      return {
+        resolved: false,
+        why: `${label} run timed out after ${deps.settings.limits.timeout_s} s`,
+      };
+    const g = gradeTests(out.parsed, row, { ambiguous: out.ambiguous });
     deps.log?.(
-      `${row.instance_id} ${label}: ${g.resolved ? 'resolved' : 'not resolved'} (exit ${result.exitCode})`,
+      `${row.instance_id} ${label}: ${g.resolved ? 'resolved' : 'not resolved'} (exit ${out.results[0]!.exitCode})`,
     );
     return {
       resolved: g.resolved,
-      why: g.resolved ? '' : `tests not passing: ${g.notPassing.slice(0, 5).join(', ')}`,
+      why: g.resolved ? '' : `tests not passing: ${g.not_passing.slice(0, 5).join(', ')}`,
     };
   };
   const gold = await runWith('gold', [

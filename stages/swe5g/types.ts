@@ -231,6 +231,8 @@ export interface ValidatedInstance {
     fix_1?: string;
     fix_2?: string;
     fix_3?: string;
+    /** Later fresh containers of a step (`fix_1_run2`: runners other than Go, issue 21). */
+    [run: `${string}_run${number}`]: string | undefined;
   };
   dropped_flaky: string[];
   incomplete: boolean;

@@ -8,13 +8,13 @@
  *   with no Docker engine; same inputs, same result shape.
  * Every {@link StepResult} records which executor produced it.
  */
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline as streamPipeline } from 'node:stream/promises';
 import { PassThrough } from 'node:stream';
 import { TelebenchError } from '../../errors.js';
+import { runProcess } from '../../process.js';
 import { tarFs, type DockerClient } from './client.js';
 import { PINNED_ENV } from './recipes.js';
 import { writeOverlay, type Overlay } from './overlay.js';
@@ -318,7 +318,8 @@ async function readFromContainer(
  * Runs a step on the host: copies `instance.sourceDir` to a temporary folder, writes the files,
  * runs the command with the host's toolchain and a minimal environment (PATH, HOME, the pinned
  * variables; GOMODCACHE/GOCACHE of the host so modules resolve offline). No network isolation or
- * memory limit is possible here; the timeout kills the whole process group.
+ * memory limit is possible here; the timeout kills the whole process group (the one process
+ * runner, pipeline/process.ts).
  */
 export class LocalExecutor implements Executor {
   readonly kind = 'local' as const;
@@ -342,32 +343,16 @@ export class LocalExecutor implements Executor {
       }
       if (!env.GOMODCACHE) env.GOMODCACHE = join(process.env.HOME ?? '/root', 'go', 'pkg', 'mod');
       if (!env.GOCACHE) env.GOCACHE = join(process.env.HOME ?? '/root', '.cache', 'go-build');
-      const child = spawn('/bin/sh', ['-c', spec.command], {
+      const r = await runProcess({
+        cmd: '/bin/sh',
+        args: ['-c', spec.command],
         cwd: dir,
         env,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
+        timeoutMs: spec.limits.timeoutMs,
+        ...(signal ? { signal } : {}),
       });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-      let timedOut = false;
-      const killGroup = (): void => {
-        try {
-          if (child.pid) process.kill(-child.pid, 'SIGKILL');
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
-        }
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        killGroup();
-      }, spec.limits.timeoutMs);
-      signal?.addEventListener('abort', killGroup, { once: true });
-      const code = await new Promise<number | null>((res) => child.on('close', (c) => res(c)));
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', killGroup);
+      const { stdout, stderr, timedOut } = r;
+      const code = r.code;
       const collected: Record<string, string | undefined> = {};
       for (const rel of spec.collect) {
         const p = join(dir, rel);

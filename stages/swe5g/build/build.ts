@@ -289,12 +289,28 @@ async function contractOnce(bc: BuildContext, image: string, baseCommit: string)
 }
 
 /**
+ * What the image build reads of an instance: a `Resolved` record, or a released row's own fields
+ * (`telebench verify`, the release check), never a record rebuilt to look like one.
+ */
+export type BuildSubject = Pick<
+  Resolved,
+  | 'instance_id'
+  | 'repo'
+  | 'registry_id'
+  | 'language'
+  | 'version'
+  | 'environment_setup_commit'
+  | 'base_commit'
+  | 'patch'
+>;
+
+/**
  * Builds (or reuses) base, env and instance images for `res`.
  * @throws SkipItem `toolchain_mismatch` when the base's Go is older than go.mod asks
  * @throws TelebenchError `image_build_failed` (infra) from a failed docker build,
  *   `image_contract_failed` (infra) when the instance image breaks the image contract
  */
-export async function buildInstanceImages(res: Resolved, bc: BuildContext): Promise<Built> {
+export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): Promise<Built> {
   const s = bc.settings;
   const recipe = recipeOf(res.language);
   const mirror = mirrorPath(bc.stateDir, res.repo);
@@ -414,7 +430,7 @@ export async function buildInstanceImages(res: Resolved, bc: BuildContext): Prom
  * is exported (`<state>/swe5g/envsrc/<repo>@<commit>`, written only when the image is built).
  */
 async function cEnvironment(
-  res: Resolved,
+  res: BuildSubject,
   bc: BuildContext,
   mirror: string,
   spec: EnvironmentSpec,
@@ -458,7 +474,7 @@ async function cEnvironment(
  * @throws SkipItem `toolchain_mismatch` when the host's Go is older than go.mod asks
  */
 async function buildLocal(
-  res: Resolved,
+  res: BuildSubject,
   bc: BuildContext,
   recipe: RecipeName,
   mirror: string,

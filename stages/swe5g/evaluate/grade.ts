@@ -3,31 +3,32 @@
  * container and validated against the test suite"), with validation's own code: the instance image
  * `swe5g.build` made (a fresh `git init` holding only `base_commit`), a fresh network-less
  * container per run through the {@link Executor} interface (Docker, local, or any other executor
- * behind it), the test command and log parsers of `swe5g.validate` (`testCommand`, `parseStep`).
+ * behind it), through the harness (stages/swe5g/harness: the test spec, the one step runner, the
+ * parser table, pure grading).
  *
- * The files of a run (SWE-bench's harness order): the model patch, then every file the instance's
+ * The files of a run (SWE-bench's harness order): the model patch (SWE-bench's chain of apply
+ * methods, harness/apply.ts; the method that applied it is recorded), then every file the instance's
  * `test_patch` touches is put back as it was at `base_commit` (a model that edited or created the
  * hidden fail-to-pass test file is graded against the real one anyway), then `test_patch` (the
  * PR's tests plus the generated fail-to-pass test, never shown to the solver). Resolved iff every
  * FAIL_TO_PASS and PASS_TO_PASS test passes (paper, "Task formulation").
  */
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { mkdirSync } from 'node:fs';
-import { TelebenchError, SkipItem } from '../../../pipeline/errors.js';
 import type { Executor, StepResult } from '../../../pipeline/providers/docker/executor.js';
 import { overlayOf, type Overlay } from '../../../pipeline/providers/docker/overlay.js';
-import {
-  checkAgreement,
-  type ParsedRun,
-  type TestStatus,
-} from '../../../pipeline/providers/docker/parsers.js';
 import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
-import { applyPatch, patchFiles } from '../../../pipeline/providers/git/repo.js';
+import { applyPatch } from '../../../pipeline/providers/git/repo.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import type { BugCategory } from '../types.js';
-import { parseStep, testCommand, type RegistryCommands } from '../validate/validate.js';
+import type { ParsedRun, TestStatus } from '../harness/parsers.js';
+import { applyPrediction, patchPaths } from '../harness/apply.js';
+import { gradeTests } from '../harness/grading.js';
+import { runStep } from '../harness/run-step.js';
+import { testSpec, type RegistryCommands, type TestSelection } from '../harness/spec.js';
+
+export { patchPaths } from '../harness/apply.js';
 
 /** Everything grading and the solver need of one validated, complete instance. */
 export interface EvalInstance {
@@ -53,14 +54,24 @@ export interface EvalInstance {
   test_dirs: string[] | 'all';
   /** Registry commands validation ran with (C repositories tested through make). */
   test_commands?: RegistryCommands;
+  /** Registry test selection validation ran with (meson suites). */
+  test_selection?: TestSelection;
 }
 
 /** Grading verdict of one patch. */
 export interface Grade {
   instance_id: string;
-  /** The model patch applied with `git apply` (an empty patch counts as applied: nothing to do). */
+  /** The model patch applied (an empty patch is NOT applied: `patch_method` `empty`). */
   patch_applied: boolean;
   apply_error: string;
+  /**
+   * How it applied: the command of SWE-bench's chain that applied it (`git apply --verbose`,
+   * `git apply --verbose --3way`, `git apply --verbose --reject`, `patch --batch --forward
+   * --fuzz=5 -p1 -i`), `already applied`, or `empty` / `failed`. Absent in grades made before.
+   */
+  patch_method?: string;
+  /** CRLF line endings of the patch were normalised to the tree's LF before applying. */
+  line_endings_normalised?: boolean;
   resolved: boolean;
   /** Per-test status of the hidden tests (`absent` when the test did not run). */
   FAIL_TO_PASS: Record<string, TestStatus | 'absent'>;
@@ -79,23 +90,10 @@ export interface Grade {
 }
 
 /**
- * Paths a unified diff touches (old and new names of every file; git and plain diffs), exact
- * names even where git quotes them (read by {@link patchFiles}).
- * @returns sorted, unique
- */
-export function patchPaths(patch: string): string[] {
-  const out = new Set<string>();
-  for (const f of patchFiles(patch)) {
-    if (f.oldPath !== null) out.add(f.oldPath);
-    if (f.newPath !== null) out.add(f.newPath);
-  }
-  return [...out].sort();
-}
-
-/**
  * The files a grading run writes over the instance image, relative to the repository root.
- * @returns `files` (the {@link Overlay}: bytes and git mode, null = delete) or `applyError` when
- *   the model patch does not apply
+ * @returns `files` (the {@link Overlay}: bytes and git mode, null = delete) with the method that
+ *   applied the model patch, or `applyError` (and the method: `empty` / `failed`) when it was not
+ *   applied
  * @throws TelebenchError `patch_does_not_apply` (content) when the instance's own test_patch does
  *   not apply after the model's changes were put back (a broken instance, not a model failure)
  */
@@ -104,24 +102,23 @@ export async function gradingFiles(
   modelPatch: string,
   testPatch: string,
 ): Promise<
-  { files: Overlay; touchedTests: string[] } | { applyError: string; touchedTests: string[] }
+  ({ files: Overlay; method: string } | { applyError: string; method: 'empty' | 'failed' }) & {
+    touchedTests: string[];
+    line_endings_normalised: boolean;
+  }
 > {
   const dir = mkdtempSync(join(tmpdir(), 'telebench-grade-'));
   try {
-    cpSync(sourceDir, dir, { recursive: true, verbatimSymlinks: true });
     const testFiles = new Set(patchPaths(testPatch));
-    let changed: string[] = [];
-    let deleted: string[] = [];
-    try {
-      ({ changed, deleted } = await applyPatch(dir, modelPatch, 'model_patch'));
-    } catch (err) {
-      if (err instanceof TelebenchError && err.code === 'patch_does_not_apply')
-        return {
-          applyError: err.message,
-          touchedTests: patchPaths(modelPatch).filter((p) => testFiles.has(p)),
-        };
-      throw err;
-    }
+    const applied = await applyPrediction(dir, sourceDir, modelPatch);
+    if (!applied.applied)
+      return {
+        applyError: applied.error,
+        method: applied.method,
+        line_endings_normalised: applied.line_endings_normalised,
+        touchedTests: patchPaths(modelPatch).filter((p) => testFiles.has(p)),
+      };
+    const { changed, deleted } = applied;
     const touchedTests = [...changed, ...deleted].filter((p) => testFiles.has(p)).sort();
     for (const p of touchedTests) {
       const orig = join(sourceDir, p);
@@ -132,11 +129,20 @@ export async function gradingFiles(
     }
     const t = await applyPatch(dir, testPatch, 'test_patch');
     // bytes and git mode of what is there now, null for what is gone (issue 14, section 1)
-    const files = overlayOf(dir, [...changed, ...t.changed, ...deleted, ...t.deleted]);
+    const files = overlayOf(
+      dir,
+      [...changed, ...t.changed].filter((p) => existsSync(join(dir, p))),
+    );
+    for (const p of [...deleted, ...t.deleted]) if (!(p in files)) files[p] = null;
     // a test file the model created and the test patch does not recreate: gone again
     for (const p of touchedTests)
       if (!(p in files) && !existsSync(join(sourceDir, p))) files[p] = null;
-    return { files, touchedTests };
+    return {
+      files,
+      method: applied.method,
+      line_endings_normalised: applied.line_endings_normalised,
+      touchedTests,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -188,72 +194,55 @@ export async function runPatch(
   };
   const prepared = await gradingFiles(inst.source_dir, modelPatch, inst.test_patch);
   base.touched_test_files = prepared.touchedTests;
+  base.patch_method = prepared.method;
+  base.line_endings_normalised = prepared.line_endings_normalised;
   if ('applyError' in prepared) {
     return { grade: { ...base, apply_error: prepared.applyError }, result: null, parsed: null };
   }
-  const s = deps.settings;
-  const { command, collect } = testCommand(
-    inst.image_recipe,
-    inst.test_dirs,
-    s.limits.timeout_s,
-    inst.module_dir,
-    inst.test_commands ? { commands: inst.test_commands } : {},
-  );
-  const result = await deps.executor.run(
+  const spec = testSpec({
+    recipe: inst.image_recipe,
+    dirs: inst.test_dirs,
+    moduleDir: inst.module_dir,
+    settings: deps.settings,
+    commands: inst.test_commands,
+    selection: inst.test_selection,
+  });
+  const out = await runStep(
+    spec,
     {
-      step,
-      instance: { image: inst.image, workdir: '/testbed', sourceDir: inst.source_dir },
+      name: step,
       files: prepared.files,
-      command,
-      collect,
-      limits: {
-        memory: s.limits.memory_mib * 2 ** 20,
-        cpus: s.limits.cpus,
-        pids: s.limits.pids,
-        timeoutMs: s.limits.timeout_s * 1000 + 15_000,
-      },
+      notes: [
+        `${inst.instance_id}: model patch applied with ${prepared.method}${prepared.line_endings_normalised ? ' (CRLF line endings normalised)' : ''}`,
+        `touched test files put back: ${prepared.touchedTests.join(', ') || 'none'}`,
+      ],
     },
-    deps.signal,
+    {
+      executor: deps.executor,
+      instance: { image: inst.image, sourceDir: inst.source_dir },
+      saveLog: deps.saveLog,
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    },
   );
-  const log = deps.saveLog(
-    step,
-    [
-      `# ${inst.instance_id} ${step} executor ${result.executor} exit ${result.exitCode} timed_out ${result.timedOut} ${result.durationMs} ms`,
-      `# command: ${command}`,
-      `# touched test files put back: ${prepared.touchedTests.join(', ') || 'none'}`,
-      '## stdout',
-      result.stdout,
-      '## stderr',
-      result.stderr,
-      ...Object.entries(result.collected).map(([k, v]) => `## ${k}\n${v ?? '(absent)'}`),
-    ].join('\n'),
-  );
-  const parsed = parseStep(inst.image_recipe, result, collect);
-  let ambiguous = '';
-  try {
-    if (!result.timedOut) checkAgreement(parsed, result.exitCode, step);
-  } catch (err) {
-    if (!(err instanceof SkipItem)) throw err;
-    ambiguous = err.message;
-  }
-  const status = (id: string): TestStatus | 'absent' => parsed.tests[id] ?? 'absent';
-  const f2p = Object.fromEntries(inst.FAIL_TO_PASS.map((t) => [t, status(t)]));
-  const p2p = Object.fromEntries(inst.PASS_TO_PASS.map((t) => [t, status(t)]));
-  const allPass = [...Object.values(f2p), ...Object.values(p2p)].every((v) => v === 'pass');
+  const result = out.results[0]!;
+  const verdict = gradeTests(out.parsed, inst, {
+    timedOut: out.timedOut,
+    ambiguous: out.ambiguous,
+  });
   return {
     grade: {
       ...base,
       patch_applied: true,
-      resolved: allPass && !ambiguous && !result.timedOut && !parsed.timed_out,
-      FAIL_TO_PASS: f2p,
-      PASS_TO_PASS: p2p,
-      build_failures: parsed.build_failures,
-      timed_out: result.timedOut || parsed.timed_out,
-      ambiguous_log: ambiguous,
+      resolved: verdict.resolved,
+      FAIL_TO_PASS: verdict.FAIL_TO_PASS,
+      PASS_TO_PASS: verdict.PASS_TO_PASS,
+      build_failures: out.parsed.build_failures,
+      timed_out: out.timedOut || out.parsed.timed_out,
+      ambiguous_log: out.ambiguous,
       exit_code: result.exitCode,
-      log,
+      log: out.logs[step]!,
     },
     result,
-    parsed,
+    parsed: out.parsed,
   };
 }

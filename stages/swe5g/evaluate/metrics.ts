@@ -43,6 +43,8 @@ export interface Attempt {
   model_patch: string;
   grade: {
     patch_applied: boolean;
+    /** The method of SWE-bench's chain that applied the patch, `empty` or `failed` (grade.ts). */
+    patch_method?: string;
     resolved: boolean;
     build_failures: string[];
   } | null;

@@ -9,7 +9,7 @@ import {
   decodeCl100k,
   encodeCl100k,
 } from '../../../pipeline/providers/tokenizer/cl100k.js';
-import type { ParsedRun } from '../../../pipeline/providers/docker/parsers.js';
+import type { ParsedRun } from '../harness/parsers.js';
 import type { StepResult } from '../../../pipeline/providers/docker/executor.js';
 import type { EditOutcome } from './edits.js';
 import type { Grade } from './grade.js';

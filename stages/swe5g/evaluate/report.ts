@@ -219,6 +219,15 @@ export function skillsTable(ctx: StageContext<HasSwe5g>): {
 const pct = (a: number, b: number): string => (b === 0 ? 'n/a' : `${((100 * a) / b).toFixed(1)}%`);
 const num = (x: number | null, d = 1): string => (x === null ? 'n/a' : x.toFixed(d));
 
+/**
+ * How an attempt's patch went in: the grade's `patch_method` (harness/apply.ts), `git apply` /
+ * `not applied` for grades made before it was recorded, `-` when not graded.
+ */
+function patchMethod(a: Attempt): string {
+  if (!a.grade) return '-';
+  return a.grade.patch_method ?? (a.grade.patch_applied ? 'git apply' : 'not applied');
+}
+
 /** The report's tables as header + rows (shared by Markdown and HTML). */
 export function reportTables(attempts: readonly Attempt[]): {
   title: string;
@@ -297,7 +306,7 @@ export function reportTables(attempts: readonly Attempt[]): {
   };
   const each = {
     title: 'Where each attempt failed (earliest failing stage; rule in metrics.ts)',
-    header: ['run', 'instance', 'category', 'turns', 'outcome'],
+    header: ['run', 'instance', 'category', 'turns', 'outcome', 'patch applied with'],
     rows: attempts.map((a) => [
       a.run,
       a.instance_id,
@@ -308,9 +317,24 @@ export function reportTables(attempts: readonly Attempt[]): {
         : a.grade?.resolved
           ? 'resolved'
           : (failureStage(a) ?? 'not graded'),
+      patchMethod(a),
     ]),
   };
-  return [funnel, stages, each, byCat, modes, skills];
+  const methods = new Map<string, number>();
+  for (const a of attempts) {
+    if (!a.grade) continue;
+    const k = `${a.run}\u0000${patchMethod(a)}`;
+    methods.set(k, (methods.get(k) ?? 0) + 1);
+  }
+  const applyMethods = {
+    title:
+      "How the model patches went in (SWE-bench's chain: git apply, --3way, --reject, patch --fuzz=5; empty = nothing to apply)",
+    header: ['run', 'method', 'attempts'],
+    rows: [...methods]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, n]) => [...k.split('\u0000'), String(n)]),
+  };
+  return [funnel, stages, each, applyMethods, byCat, modes, skills];
 }
 
 /** Vega-Lite spec of the funnel: grouped bars per run over the three steps. */

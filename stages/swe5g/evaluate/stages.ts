@@ -109,6 +109,8 @@ export function evalInstances(
         }),
         language: input.resolved.language,
         ...(v.test_commands ? { test_commands: v.test_commands } : {}),
+        // suites validation left out (they need a service) stay out of grading too
+        ...(v.excluded_suites?.length ? { test_selection: { exclude: v.excluded_suites } } : {}),
       });
     }
     return out;
@@ -535,7 +537,7 @@ function predictionsFile(ctx: Ctx): string | undefined {
 
 export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
   name: 'swe5g.eval.grade',
-  version: 1,
+  version: 2, // 2: SWE-bench's patch chain, patch_method, an empty patch not applied (issue 22)
   needs: ['swe5g.eval.solve'],
   description:
     'Grades each model patch (solver or external predictions) in a fresh sandbox: FAIL_TO_PASS and PASS_TO_PASS.',

@@ -8,22 +8,20 @@
  * allow-listed environment ({@link sandboxEnv}): never a variable of `SECRET_ENV_VARS`, HOME a
  * scratch folder, proxies without credentials. Results come from structured channels only
  * (`go test -json` Action events, pytest's JUnit XML, meson's testlog.json), parsed from the whole
- * stream (only the stored log is capped), with the exit-code agreement check of the validation
- * stage (`checkAgreement`).
+ * stream (only the stored log is capped) through the harness's parser table and exit-code
+ * agreement check (stages/swe5g/harness/parse.ts); every process runs on the one process runner
+ * (pipeline/process.ts: process-group kill at the timeout or abort). The tests are chosen by id
+ * (`go test -run`, pytest node ids, a meson suite, make targets) in a host scratch copy, so the
+ * commands are built here, not by the harness spec (which runs an instance's whole selection).
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import { SECRET_ENV_VARS, redact } from '../../../pipeline/secrets.js';
-import {
-  checkAgreement,
-  parseGoTestJson,
-  parseMesonTestLog,
-  parsePytestJUnit,
-  type ParsedRun,
-} from '../../../pipeline/providers/docker/parsers.js';
+import { runProcess } from '../../../pipeline/process.js';
+import type { ParsedRun } from '../harness/parsers.js';
+import { PARSERS, disagreement as harnessDisagreement } from '../harness/parse.js';
 
 /** Outcome of one test id: passed, failed, skipped, or not seen (build failure, unknown id). */
 export type TestStatus = 'passed' | 'failed' | 'skipped' | 'missing';
@@ -155,71 +153,27 @@ export async function runCommand(
     if (!home) rmSync(scratchHome, { recursive: true, force: true });
     throw err;
   }
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, {
+  try {
+    const r = await runProcess({
+      cmd,
+      args,
       cwd,
       env: childEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
+      timeoutMs,
+      stdoutCap: STREAM_CAP,
+      logCap: LOG_CAP,
+      ...(signal ? { signal } : {}),
     });
-    let out = '';
-    const stdoutChunks: Buffer[] = [];
-    let stdoutBytes = 0;
-    let overflow = false;
-    const addLog = (b: Buffer): void => {
-      if (out.length < LOG_CAP) out += b.toString('utf8');
+    return {
+      code: r.code,
+      out: r.out,
+      stdout: r.stdout,
+      timedOut: r.timedOut,
+      overflow: r.overflow,
     };
-    let timedOut = false;
-    const kill = (): void => {
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
-      }
-    };
-    child.stdout.on('data', (b: Buffer) => {
-      addLog(b);
-      if (overflow) return;
-      stdoutBytes += b.length;
-      if (stdoutBytes > STREAM_CAP) {
-        overflow = true;
-        kill();
-        return;
-      }
-      stdoutChunks.push(b);
-    });
-    child.stderr.on('data', addLog);
-    signal?.addEventListener('abort', kill, { once: true });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, timeoutMs);
-    const cleanup = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', kill);
-      if (!home) rmSync(scratchHome, { recursive: true, force: true });
-    };
-    child.on('error', (err) => {
-      cleanup();
-      reject(
-        new TelebenchError('command_failed', `could not start ${cmd}: ${err.message}`, {
-          tier: 'infra',
-          context: { cmd, cwd },
-          cause: err,
-        }),
-      );
-    });
-    child.on('close', (code) => {
-      cleanup();
-      resolvePromise({
-        code: timedOut || overflow ? null : code,
-        out: out.slice(0, LOG_CAP),
-        stdout: Buffer.concat(stdoutChunks).toString('utf8'),
-        timedOut,
-        overflow,
-      });
-    });
-  });
+  } finally {
+    if (!home) rmSync(scratchHome, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -306,24 +260,18 @@ export function worseExit(a: number | null, b: number | null): number | null {
 const fromParsed = (s: 'pass' | 'fail' | 'skip' | undefined): TestStatus =>
   s === 'pass' ? 'passed' : s === 'fail' ? 'failed' : s === 'skip' ? 'skipped' : 'missing';
 
-/** checkAgreement's message, or null when the parsed run agrees with the exit code. */
+/** The harness's agreement check (harness/parse.ts): its message, or null when the run agrees. */
 function disagreement(parsed: ParsedRun, code: number | null, step: string): string | null {
-  try {
-    checkAgreement(parsed, code, step);
-    return null;
-  } catch (err) {
-    if (err instanceof SkipItem) return err.message;
-    throw err;
-  }
+  return harnessDisagreement(parsed, code, step) || null;
 }
 
 /**
  * Runs the given test ids (contract format `<package-or-file>::<test>`) in `dir`, with
  * {@link sandboxEnv} (HOME a scratch folder made here and removed afterwards).
  * Go: `go test -json -run` per import path (the test binary may run at most 120 s), statuses from
- * the `Action` of test events ({@link parseGoTestJson}: a `--- PASS` line printed by the code
+ * the `Action` of test events (`parseGoTestJson` of the harness: a `--- PASS` line printed by the code
  * under test stays an `output` event). Python: pytest node ids, statuses from pytest's JUnit XML
- * ({@link parsePytestJUnit}). C: `meson test` (suite `f2p`, statuses from
+ * (`parsePytestJUnit`). C: `meson test` (suite `f2p`, statuses from
  * `meson-logs/testlog.json`) or `make <target>` (exit code).
  * Each command's results must agree with its exit code (`checkAgreement`); when they do not,
  * `ambiguous` says why and every status is `missing`.
@@ -396,7 +344,7 @@ async function runTestsIn(
       log += r.out;
       exitCode = worseExit(exitCode, r.code);
       if (r.overflow) ambiguous.push(`go test ${pkg}: output over ${STREAM_CAP} bytes`);
-      const parsed = parseGoTestJson(r.stdout);
+      const parsed = PARSERS['go-test-json']({ exitCode: r.code, stdout: r.stdout, files: [] });
       const ranAny = Object.keys(parsed.tests).some((id) => id.startsWith(`${pkg}::`));
       // no test binary ran: compile error, [setup failed], `go:` module errors, init panic
       if (parsed.build_failures.length > 0 || (r.code !== 0 && !ranAny)) buildFailed = true;
@@ -428,7 +376,14 @@ async function runTestsIn(
     let parsed: ParsedRun | null = null;
     if (existsSync(xmlFile)) {
       try {
-        parsed = { ...parsePytestJUnit(readFileSync(xmlFile, 'utf8')), no_tests: r.code === 5 };
+        parsed = {
+          ...PARSERS['junit-xml']({
+            exitCode: r.code,
+            stdout: '',
+            files: [readFileSync(xmlFile, 'utf8')],
+          }),
+          no_tests: r.code === 5,
+        };
       } catch (err) {
         if (!(err instanceof SkipItem)) throw err;
         ambiguous.push(err.message);
@@ -486,7 +441,11 @@ async function runTestsIn(
         rmSync(logFile, { force: true });
         let parsed: ParsedRun;
         try {
-          parsed = parseMesonTestLog(text, introspect);
+          parsed = PARSERS['meson-testlog']({
+            exitCode: r.code,
+            stdout: '',
+            files: [text, introspect],
+          });
         } catch (err) {
           if (!(err instanceof SkipItem)) throw err;
           ambiguous.push(err.message);

@@ -15,7 +15,7 @@ import {
   MESON_STEP_SCRIPT,
   mesonStepCommand,
 } from '../../../../pipeline/providers/docker/meson-step.js';
-import { parseMesonTestLog } from '../../../../pipeline/providers/docker/parsers.js';
+import { parseMesonTestLog } from '../../../../stages/swe5g/harness/parsers.js';
 import { firstErrorLines } from '../../../../stages/swe5g/validate/validate.js';
 
 let root: string;

@@ -1,11 +1,12 @@
 /**
  * Flaky PASS_TO_PASS after the fix (issue 16): an existing test that fails about one run in three
  * must not reach PASS_TO_PASS. Each test run repeats every test `test_repeats` times in steps 1
- * and 3 (`go test -count=3`), so such a test escapes only by passing 3 x (1 + 3) = 12 runs in a
+ * and 3 (three fresh `go test -count=1` processes, issue 21), so such a test escapes only by passing 3 x (1 + 3) = 12 runs in a
  * row, (2/3)^12 = 0.77%. The one-in-three test is seeded (a counter file on the host and a fixed
  * seed per fresh run), so this test is deterministic: the same seeds give the same runs.
  */
 import { describe, it, expect, afterAll } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,13 @@ import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
 import { validateInstance, type Validated } from '../../../../stages/swe5g/validate/validate.js';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
 import { SkipItem } from '../../../../pipeline/errors.js';
-import { goFixture, GO_F2P, GO_P2P, GO_SOMETIMES } from '../../../fixtures/repos/go-nil.js';
+import {
+  goFixture,
+  GO_F2P,
+  GO_GLOBAL_STATE,
+  GO_P2P,
+  GO_SOMETIMES,
+} from '../../../fixtures/repos/go-nil.js';
 import { resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
 
 const roots: string[] = [];
@@ -73,5 +80,49 @@ describe('a PASS_TO_PASS test that fails one run in three', () => {
     expect(skip?.message).toBeUndefined();
     expect(v!.PASS_TO_PASS).toContain(GO_SOMETIMES);
     expect(v!.dropped_flaky).not.toContain(GO_SOMETIMES);
+  });
+});
+
+describe('repeats are fresh processes (issue 21)', () => {
+  it('a test that fails only on a second iteration inside one process stays in PASS_TO_PASS', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'telebench-globalstate-'));
+    roots.push(root);
+    const fx = goFixture(join(root, 'src'), 'globalstate');
+    // control: the test really has in-process global state (two iterations in one process fail)
+    const inOne = spawnSync('go', ['test', '-count=2', '-run', '^TestRegisterOnce$', './ngap'], {
+      cwd: fx.dir,
+      encoding: 'utf8',
+    });
+    expect(inOne.status).not.toBe(0);
+    expect(inOne.stdout).toContain('already registered');
+    const state = join(root, 'state');
+    const settings = testSettings({ executor: 'local', test_scope: 'touched', test_repeats: 3 });
+    const res = await resolveFixture(fx, state);
+    const built = await buildInstanceImages(res, {
+      docker: new DockerClient(),
+      settings,
+      stateDir: state,
+    });
+    const logs = new Map<string, string>();
+    const v = await validateInstance(
+      { resolved: res, testgen: fx.testgen, built },
+      {
+        executor: new LocalExecutor(),
+        settings,
+        saveLog: (step, text) => {
+          logs.set(step, text);
+          return step;
+        },
+      },
+    );
+    expect(v.PASS_TO_PASS).toContain(GO_GLOBAL_STATE);
+    expect(v.dropped_flaky).not.toContain(GO_GLOBAL_STATE);
+    // step 1 and every fix step ran three separate `go test -count=1` processes
+    for (const step of ['parent_p2p', 'fix_1', 'fix_2', 'fix_3']) {
+      const log = logs.get(step)!;
+      expect(log, step).toContain('go test -json -count=1');
+      expect(log, step).not.toContain('-count=3');
+      expect(log.match(/^telebench-run \d exit 0$/gm), step).toHaveLength(3);
+    }
   });
 });

@@ -2,9 +2,10 @@ import { describe, it, expect } from 'vitest';
 import {
   registryTestIds,
   selectTestDirs,
+  stepCommand,
   testCommand,
   usesMakeStep,
-} from '../../../../stages/swe5g/validate/validate.js';
+} from '../../../../stages/swe5g/harness/spec.js';
 
 const touched = (path: string): string =>
   `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-a\n+b\n`;
@@ -72,13 +73,13 @@ describe('testCommand', () => {
 describe('testCommand for C with registry commands (issue 16)', () => {
   it('a make test command and a build command make the make step; every tool keeps its stderr', () => {
     const { command, collect } = testCommand('c-meson', 'all', 60, '', {
-      repeats: 3,
       commands: { test: 'make check unit', build: 'make all' },
     });
     expect(command).toContain("t 'make::check' 'make --no-print-directory check'");
     expect(command).toContain("t 'make::unit' 'make --no-print-directory unit'");
     expect(command).toMatch(/\{ make all\n\}/);
-    expect(command).toContain('-lt 3');
+    // one run per container: repeats of a make step are fresh containers (issue 21)
+    expect(stepCommand({ command, fresh: 'container' }, 3)).toBe(command);
     expect(command).not.toContain('/dev/null');
     expect(command).not.toContain('meson');
     expect(collect).toEqual(['.telebench/make-results.txt']);
@@ -93,9 +94,12 @@ describe('testCommand for C with registry commands (issue 16)', () => {
       testCommand('c-meson', 'all', 60, '', { commands: { test: 'meson test -C build' } }).command,
     ).toContain('meson setup');
     expect(usesMakeStep({ build: 'make' })).toBe(false);
-    // Go keeps go test -json; repeats become -count
-    expect(
-      testCommand('go', ['ngap'], 60, '', { repeats: 3, commands: { test: 'make check' } }).command,
-    ).toBe('go test -json -count=3 -timeout 60s ./ngap');
+    // Go keeps go test -json; repeats are separate -count=1 processes (issue 21), never -count=3
+    const go = testCommand('go', ['ngap'], 60, '', { commands: { test: 'make check' } }).command;
+    expect(go).toBe('go test -json -count=1 -timeout 60s ./ngap');
+    const three = stepCommand({ command: go, fresh: 'process' }, 3);
+    expect(three).toContain('-lt 3');
+    expect(three).toContain('telebench-run $i exit $c');
+    expect(three).not.toContain('-count=3');
   });
 });

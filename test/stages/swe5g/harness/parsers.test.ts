@@ -9,7 +9,7 @@ import {
   parseMakeResults,
   parseMesonTestLog,
   parsePytestJUnit,
-} from '../../../../pipeline/providers/docker/parsers.js';
+} from '../../../../stages/swe5g/harness/parsers.js';
 import { SkipItem } from '../../../../pipeline/errors.js';
 
 const ev = (o: Record<string, unknown>): string => JSON.stringify(o);

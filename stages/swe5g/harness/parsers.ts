@@ -1,5 +1,6 @@
 /**
- * Log parsers: turn a test run's output into per-test statuses, then check that the statuses agree
+ * Log parsers of the harness, one per log format (`parse.ts` holds the table that picks one per
+ * recipe): turn a test run's output into per-test statuses, then check that the statuses agree
  * with the process exit code (SWE-bench rejects runs whose exit code disagrees with the parsed
  * log; so do we, as `ambiguous_log`).
  *
@@ -9,8 +10,8 @@
  * pytest itself. C: meson's `meson-logs/testlog.json`, written by meson itself.
  */
 import type * as Fxp from 'fast-xml-parser';
-import { SkipItem } from '../../errors.js';
-import { lazy } from '../../lazy.js';
+import { SkipItem } from '../../../pipeline/errors.js';
+import { lazy } from '../../../pipeline/lazy.js';
 
 /** Status of one test id (`<package-or-file>::<name>`). */
 export type TestStatus = 'pass' | 'fail' | 'skip';
@@ -278,9 +279,62 @@ export function parsePytestJUnit(text: string): ParsedRun {
 }
 
 /**
+ * Splits the `name` of one meson `testlog.json` entry into the test's own name and the suites
+ * meson wrote before it (`project:suite` strings), following meson's `get_pretty_suite`
+ * (mesonbuild/mtest.py):
+ * - meson before 1.10 (Debian bookworm's 1.0.1): `<project>:<suite>[+<suite>...] / <name>` when
+ *   the build has more than one suite, `<project> / <name>` for a test without a suite there,
+ *   else the bare `<name>`. The name is everything after the FIRST ` / ` (a test may itself be
+ *   called `ngap encode / decode`: `open5gs:unit / ngap encode / decode` is suite `unit`, name
+ *   `ngap encode / decode`); the prefix never holds a space.
+ * - meson 1.10 and later: `<suite>[+<suite>...] - <project>:<name>`, or `<project>:<name>`.
+ * A name that is itself one of the build's test names (`known`, from `meson introspect --tests`)
+ * is taken as bare, so a bare `a / b` is not split.
+ * @param known test name -> its `project:suite` list (empty when introspect was not read)
+ * @returns `suites` as `project:suite` strings (empty when the name carries none)
+ */
+export function mesonTestName(
+  raw: string,
+  known: ReadonlyMap<string, readonly string[]> = new Map(),
+): { name: string; suites: string[] } {
+  if (known.has(raw)) return { name: raw, suites: [] };
+  const old = /^([^\s/:]+)(?::([^\s/]*))? \/ (.+)$/s.exec(raw);
+  if (old) {
+    const [, project, suiteList, name] = old as unknown as [
+      string,
+      string,
+      string | undefined,
+      string,
+    ];
+    const parts = (suiteList ?? '').split('+').filter((x) => x !== '');
+    return {
+      name,
+      suites: parts.length ? parts.map((x) => `${project}:${x}`) : [project],
+    };
+  }
+  const neu = /^(?:(\S+) - )?([^\s:]+):(.+)$/s.exec(raw);
+  if (neu && (neu[1] !== undefined || known.size === 0 || known.has(neu[3]!))) {
+    const [, suiteList, project, name] = neu as unknown as [
+      string,
+      string | undefined,
+      string,
+      string,
+    ];
+    const parts = (suiteList ?? '').split('+').filter((x) => x !== '');
+    return {
+      name,
+      suites: parts.length ? parts.map((x) => `${project}:${x}`) : [project],
+    };
+  }
+  return { name: raw, suites: [] };
+}
+
+/**
  * Parses meson's `meson-logs/testlog.json` (one JSON object per line with `name`, `suite`,
  * `result`: OK, FAIL, SKIP, TIMEOUT, EXPECTEDFAIL, UNEXPECTEDPASS, ERROR). Id: `<suite>::<name>`
- * (first suite without its `project:` prefix; `meson` when meson 1.0 writes no suite). More than
+ * with the name and suites of {@link mesonTestName} (first suite without its `project:` prefix:
+ * `open5gs:unit / ngap encode / decode` is `unit::ngap encode / decode`; `meson` when no suite is
+ * known). More than
  * `repeats` results for one id are a conflict (`conflicts`), never merged; pass and fail of one id
  * across `meson test --repeat N` runs make it `flaky`.
  */
@@ -310,18 +364,14 @@ export function parseMesonTestLog(text: string, introspectTests?: string, repeat
     } catch {
       continue; // a truncated last line after a kill: ignored, the exit code decides
     }
-    // meson 1.0 names a test `<project>[:<suite>] / <name>` in testlog.json (seen with Debian
-    // bookworm's meson 1.0.1); some writers give the bare name or `<project>:<name>`.
-    const raw = String(ev.name ?? '');
-    const sep = raw.lastIndexOf(' / ');
-    const name = sep >= 0 ? raw.slice(sep + 3) : raw.replace(/^[^:]+:/, '');
-    const prefix = sep >= 0 ? raw.slice(0, sep) : '';
-    // The `<project>:<suite>` meson put before the name is this test's own; introspect is keyed
-    // by name only (two tests of one name in two suites share the entry), so it comes second.
+    const { name, suites: named } = mesonTestName(String(ev.name ?? ''), suiteOf);
+    // meson's own suites of this entry: the `suite` field some writers give, else the suites the
+    // name carries, else introspect's (keyed by name only: two tests of one name in two suites
+    // share the entry, so it comes last)
     const suites = Array.isArray(ev.suite)
       ? (ev.suite as unknown[]).map(String)
-      : prefix
-        ? [prefix]
+      : named.length
+        ? named
         : (suiteOf.get(name) ?? []);
     // suites are `project:suite`; `meson` when none is known
     const first = suites[0] ?? 'meson';
