@@ -5,7 +5,7 @@
  * (`go version`, `gcc -dumpfullversion`, `python3 --version`); a Go toolchain older than go.mod's
  * `go` line skips the instance as `toolchain_mismatch` before anything runs.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
@@ -18,9 +18,24 @@ import {
   envRecipe,
   instanceRecipe,
   writeContext,
+  type CBuildSpec,
   type ImageRecipe,
   type RecipeName,
 } from '../../../pipeline/providers/docker/recipes.js';
+import {
+  cEnvKey,
+  deltaContext,
+  exportTree,
+  mesonSelection,
+  resolveSubprojects,
+  treeDelta,
+  type MissingSubproject,
+  type ResolvedSubproject,
+  type TreeDelta,
+} from './c-env.js';
+import { registryById, type EnvironmentSpec, type RegistryEntry } from '../registry.js';
+import { filesOfPatch } from '../resolve/packages.js';
+import { configuredMirrorsDir } from '../mine/source.js';
 import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
 import { checkImageContract } from '../../../pipeline/providers/docker/contract.js';
 import { executorPreflight, pushLayers } from '../executors.js';
@@ -53,6 +68,16 @@ export interface Built {
   /** Subfolder of the repository the module lives in ('' for the root). */
   module_dir: string;
   build_seconds: { base: number; env: number; instance: number };
+  /**
+   * C with a registry `environment`: the env layer's kept build (environment commit, subprojects
+   * read from the mirrors, wraps that could not be had) and the instance layer's delta from it.
+   */
+  c_build?: {
+    env_commit: string;
+    subprojects: ResolvedSubproject[];
+    missing_subprojects: MissingSubproject[];
+    delta: { changed: number; deleted: number };
+  };
 }
 
 /** What building needs besides the Resolved record. */
@@ -65,6 +90,10 @@ export interface BuildContext {
   limit?: LimitFunction;
   log?: (message: string) => void;
   signal?: AbortSignal;
+  /** The registry by entry id (its `environment` keys); absent: recipes without them. */
+  registry?: Map<string, RegistryEntry>;
+  /** Local mirrors folder (meson subprojects are read there first). */
+  mirrorsDir?: string;
 }
 
 /** Recipe name of a language (registry `image` field normally says it). */
@@ -261,6 +290,7 @@ export type BuildSubject = Pick<
   | 'version'
   | 'environment_setup_commit'
   | 'base_commit'
+  | 'patch'
 > &
   /** Absent for a released row (it keeps no merge commit): the env layer then has no fix go.mod. */
   Partial<Pick<Resolved, 'merge_commit'>>;
@@ -291,7 +321,9 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   const module_dir = res.registry_id.includes(':') ? res.registry_id.split(':')[1]! : '';
   if (s.executor === 'local') return buildLocal(res, bc, recipe, mirror, module_dir);
   const from = await resolveBaseFrom(bc, recipe, res.version);
-  const base = baseRecipe(s.image_prefix, recipe, from);
+  const spec = bc.registry?.get(res.registry_id)?.environment;
+  const packages = spec ? [...(recipe === 'c-meson' ? spec.compilers : []), ...spec.packages] : [];
+  const base = baseRecipe(s.image_prefix, recipe, from, packages);
   const tBase = await ensureImage(bc, base, { 'telebench.parent': from });
   const toolchain = await toolchainOf(bc, base.name, recipe);
   assertToolchain(res, recipe, toolchain, base.name);
@@ -307,7 +339,10 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   if (recipe === 'go' && s.go_modules === 'host' && depFiles['go.mod'] !== undefined) {
     goModCache = await hostModCache(bc.stateDir, depFiles);
   }
-  const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, goModCache);
+  const cEnv = recipe === 'c-meson' && spec ? await cEnvironment(res, bc, mirror, spec) : undefined;
+  const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, goModCache, cEnv?.spec);
+  if (cEnv && !(await bc.docker.hasImage(env.name)))
+    await exportTree(mirror, res.environment_setup_commit, cEnv.spec.source);
   const tEnv = await ensureImage(bc, env, { 'telebench.parent': base.name }).catch(
     (err: unknown) => {
       // A module the proxy no longer (or not yet) serves: say so instead of a generic build failure.
@@ -334,6 +369,17 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   );
   // instance: a fresh repository holding only base_commit
   const source_dir = join(bc.stateDir, 'swe5g', 'instances', res.instance_id, 'testbed');
+  let cDelta: Parameters<typeof instanceRecipe>[6];
+  let delta: TreeDelta | undefined;
+  if (cEnv) {
+    delta = await treeDelta(mirror, res.environment_setup_commit, res.base_commit);
+    const deltaDir = join(bc.stateDir, 'swe5g', 'instances', res.instance_id, 'delta');
+    cDelta = {
+      dir: deltaDir,
+      deletedList: delta.deleted.map((p) => `${p}\0`).join(''),
+      selection: mesonSelection(spec, filesOfPatch(res.patch))!,
+    };
+  }
   const inst = instanceRecipe(
     s.image_prefix,
     recipe,
@@ -341,9 +387,11 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     source_dir,
     `${res.repo}@${res.base_commit}`,
     module_dir,
+    cDelta,
   );
   if (!existsSync(join(source_dir, '.git')) || !(await bc.docker.hasImage(inst.name))) {
     await exportCleanRepo(mirror, res.base_commit, source_dir);
+    if (cDelta && delta) deltaContext(source_dir, delta, cDelta.dir);
   }
   const tInst = await ensureImage(bc, inst, {
     'telebench.instance_id': res.instance_id,
@@ -368,6 +416,60 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     source_dir,
     module_dir,
     build_seconds: { base: tBase, env: tEnv, instance: tInst },
+    ...(cEnv && delta
+      ? {
+          c_build: {
+            env_commit: res.environment_setup_commit,
+            subprojects: cEnv.subprojects,
+            missing_subprojects: cEnv.missing,
+            delta: { changed: delta.changed.length, deleted: delta.deleted.length },
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * The env layer's kept-build inputs of a C instance: the subprojects of its wraps (resolved once
+ * per environment commit into `<state>/swe5g/subprojects/<repo>@<commit>`) and where the env tree
+ * is exported (`<state>/swe5g/envsrc/<repo>@<commit>`, written only when the image is built).
+ */
+async function cEnvironment(
+  res: BuildSubject,
+  bc: BuildContext,
+  mirror: string,
+  spec: EnvironmentSpec,
+): Promise<{ spec: CBuildSpec; subprojects: ResolvedSubproject[]; missing: MissingSubproject[] }> {
+  const tag = `${res.repo.replace('/', '+')}@${res.environment_setup_commit}`;
+  const subDir = join(bc.stateDir, 'swe5g', 'subprojects', tag);
+  const marker = join(subDir, '.telebench-subprojects.json');
+  let subs: { resolved: ResolvedSubproject[]; missing: MissingSubproject[] };
+  if (existsSync(marker)) {
+    subs = JSON.parse(readFileSync(marker, 'utf8')) as typeof subs;
+  } else {
+    subs = await resolveSubprojects({
+      mirror,
+      commit: res.environment_setup_commit,
+      dest: subDir,
+      stateDir: bc.stateDir,
+      gitUrlBase: bc.settings.git_url_base,
+      mirrorsDir: bc.mirrorsDir,
+    });
+    writeFileSync(marker, JSON.stringify(subs));
+  }
+  for (const m of subs.missing)
+    bc.log?.(
+      `${res.instance_id}: meson subproject ${m.directory} (${m.url}) not available: ${m.reason}; the build fails only if it needs it`,
+    );
+  return {
+    spec: {
+      source: join(bc.stateDir, 'swe5g', 'envsrc', tag),
+      ...(subs.resolved.length > 0 ? { subprojects: subDir } : {}),
+      selection: mesonSelection(spec, [])!,
+      key: cEnvKey(res.repo, res.environment_setup_commit, subs.resolved),
+    },
+    subprojects: subs.resolved,
+    missing: subs.missing,
   };
 }
 
@@ -423,9 +525,11 @@ async function buildLocal(
  */
 export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   name: 'swe5g.build',
+  // 3: registry `environment` (packages, C kept build in the env layer, instance delta)
   // 2: the image contract (bash, git, patch in every recipe; checked after each build)
-  // 3: the env layer also holds the modules of the fix's go.mod when the fix changes it
-  version: 3,
+  // 4: the env layer also holds the modules of the fix's go.mod when the fix changes it (edits'
+  // 3, merged with the registry environment's 3 above)
+  version: 4,
   // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
   needs: ['swe5g.resolve', 'swe5g.testgen'],
   itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),
@@ -455,6 +559,8 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
       limit,
       log: (m) => ctx.log(m),
       signal: ctx.signal,
+      registry: ctx.memo('swe5g.build.registry', () => registryById(ctx.config, ctx.configFile)),
+      ...(configuredMirrorsDir(ctx) ? { mirrorsDir: configuredMirrorsDir(ctx)! } : {}),
     });
     if (settings.executor === 'swarm') {
       // the nodes pull from the registry: an instance is built when its images are there
