@@ -105,6 +105,11 @@ export interface MinedPR extends PRIdentity {
    * another repository ...`). Absent for the API source (GitHub says which PR merged).
    */
   landing?: string;
+  /**
+   * Git source: the evidence kind that matched the commit to the PR (`merge_subject`, `pr_head`,
+   * `patch_id`, `subject_patch_id`, `squash_subject`, ...; see pipeline/providers/git/landings.ts).
+   */
+  landing_evidence?: string;
   pr_title: string;
   pr_body: string;
   /** Head branch name (`fix/1079-nil-amf`), '' when unknown. */
@@ -181,6 +186,12 @@ export interface Resolved extends Candidate {
   version: string;
   /** Directories the fix touches. */
   test_dirs: string[];
+  /**
+   * Files of `base_commit` whose blobs the mirror lacks, all documents no test reads (issue 21):
+   * the source export goes on without them, and they are listed here (the instance's provenance).
+   * Absent when the mirror is complete.
+   */
+  absent_files?: { path: string; object: string }[];
 }
 
 /** Bug categories of the SWE-Bench 5G paper. */

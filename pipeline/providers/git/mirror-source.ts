@@ -3,23 +3,13 @@
  * (bare) clone when the GitHub API is unavailable (no network, no token, or by choice).
  * simple-git (why: a maintained typed wrapper over the real `git` binary) runs the git commands.
  *
- * What it recognises on the first-parent line of the default branch (issue 3, "Git mirror source"):
- * - `Merge pull request #N from owner/branch`: a GitHub merge; base = first parent, pr_head = second
- *   parent (equal to `refs/pull/N/head` when the mirror has it).
- * - a single-parent commit that *is* `refs/pull/M/head` (a rebase or fast-forward merge: the PR's
- *   own commit landed unchanged): PR M's landing, base = its first parent (what the GitHub API
- *   reports as the parent of `merge_commit_sha` too). A `(#N)` in its subject is then an issue
- *   mention for the link stage, unless `refs/pull/N/head` exists (then the commit is N's squash and
- *   M was opened later from a branch already holding it: recorded as a skipped note).
- * - a merge commit whose second parent is `refs/pull/M/head` without GitHub's merge subject
- *   (`Merge branch 'x' into y`, a merge made outside GitHub): PR M's landing.
- * - a subject ending `(#N)` on a single-parent commit: a squash merge. N counts as a PR only
- *   when `refs/pull/N/head` exists or the issues live in another repository (then `#N` in this
- *   repository can only be a PR); otherwise (Open5GS) `(#N)` usually names an issue and the commit
- *   is not a candidate.
- * - `Merged in branch (pull request #N)`: an internal merge of another forge (Bitbucket); N is not
- *   a GitHub PR number. Reported with `foreign_forge: true` so the filter can reject it.
- * The oldest commit naming a PR number is its landing commit; later ones are follow-ups.
+ * It walks EVERY commit reachable from the default branch (issue 21: Open5GS's `main` was
+ * fast-forwarded onto branches that had merged main, so 857 of its 5,080 commits are off the
+ * first-parent line), reads `refs/pull/N/head`, computes `git patch-id --stable` of the commits and
+ * of the PR heads in one batch (`patch-ids.ts`, cached per commit), and matches each commit to its
+ * PR by the best evidence (`landings.ts`): a merge commit's `#N`, the commit being (or merging) a
+ * PR head, an equal patch-id (a maintainer's rebase or squash), a `(#N)` subject. A commit whose
+ * diff needs an object the mirror lacks is skipped as `object_missing`; the rest goes on.
  * Nothing the history lacks (PR body, issue text, PR creation time) is invented: left empty.
  * Every commit that looks like a landing but is not taken is returned in `skipped` with its reason.
  *
@@ -28,12 +18,30 @@
  * merges cannot be told from direct pushes: {@link mineMirror} reports `pull_refs: 0` so the stage
  * can warn.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as sgTypes from 'simple-git';
 import type { SimpleGit } from 'simple-git';
 import { TelebenchError } from '../../errors.js';
 import { lazy } from '../../lazy.js';
+import { diffFacts, diffKey, type DiffCache, type DiffRequest } from './patch-ids.js';
+import {
+  headsAtOf,
+  insidePrMerges,
+  isPrMerge,
+  matchLandings,
+  type LandingEvidence,
+  type LandingMatch,
+  type SkippedCommit,
+  type WalkCommit,
+} from './landings.js';
+
+export type {
+  SkippedCommit,
+  SkipReason as SkippedCommitReason,
+  LandingEvidence,
+} from './landings.js';
 
 const sg = lazy<typeof sgTypes>('simple-git');
 
@@ -48,6 +56,8 @@ export interface GitMergedPR {
   /** `rebase`: the PR's own head commit is on the branch (rebase or fast-forward merge). */
   merge_style: 'merge' | 'squash' | 'rebase';
   foreign_forge: boolean;
+  /** The evidence that matched the commit to PR `number` (`landings.ts`). */
+  evidence: LandingEvidence;
   /** Why this commit is read as the landing of PR `number` (shown in the mining report). */
   landing: string;
   /** PR title when the history carries it (merge: second paragraph; squash: subject without `(#N)`). */
@@ -67,33 +77,33 @@ export interface GitMergedPR {
 
 /** Options of {@link mineMirror}. */
 export interface MineMirrorOptions {
-  /** Branch whose first-parent line is scanned (`main`); falls back to HEAD when missing. */
+  /** Branch whose history is walked (`main`); falls back to HEAD when missing. */
   branch: string;
   /** True when `#N` in this repository cannot be an issue (issues are filed elsewhere). */
   issuesElsewhere: boolean;
-  /** Only merges committed at or after this date. */
+  /** Only commits committed at or after this date. */
   since?: Date;
   /** At most this many PRs, newest first (0 or undefined: all). */
   maxPrs?: number;
+  /** Patch-ids and changed files by commit, kept across runs (the run's key-value store). */
+  cache?: DiffCache;
 }
 
-/** Why a commit of the first-parent line that looks like a landing was not taken. */
-export type SkippedCommitReason =
-  /** `(#N)` names an issue: issues are filed in this repository and no `refs/pull/N/head` exists. */
-  | 'issue_number_in_subject'
-  /** A later commit naming (or being the head of) a PR that already landed: a follow-up/backport. */
-  | 'follow_up'
-  /** The PR's head was already in the base's history: the commit is not that PR's landing. */
-  | 'pr_head_already_merged'
-  /** Also `refs/pull/M/head`, but `(#N)` has its own `refs/pull/N/head`: N's squash, not M's. */
-  | 'head_of_later_pr';
-
-/** A commit not taken as a landing, with the reason (shown in the mining report). */
-export interface SkippedCommit {
-  commit: string;
-  subject: string;
-  reason: SkippedCommitReason;
-  detail: string;
+/** How the walk went: commits scanned, landings by evidence, what could not be read. */
+export interface MiningStats {
+  /** Commits reachable from the branch (within `since`). */
+  commits_scanned: number;
+  /** Of them, commits inside a merged PR (its own commits, not candidates). */
+  inside_merged_prs: number;
+  /** Landings (one per PR) by the evidence that matched them. */
+  by_evidence: Partial<Record<LandingEvidence, number>>;
+  /** Commits skipped because their diff needs an absent object. */
+  object_missing: number;
+  /** PR heads whose diff could not be read (absent object): no patch-id for them. */
+  pr_heads_unreadable: number;
+  /** Diffs read from git this time / taken from the cache. */
+  diffs_read: number;
+  diffs_cached: number;
 }
 
 /** Result of {@link mineMirror}. */
@@ -104,11 +114,10 @@ export interface MirrorMining {
   pull_refs: number;
   /** Highest N of `refs/pull/N/head` (0 when none): no PR or issue of this repository is above. */
   max_pull_number: number;
+  stats: MiningStats;
+  /** Changed files of each commit whose diff was read (landings, skipped commits): a folder's path filter. */
+  files_of: ReadonlyMap<string, readonly { path: string; additions: number; deletions: number }[]>;
 }
-
-const MERGE_RE = /^Merge pull request #(\d+) from (\S+)/;
-const SQUASH_RE = /\(#(\d+)\)\s*$/;
-const FOREIGN_RE = /^Merged in (\S+) \(pull request #(\d+)\)/;
 
 /** A simple-git client on `dir` with prompts disabled. */
 function client(dir: string): SimpleGit {
@@ -139,13 +148,100 @@ export function findMirror(mirrorsDir: string, owner: string, name: string): str
   return undefined;
 }
 
+/** Every commit reachable from `ref` (within `since`), newest first (`--date-order`). */
+async function walk(g: SimpleGit, ref: string, since?: Date): Promise<WalkCommit[]> {
+  const args = ['log', '--date-order', '-z', '--format=%H%x1f%P%x1f%an%x1f%aI%x1f%cI%x1f%B'];
+  if (since) args.push(`--since=${since.toISOString()}`);
+  args.push(ref, '--');
+  const out: WalkCommit[] = [];
+  for (const rec of (await g.raw(args)).split('\0')) {
+    if (rec.trim() === '') continue;
+    const [sha, parents, author, authored, committed, message = ''] = rec
+      .replace(/^\n/, '')
+      .split('\x1f');
+    if (!sha || parents === undefined || committed === undefined) continue;
+    out.push({
+      sha,
+      parents: parents.split(' ').filter(Boolean),
+      author: author ?? '',
+      authored_at: authored ?? committed,
+      committed_at: committed,
+      message,
+      subject: message.split('\n')[0]!.trim(),
+      order: out.length,
+    });
+  }
+  return out;
+}
+
+/**
+ * First parent of each commit reachable from a PR head but not from `ref` (the PRs' own commits
+ * that never landed as themselves), one `git rev-list --parents --stdin`.
+ */
+async function prOnlyParents(
+  gitDir: string,
+  ref: string,
+  heads: readonly string[],
+): Promise<Map<string, string | undefined>> {
+  const map = new Map<string, string | undefined>();
+  if (heads.length === 0) return map;
+  const out = await gitWithInput(
+    gitDir,
+    ['rev-list', '--parents', '--stdin'],
+    [...heads, `^${ref}`].join('\n') + '\n',
+  );
+  for (const line of out.split('\n')) {
+    const [sha, first] = line.trim().split(' ');
+    if (sha) map.set(sha, first);
+  }
+  return map;
+}
+
+/**
+ * The PR heads' diffs to compare: each head against its parent (a rebase lands it as a new commit
+ * with the same patch), and a multi-commit PR's whole change from its fork point (a squash).
+ */
+function headRequests(
+  pullHeads: ReadonlyMap<number, string>,
+  walked: ReadonlyMap<string, WalkCommit>,
+  prOnly: ReadonlyMap<string, string | undefined>,
+): {
+  requests: DiffRequest[];
+  byRequest: Map<string, number[]>;
+  headParentOf: Map<number, string>;
+} {
+  const requests: DiffRequest[] = [];
+  const byRequest = new Map<string, number[]>();
+  const headParentOf = new Map<number, string>();
+  const add = (r: DiffRequest, n: number): void => {
+    const k = diffKey(r);
+    if (!byRequest.has(k)) requests.push(r);
+    byRequest.set(k, [...(byRequest.get(k) ?? []), n]);
+  };
+  for (const [n, head] of pullHeads) {
+    const parent = walked.get(head)?.parents[0] ?? prOnly.get(head);
+    if (parent) headParentOf.set(n, parent);
+    if (walked.has(head) || !prOnly.has(head)) continue; // landed as itself, or not in the mirror
+    add({ from: null, to: head }, n);
+    let fork: string | undefined = head;
+    let steps = 0;
+    while (fork !== undefined && prOnly.has(fork) && steps <= 10_000) {
+      fork = prOnly.get(fork);
+      steps++;
+    }
+    if (fork !== undefined && steps > 1) add({ from: fork, to: head }, n);
+  }
+  return { requests, byRequest, headParentOf };
+}
+
 /**
  * Lists the merged PRs of the mirror at `gitDir`, newest first.
  * @param gitDir a git directory (bare clone or `.git`)
- * @returns the PRs recognised on the first-parent line of `opts.branch` (see the module comment),
- *   the commits that looked like landings but were not taken (with the reason), and how many
- *   `refs/pull/N/head` the mirror holds
- * @throws TelebenchError `git_mirror_unreadable` (tier preflight) when git cannot read `gitDir`
+ * @returns the PRs matched over the whole history of `opts.branch` (see the module comment and
+ *   `landings.ts` for the evidence), the commits that looked like landings but were not taken
+ *   (with the reason), how many `refs/pull/N/head` the mirror holds, and the walk's counts
+ * @throws TelebenchError `git_mirror_unreadable` (tier preflight) when git cannot read `gitDir`;
+ *   `git_read_failed` (tier infra) when a diff fails for another reason than an absent object
  */
 export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promise<MirrorMining> {
   const g = client(gitDir);
@@ -161,277 +257,159 @@ export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promi
       { tier: 'preflight', context: { gitDir }, cause: err },
     );
   }
-  // head commit -> PR numbers whose refs/pull/N/head it is (lowest first: the first PR opened)
-  const pullsAt = new Map<string, number[]>();
-  for (const [n, sha] of [...pullHeads].sort((a, b) => a[0] - b[0]))
-    pullsAt.set(sha, [...(pullsAt.get(sha) ?? []), n]);
-  const args = ['log', '--first-parent', '-z', '--format=%H%x1f%P%x1f%an%x1f%aI%x1f%cI%x1f%B'];
-  if (opts.since) args.push(`--since=${opts.since.toISOString()}`);
-  args.push(branchRef, '--');
-  const out = await g.raw(args);
-  const found: GitMergedPR[] = [];
+  const commits = await walk(g, branchRef, opts.since);
+  const walked = new Map(commits.map((c) => [c.sha, c]));
+  const headsAt = headsAtOf(pullHeads);
+  const insideOf = insidePrMerges(commits, headsAt);
+  const outside = commits.filter((c) => !insideOf.has(c.sha));
+  const prOnly = await prOnlyParents(
+    gitDir,
+    branchRef,
+    [...new Set(pullHeads.values())].filter((h) => !walked.has(h)),
+  );
+  const heads = headRequests(pullHeads, walked, prOnly);
+  const own = (c: WalkCommit): DiffRequest | undefined =>
+    c.parents.length === 1
+      ? { from: null, to: c.sha }
+      : isPrMerge(c, headsAt)
+        ? { from: c.parents[0]!, to: c.sha }
+        : undefined;
+  const requests = [
+    ...outside.map(own).filter((r): r is DiffRequest => r !== undefined),
+    ...heads.requests,
+  ];
+  let cached = 0;
+  const counting: DiffCache | undefined = opts.cache && {
+    get: (k) => {
+      const v = opts.cache!.get(k);
+      if (v) cached++;
+      return v;
+    },
+    set: (k, v) => opts.cache!.set(k, v),
+  };
+  const { facts, missing } = await diffFacts(gitDir, requests, counting);
   const skipped: SkippedCommit[] = [];
-  for (const rec of out.split('\0')) {
-    if (rec.trim() === '') continue;
-    const [sha, parentsText, authorName, , committedAt, message = ''] = rec
-      .replace(/^\n/, '')
-      .split('\x1f');
-    if (!sha || parentsText === undefined || committedAt === undefined) continue;
-    const parents = parentsText.split(' ').filter(Boolean);
-    const subject = message.split('\n')[0]!.trim();
-    const merge = MERGE_RE.exec(subject);
-    const foreign = FOREIGN_RE.exec(subject);
-    const squash = SQUASH_RE.exec(subject);
-    const headOf = pullsAt.get(sha)?.[0];
-    const mergedHeadOf = parents.length >= 2 ? pullsAt.get(parents[1]!)?.[0] : undefined;
-    if (merge && parents.length >= 2) {
-      const number = Number(merge[1]);
-      const from = merge[2]!;
-      const slash = from.indexOf('/');
-      const head = parents[1]!;
-      const paragraphs = message.split(/\n\s*\n/);
-      found.push(
-        await describe(g, {
-          number,
-          merge_commit: sha,
-          base_commit: parents[0]!,
-          pr_head: head,
-          merge_style: 'merge',
-          foreign_forge: false,
-          landing: `merge commit "Merge pull request #${number}"`,
-          title: (paragraphs[1] ?? '').trim().split('\n')[0] ?? '',
-          head_ref: slash >= 0 ? from.slice(slash + 1) : from,
-          author: slash >= 0 ? from.slice(0, slash) : '',
-          merged_at: committedAt,
-          messagesRange: `${parents[0]!}..${head}`,
-        }),
-      );
-    } else if (foreign) {
-      const number = Number(foreign[2]);
-      found.push(
-        await describe(g, {
-          number,
-          merge_commit: sha,
-          base_commit: parents[0] ?? sha,
-          pr_head: parents[1] ?? null,
-          merge_style: parents.length >= 2 ? 'merge' : 'squash',
-          foreign_forge: true,
-          landing: `another forge's internal merge "(pull request #${number})"`,
-          title: subject,
-          head_ref: foreign[1]!,
-          author: authorName ?? '',
-          merged_at: committedAt,
-          messagesRange: parents.length >= 2 ? `${parents[0]!}..${parents[1]!}` : undefined,
-          ownMessage: message,
-        }),
-      );
-    } else if (mergedHeadOf !== undefined) {
-      // A merge made outside GitHub's button whose second parent is a PR head.
-      found.push(
-        await describe(g, {
-          number: mergedHeadOf,
-          merge_commit: sha,
-          base_commit: parents[0]!,
-          pr_head: parents[1]!,
-          merge_style: 'merge',
-          foreign_forge: false,
-          landing: `merge commit whose second parent is refs/pull/${mergedHeadOf}/head`,
-          title: subject,
-          head_ref: '',
-          author: authorName ?? '',
-          merged_at: committedAt,
-          messagesRange: `${parents[0]!}..${parents[1]!}`,
-        }),
-      );
-    } else if (parents.length === 1 && squash && pullHeads.has(Number(squash[1]))) {
-      const number = Number(squash[1]);
-      if (headOf !== undefined && headOf !== number)
-        skipped.push({
-          commit: sha,
-          subject,
-          reason: 'head_of_later_pr',
-          detail: `also refs/pull/${headOf}/head, but (#${number}) has its own refs/pull/${number}/head: PR ${number}'s squash`,
-        });
-      found.push(
-        await describe(g, {
-          number,
-          merge_commit: sha,
-          base_commit: parents[0]!,
-          pr_head: pullHeads.get(number)!,
-          merge_style: headOf === number ? 'rebase' : 'squash',
-          foreign_forge: false,
-          landing: `squash subject "(#${number})" with refs/pull/${number}/head`,
-          title: subject.replace(SQUASH_RE, '').trim(),
-          head_ref: '',
-          author: authorName ?? '',
-          merged_at: committedAt,
-          ownMessage: message,
-        }),
-      );
-    } else if (parents.length === 1 && headOf !== undefined) {
-      // The PR's own commit is on the branch: rebase or fast-forward merge. A "(#N)" in the
-      // subject is not this PR (its number is headOf): it stays in the message as a reference.
-      found.push(
-        await describe(g, {
-          number: headOf,
-          merge_commit: sha,
-          base_commit: parents[0]!,
-          pr_head: sha,
-          merge_style: 'rebase',
-          foreign_forge: false,
-          landing: `the commit is refs/pull/${headOf}/head (rebase or fast-forward merge)${squash ? `; "(#${squash[1]})" in its subject is read as a reference, not the PR` : ''}`,
-          title: subject,
-          head_ref: '',
-          author: authorName ?? '',
-          merged_at: committedAt,
-          ownMessage: message,
-        }),
-      );
-    } else if (squash && parents.length === 1) {
-      const number = Number(squash[1]);
-      if (!opts.issuesElsewhere) {
-        skipped.push({
-          commit: sha,
-          subject,
-          reason: 'issue_number_in_subject',
-          detail: `(#${number}) names an issue: issues are filed in this repository and the mirror has no refs/pull/${number}/head`,
-        });
-        continue;
-      }
-      found.push(
-        await describe(g, {
-          number,
-          merge_commit: sha,
-          base_commit: parents[0]!,
-          pr_head: null,
-          merge_style: 'squash',
-          foreign_forge: false,
-          landing: `squash subject "(#${number})" read as the PR: issues are filed in another repository; no refs/pull/${number}/head in the mirror`,
-          title: subject.replace(SQUASH_RE, '').trim(),
-          head_ref: '',
-          author: authorName ?? '',
-          merged_at: committedAt,
-          ownMessage: message,
-        }),
-      );
+  const unreadable = new Set<string>();
+  let headsUnreadable = 0;
+  for (const m of missing) {
+    const c = walked.get(m.request.to);
+    if (!c || heads.byRequest.has(diffKey(m.request))) {
+      headsUnreadable++;
+      continue;
     }
-    if (opts.maxPrs && found.filter((f) => !f.foreign_forge).length >= opts.maxPrs) break;
+    unreadable.add(c.sha);
+    skipped.push({
+      commit: c.sha,
+      subject: c.subject,
+      reason: 'object_missing',
+      detail: `the mirror lacks object ${m.object}${m.paths.length > 0 ? ` (${m.paths.join(', ')})` : ''}, needed by the diff of ${c.sha.slice(0, 12)}`,
+    });
   }
-  const prs = await dedupe(g, found, skipped);
+  const patchIdOf = new Map<string, string>();
+  for (const c of outside) {
+    const pid = c.parents.length === 1 ? facts.get(c.sha)?.patch_id : undefined;
+    if (pid) patchIdOf.set(c.sha, pid);
+  }
+  const prsByPatchId = new Map<string, number[]>();
+  for (const [k, prs] of heads.byRequest) {
+    const pid = facts.get(k)?.patch_id;
+    if (pid) prsByPatchId.set(pid, [...new Set([...(prsByPatchId.get(pid) ?? []), ...prs])]);
+  }
+  const matched = matchLandings({
+    commits: outside.filter((c) => !unreadable.has(c.sha)),
+    pullHeads,
+    patchIdOf,
+    prsByPatchId,
+    headParentOf: heads.headParentOf,
+    inside: new Set(),
+    issuesElsewhere: opts.issuesElsewhere,
+  });
+  skipped.push(...matched.skipped);
+  let landings = [...matched.landings].sort((a, b) => a.commit.order - b.commit.order);
+  if (opts.maxPrs) {
+    let n = 0;
+    landings = landings.filter((l) => l.foreign_forge || ++n <= opts.maxPrs!);
+  }
+  const insideBy = new Map<string, WalkCommit[]>();
+  for (const c of commits) {
+    const m = insideOf.get(c.sha);
+    if (m) insideBy.set(m, [...(insideBy.get(m) ?? []), c]);
+  }
+  const by_evidence: MiningStats['by_evidence'] = {};
+  for (const l of landings) by_evidence[l.evidence] = (by_evidence[l.evidence] ?? 0) + 1;
+  const files_of = new Map<string, GitMergedPR['changed_files']>();
+  for (const c of outside) {
+    const f = facts.get(c.parents.length >= 2 ? `${c.parents[0]!}..${c.sha}` : c.sha);
+    if (f) files_of.set(c.sha, f.files);
+  }
+  for (const m of missing)
+    if (walked.has(m.request.to))
+      files_of.set(
+        m.request.to,
+        m.paths.map((path) => ({ path, additions: 0, deletions: 0 })),
+      );
   return {
-    prs,
+    files_of,
+    prs: landings.map((l) => describe(l, insideBy.get(l.commit.sha) ?? [], facts)),
     skipped,
     pull_refs: pullHeads.size,
     max_pull_number: Math.max(0, ...pullHeads.keys()),
+    stats: {
+      commits_scanned: commits.length,
+      inside_merged_prs: insideOf.size,
+      by_evidence,
+      object_missing: unreadable.size,
+      pr_heads_unreadable: headsUnreadable,
+      diffs_read: requests.length - cached - missing.length,
+      diffs_cached: cached,
+    },
   };
 }
 
-/**
- * One record per PR number: the landing commit is the oldest one naming it (later `(#N)` subjects
- * are follow-ups or backports); a squash commit whose `refs/pull/N/head` is already in its base's
- * history is a follow-up of a PR merged earlier, not the PR's landing. Dropped commits go to
- * `skipped` with their reason.
- */
-async function dedupe(
-  g: SimpleGit,
-  found: GitMergedPR[],
-  skipped: SkippedCommit[],
-): Promise<GitMergedPR[]> {
-  const kept = new Map<string, GitMergedPR>();
-  const subjectOf = (f: GitMergedPR): string =>
-    f.merge_style === 'merge' ? f.title : (f.commit_messages[0] ?? '').split('\n')[0]!;
-  for (const f of [...found].reverse()) {
-    const key = `${f.foreign_forge ? 'foreign' : 'github'}#${f.number}`;
-    const first = kept.get(key);
-    if (first) {
-      skipped.push({
-        commit: f.merge_commit,
-        subject: subjectOf(f),
-        reason: 'follow_up',
-        detail: `PR ${f.number} already landed as ${first.merge_commit.slice(0, 12)}`,
-      });
-      continue;
-    }
-    if (f.merge_style === 'squash' && f.pr_head && !f.foreign_forge) {
-      // pr_head reachable from base <=> base..pr_head is empty
-      const ahead = await g.raw(['rev-list', '-n', '1', `${f.base_commit}..${f.pr_head}`, '--']);
-      if (ahead.trim() === '') {
-        skipped.push({
-          commit: f.merge_commit,
-          subject: subjectOf(f),
-          reason: 'pr_head_already_merged',
-          detail: `refs/pull/${f.number}/head is already in the history of ${f.base_commit.slice(0, 12)}`,
-        });
-        continue;
-      }
-    }
-    kept.set(key, f);
-  }
-  const keep = new Set(kept.values());
-  return found.filter((f) => keep.has(f));
-}
-
-/** A found PR before {@link describe} reads its commits and files. */
-interface Partial0 extends Omit<
-  GitMergedPR,
-  'commit_messages' | 'first_commit_at' | 'changed_files'
-> {
-  /** `base..head` whose commits are the PR's commits (merge style). */
-  messagesRange?: string;
-  /** The squash commit's own message. */
-  ownMessage?: string;
-}
-
-async function describe(g: SimpleGit, p: Partial0): Promise<GitMergedPR> {
-  let commit_messages: string[] = [];
-  let first_commit_at = p.merged_at;
-  if (p.messagesRange) {
-    const log = await g.raw(['log', '-z', '--format=%aI%x1f%B', p.messagesRange, '--']);
-    const recs = log
-      .split('\0')
-      .map((r) => r.replace(/^\n/, ''))
-      .filter((r) => r.trim() !== '');
-    commit_messages = recs.map((r) => (r.split('\x1f')[1] ?? '').trim());
-    const dates = recs.map((r) => r.split('\x1f')[0] ?? '').filter(Boolean);
-    if (dates.length > 0) first_commit_at = dates.sort()[0]!;
-  } else if (p.ownMessage !== undefined) {
-    commit_messages = [p.ownMessage.trim()];
-  }
-  const numstat = await g.raw([
-    'diff',
-    '--numstat',
-    '--no-renames',
-    '-z',
-    p.base_commit,
-    p.merge_commit,
-    '--',
-  ]);
-  const changed_files: GitMergedPR['changed_files'] = [];
-  for (const entry of numstat.split('\0')) {
-    const m = /^(-|\d+)\t(-|\d+)\t(.+)$/s.exec(entry.replace(/^\n/, ''));
-    if (!m) continue;
-    changed_files.push({
-      path: m[3]!,
-      additions: m[1] === '-' ? 0 : Number(m[1]),
-      deletions: m[2] === '-' ? 0 : Number(m[2]),
-    });
-  }
+/** The record of one landing: its messages (a merge: the PR's own commits), dates and files. */
+function describe(
+  l: LandingMatch,
+  own: readonly WalkCommit[],
+  facts: ReadonlyMap<string, { files: GitMergedPR['changed_files'] }>,
+): GitMergedPR {
+  const c = l.commit;
+  const key = c.parents.length >= 2 ? `${c.parents[0]!}..${c.sha}` : c.sha;
+  const dates = own.map((o) => o.authored_at).sort();
   return {
-    number: p.number,
-    merge_commit: p.merge_commit,
-    base_commit: p.base_commit,
-    pr_head: p.pr_head,
-    merge_style: p.merge_style,
-    foreign_forge: p.foreign_forge,
-    landing: p.landing,
-    title: p.title,
-    head_ref: p.head_ref,
-    author: p.author,
-    commit_messages,
-    first_commit_at,
-    merged_at: p.merged_at,
-    changed_files,
+    number: l.number,
+    merge_commit: c.sha,
+    base_commit: l.base_commit,
+    pr_head: l.pr_head,
+    merge_style: l.merge_style,
+    foreign_forge: l.foreign_forge,
+    evidence: l.evidence,
+    landing: l.landing,
+    title: l.title,
+    head_ref: l.head_ref,
+    author: l.author,
+    commit_messages: c.parents.length >= 2 ? own.map((o) => o.message.trim()) : [c.message.trim()],
+    first_commit_at: dates[0] ?? c.committed_at,
+    merged_at: c.committed_at,
+    changed_files: facts.get(key)?.files ?? [],
   };
+}
+
+/** Runs git in `gitDir` with `input` on its stdin. @throws Error with git's stderr */
+function gitWithInput(gitDir: string, args: string[], input: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const env: Record<string, string> = { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+    for (const k of ['PATH', 'HOME', 'TMPDIR']) if (process.env[k]) env[k] = process.env[k]!;
+    const p = execFile(
+      'git',
+      args,
+      { cwd: gitDir, env, maxBuffer: 1 << 30 },
+      (err, stdout, stderr) =>
+        err
+          ? reject(new Error(`git ${args.join(' ')}: ${stderr.trim() || err.message}`))
+          : resolve(stdout),
+    );
+    p.stdin?.end(input);
+  });
 }
 
 async function resolveBranch(g: SimpleGit, branch: string): Promise<string> {

@@ -8,7 +8,7 @@
  *   other refs), which is what goes into the instance image, so no fix commit, `refs/pull/*` or
  *   future tag can leak into what a solver sees (SWE-bench issue 465: `git log --all` showed fixes).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { tmpdir } from 'node:os';
@@ -489,38 +489,126 @@ export async function tagsReaching(repoDir: string, commit: string): Promise<str
   return out.split('\n').filter(Boolean);
 }
 
+/** A file of a commit's tree whose blob the repository lacks (a partial or damaged mirror). */
+export interface AbsentFile {
+  path: string;
+  object: string;
+}
+
+/**
+ * Files no test reads: documents, images, media and office files (by extension). Issue 21: the
+ * Magma snapshot lacks a `.docx` and some `.gif`s; a source export may go on without them.
+ */
+const DOCUMENT_RE =
+  /\.(?:docx?|pptx?|xlsx?|odt|odp|ods|pdf|png|jpe?g|gif|svg|ico|bmp|webp|tiff?|psd|ai|eps|mp[34]|mov|avi|webm|wav|key|pages|numbers|vsdx?|drawio)$/i;
+
+/** True when `path` is a file no test reads ({@link DOCUMENT_RE}: documents, images, media). */
+export function isDocumentPath(path: string): boolean {
+  return DOCUMENT_RE.test(path);
+}
+
+/**
+ * Files of `commit`'s tree whose blobs `repoDir` does not hold (`git ls-tree -r` reads trees only;
+ * one `git cat-file --batch-check` answers every blob). Submodule entries (commits) are not blobs.
+ * @returns the absent files, in tree order ([] for a complete mirror)
+ * @throws TelebenchError `git_read_failed` (tier infra) naming repository and commit when a tree
+ *   cannot be read
+ */
+export async function absentFiles(repoDir: string, commit: string): Promise<AbsentFile[]> {
+  let listing: string;
+  try {
+    listing = await git(repoDir).raw(['ls-tree', '-r', '-z', '--full-tree', commit]);
+  } catch (err) {
+    throw readFailed(repoDir, commit, 'list the tree of', err);
+  }
+  const blobs: AbsentFile[] = [];
+  for (const rec of listing.split('\0')) {
+    const m = /^\d+ blob ([0-9a-f]{40})\t(.*)$/s.exec(rec);
+    if (m) blobs.push({ object: m[1]!, path: m[2]! });
+  }
+  if (blobs.length === 0) return [];
+  const answer = await new Promise<string>((resolve, reject) => {
+    const p = execFile(
+      'git',
+      ['cat-file', '--batch-check=%(objectname)'],
+      {
+        cwd: repoDir,
+        env: { ...hostEnv(), ...gitEnv, GIT_NO_LAZY_FETCH: '1' },
+        maxBuffer: 1 << 30,
+      },
+      (err, stdout, stderr) =>
+        err
+          ? reject(readFailed(repoDir, commit, 'check the blobs of', stderr || err))
+          : resolve(stdout),
+    );
+    p.stdin?.end([...new Set(blobs.map((b) => b.object))].join('\n') + '\n');
+  });
+  const missing = new Set(
+    answer
+      .split('\n')
+      .map((l) => /^([0-9a-f]{40}) missing$/.exec(l.trim())?.[1])
+      .filter((x): x is string => x !== undefined),
+  );
+  return blobs.filter((b) => missing.has(b.object));
+}
+
 /**
  * Creates `dest` as a fresh git repository that holds only `commit` (fetched with `--depth=1
  * --no-tags` from `mirrorDir`) checked out on branch `main`; FETCH_HEAD, reflogs and hooks are
  * removed. This is the source tree of an instance image: nothing after `commit` is reachable or
  * even present as an object.
- * @throws TelebenchError `git_export_failed` (tier infra) when the fetch or checkout fails
+ *
+ * When the mirror lacks blobs of `commit`'s tree (issue 21: a snapshot without some large
+ * documents), the export goes on only if every absent file is a document no test reads
+ * ({@link isDocumentPath}): the commit, its trees and the present blobs are copied into `dest`
+ * (`git pack-objects` | `git index-pack`, `commit` marked shallow), and the absent files are
+ * left out of the work tree (sparse checkout, skip-worktree), so `git status` stays clean.
+ * @returns the files left out (`[]` for a complete mirror): the caller records them in the
+ *   instance's provenance
+ * @throws TelebenchError `source_objects_missing` (tier content) listing the absent files when
+ *   any of them may be read by a build or test (source, build files, data); `git_export_failed`
+ *   (tier infra) when the fetch or checkout fails
  */
 export async function exportCleanRepo(
   mirrorDir: string,
   commit: string,
   dest: string,
-): Promise<void> {
+): Promise<AbsentFile[]> {
+  const absent = await absentFiles(mirrorDir, commit);
+  const needed = absent.filter((f) => !isDocumentPath(f.path));
+  if (needed.length > 0)
+    throw new TelebenchError(
+      'source_objects_missing',
+      `${mirrorDir} lacks ${needed.length} file(s) of ${commit} that a build or test may read: ${needed
+        .slice(0, 10)
+        .map((f) => `${f.path} (${f.object})`)
+        .join(', ')}${needed.length > 10 ? `, and ${needed.length - 10} more` : ''}`,
+      { tier: 'content', context: { mirrorDir, commit, absent: needed } },
+    );
   rmSync(dest, { recursive: true, force: true });
   mkdirSync(dest, { recursive: true });
   const g = git(dest);
   try {
     await g.raw(['init', '--quiet', '--initial-branch=main']);
-    // Protocol v2 file transport lets the client ask for any object by id; only that commit's
-    // history up to depth 1 is transferred.
-    await g.raw([
-      '-c',
-      'protocol.version=2',
-      'fetch',
-      '--quiet',
-      '--depth=1',
-      '--no-tags',
-      `file://${mirrorDir}`,
-      commit,
-    ]);
-    await g.raw(['checkout', '--quiet', '-B', 'main', commit]);
+    if (absent.length > 0) await copyWithout(mirrorDir, commit, dest, absent);
+    else {
+      // Protocol v2 file transport lets the client ask for any object by id; only that commit's
+      // history up to depth 1 is transferred.
+      await g.raw([
+        '-c',
+        'protocol.version=2',
+        'fetch',
+        '--quiet',
+        '--depth=1',
+        '--no-tags',
+        `file://${mirrorDir}`,
+        commit,
+      ]);
+      await g.raw(['checkout', '--quiet', '-B', 'main', commit]);
+    }
     await g.raw(['reflog', 'expire', '--expire=now', '--all']);
-    await g.raw(['gc', '--quiet', '--prune=now']);
+    // gc would walk the absent blobs: a partial export holds only what was copied anyway
+    if (absent.length === 0) await g.raw(['gc', '--quiet', '--prune=now']);
   } catch (err) {
     throw new TelebenchError(
       'git_export_failed',
@@ -531,6 +619,54 @@ export async function exportCleanRepo(
   rmSync(join(dest, '.git', 'FETCH_HEAD'), { force: true });
   rmSync(join(dest, '.git', 'hooks'), { recursive: true, force: true });
   rmSync(join(dest, '.git', 'logs'), { recursive: true, force: true });
+  return absent;
+}
+
+/**
+ * Copies `commit`, its trees and its present blobs from `mirrorDir` into the fresh repository
+ * `dest`, marks `commit` shallow, and checks it out on `main` without the `absent` files.
+ */
+async function copyWithout(
+  mirrorDir: string,
+  commit: string,
+  dest: string,
+  absent: readonly AbsentFile[],
+): Promise<void> {
+  const gone = new Set(absent.map((f) => f.object));
+  const listing = await git(mirrorDir).raw(['ls-tree', '-r', '-t', '-z', '--full-tree', commit]);
+  const objects = [commit, (await git(mirrorDir).raw(['rev-parse', `${commit}^{tree}`])).trim()];
+  for (const rec of listing.split('\0')) {
+    const m = /^\d+ (blob|tree) ([0-9a-f]{40})\t/.exec(rec);
+    if (m && !gone.has(m[2]!)) objects.push(m[2]!);
+  }
+  const env = { ...hostEnv(), ...gitEnv, GIT_NO_LAZY_FETCH: '1' };
+  // pack-objects | index-pack: the objects go from the mirror into `dest` without a buffer
+  const pack = spawn('git', ['pack-objects', '--stdout', '-q'], { cwd: mirrorDir, env });
+  const index = spawn('git', ['index-pack', '--stdin', '--fix-thin'], { cwd: dest, env });
+  let errs = '';
+  pack.stderr.on('data', (d: Buffer) => (errs += d.toString('utf8')));
+  index.stderr.on('data', (d: Buffer) => (errs += d.toString('utf8')));
+  index.stdout.resume();
+  pack.stdout.pipe(index.stdin);
+  pack.stdin.end([...new Set(objects)].join('\n') + '\n');
+  const code = (p: typeof pack): Promise<number | null> =>
+    new Promise((resolve, reject) => {
+      p.on('error', reject);
+      p.on('close', resolve);
+    });
+  const [pc, ic] = await Promise.all([code(pack), code(index)]);
+  if (pc !== 0 || ic !== 0) throw new Error(`git pack-objects | git index-pack: ${errs.trim()}`);
+  writeFileSync(join(dest, '.git', 'shallow'), `${commit}\n`);
+  const g = git(dest);
+  await g.raw(['update-ref', 'refs/heads/main', commit]);
+  await g.raw(['config', 'core.sparseCheckout', 'true']);
+  const literal = (p: string): string => `/${p.replace(/([\\*?[!#])/g, '\\$1')}`;
+  mkdirSync(join(dest, '.git', 'info'), { recursive: true });
+  writeFileSync(
+    join(dest, '.git', 'info', 'sparse-checkout'),
+    ['/*', ...absent.map((f) => `!${literal(f.path)}`)].join('\n') + '\n',
+  );
+  await g.raw(['read-tree', '-mu', 'HEAD']);
 }
 
 /**

@@ -24,6 +24,7 @@ import {
   LINK_CONFIDENCE,
 } from './refs.js';
 import { loadIssuesData } from './issues-file.js';
+import { resolveCandidates } from './candidates.js';
 import { githubClient } from '../mine/source.js';
 import { selectedEntries } from '../mine/source.js';
 
@@ -98,7 +99,8 @@ export function issuesFromFile(
 
 export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
   name: 'swe5g.link',
-  version: 2,
+  // 3: a bare #N with several candidate repositories takes the one the issue data holds
+  version: 3,
   needs: ['swe5g.mine'],
   description:
     'Links each mined PR to the issues it fixes, with evidence and confidence; fetches issue text and prior comments.',
@@ -186,21 +188,48 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
   },
 
   async run(item, ctx) {
-    const { pr, evidence } = item.input;
+    const { pr } = item.input;
     const s = swe5gSettings(ctx.config);
+    const gh = pr.source === 'api' ? githubClient(ctx) : undefined;
+    const fetchIssue = (key: string) => {
+      const [repo, num] = key.split('#');
+      // One fetch per issue and run, however many PRs reference it.
+      return ctx.memo(`swe5g.issue:${key}`, () =>
+        issueWithComments(gh!, repo!, Number(num), s.mining.github.per_page),
+      );
+    };
+    const file = issuesFromFile(ctx.configFile, s.mining.issues_from);
+    const known =
+      pr.source === 'api' || !file
+        ? new Map<string, LinkedIssue>()
+        : ctx.memo(`swe5g.issues_from:${file}`, () => loadIssuesData(file)).issues;
+    // a bare #N with several candidate repositories: the one the issue data holds
+    const evidence =
+      pr.source === 'api'
+        ? await resolveCandidates(
+            item.input.evidence,
+            async (k) => {
+              const r = await fetchIssue(k);
+              return !!r && !r.issue.pull_request;
+            },
+            'the GitHub API',
+          )
+        : file
+          ? await resolveCandidates(
+              item.input.evidence,
+              (k) => Promise.resolve(known.has(k)),
+              'the issues file',
+            )
+          : item.input.evidence;
     const wanted = [...issueConfidence(evidence)]
       .filter(([, c]) => c >= item.input.min_link_confidence)
       .map(([k]) => k);
     const issues: LinkedIssue[] = [];
     const comments: IssueComment[] = [];
     if (pr.source === 'api') {
-      const gh = githubClient(ctx);
       for (const key of wanted) {
-        const [repo, num] = key.split('#');
-        // One fetch per issue and run, however many PRs reference it.
-        const r = await ctx.memo(`swe5g.issue:${key}`, () =>
-          issueWithComments(gh, repo!, Number(num), s.mining.github.per_page),
-        );
+        const [repo] = key.split('#');
+        const r = await fetchIssue(key);
         if (!r) continue; // 404: not an issue (recorded: the evidence stays, the issue does not)
         if (r.issue.pull_request) continue; // a pull request, not an issue
         issues.push({
@@ -225,10 +254,6 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
         }
       }
     } else {
-      const file = issuesFromFile(ctx.configFile, s.mining.issues_from);
-      const known = file
-        ? ctx.memo(`swe5g.issues_from:${file}`, () => loadIssuesData(file)).issues
-        : new Map<string, LinkedIssue>();
       for (const key of wanted) {
         const found = known.get(key);
         if (found) {

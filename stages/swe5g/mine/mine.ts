@@ -22,8 +22,11 @@ import {
 import {
   mineMirror,
   type GitMergedPR,
+  type MirrorMining,
+  type MiningStats,
   type SkippedCommit,
 } from '../../../pipeline/providers/git/mirror-source.js';
+import type { DiffCache, DiffFacts } from '../../../pipeline/providers/git/patch-ids.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import { githubRepoOf, registryWarnings, type RegistryEntry } from '../registry.js';
 import { aliasOf, instanceIdOf, type CandidateSource, type MinedPR } from '../types.js';
@@ -82,6 +85,13 @@ export interface MineOutput {
   max_pr_number?: number;
   /** What a user should know about this item's input (e.g. a mirror without `refs/pull/*`). */
   warnings?: string[];
+  /**
+   * Git source: counts of the one walk of the repository's history (shared by every registry
+   * folder of the repository: commits scanned, landings by evidence, object_missing, ...).
+   */
+  walk?: MiningStats;
+  /** Git source: the other registry folders this walk served (Magma's components), [] for one. */
+  walk_shared_with?: string[];
 }
 
 const BOT_LOGIN = /\[bot\]$|^dependabot|^renovate|^github-actions/i;
@@ -146,7 +156,8 @@ function logPartial(ctx: Parameters<typeof mirrorsDir>[0], failures: CloneFailur
 
 export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
   name: 'swe5g.mine',
-  version: 2,
+  // 3: whole-history walk, patch-id matching, object_missing (issue 21)
+  version: 3,
   needs: [],
   description:
     'Lists merged PRs of each registry repository (GitHub REST, or a local git mirror) with base_commit, merge_commit and pr_head.',
@@ -244,7 +255,8 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
         'no_source',
         `GitHub API not usable and no git mirror of ${githubRepoOf(entry)} under ${mirrorsDir(ctx)}`,
       );
-    const out = use === 'api' ? await mineApi(item.input, ctx) : await mineGit(item.input, mirror!);
+    const out =
+      use === 'api' ? await mineApi(item.input, ctx) : await mineGit(item.input, mirror!, ctx);
     for (const w of out.warnings ?? []) ctx.log(`swe5g.mine ${entry.id}: warning: ${w}`);
     ctx.artifact(
       'mine-summary.json',
@@ -254,6 +266,7 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
         requests: out.requests,
         skipped_commits: out.skipped_commits?.length ?? 0,
         pull_refs: out.pull_refs ?? null,
+        walk: out.walk ?? null,
       }),
       'application/json',
     );
@@ -275,16 +288,49 @@ function base(entry: RegistryEntry, n: number) {
   };
 }
 
+/** Key-value namespace of the diff facts (patch-id, changed files) by commit: objects never change. */
+const DIFF_CACHE_NS = 'swe5g.git-diff';
+
+/** The run's key-value store as a {@link DiffCache}. */
+function diffCache(ctx: RunContext<HasSwe5g>): DiffCache {
+  return {
+    get: (k) => ctx.kv.get<DiffFacts>(DIFF_CACHE_NS, k),
+    set: (k, v) => ctx.kv.set(DIFF_CACHE_NS, k, v),
+  };
+}
+
+/**
+ * The one walk of a repository's history in this run (issue 21: Magma's 12 registry folders are
+ * one repository; each folder is a path filter over the same walk). Keyed by mirror, branch and
+ * the options that change the matching.
+ */
+function sharedWalk(
+  input: MineInput,
+  gitDir: string,
+  ctx: RunContext<HasSwe5g>,
+): Promise<MirrorMining> {
+  const { entry } = input;
+  const issuesElsewhere = entry.issues_repo !== githubRepoOf(entry);
+  const key = `swe5g.mirror-walk:${gitDir}:${entry.default_branch}:${issuesElsewhere}:${input.since ?? ''}`;
+  return ctx.memo(key, () =>
+    mineMirror(gitDir, {
+      branch: entry.default_branch,
+      issuesElsewhere,
+      ...(input.since ? { since: new Date(input.since) } : {}),
+      cache: diffCache(ctx),
+    }),
+  );
+}
+
 /** Git source: see pipeline/providers/git/mirror-source.ts. */
-async function mineGit(input: MineInput, gitDir: string): Promise<MineOutput> {
+async function mineGit(
+  input: MineInput,
+  gitDir: string,
+  ctx: RunContext<HasSwe5g>,
+): Promise<MineOutput> {
   const { entry } = input;
   const repo = githubRepoOf(entry);
-  const mined = await mineMirror(gitDir, {
-    branch: entry.default_branch,
-    issuesElsewhere: entry.issues_repo !== repo,
-    ...(input.since ? { since: new Date(input.since) } : {}),
-    maxPrs: input.max_prs,
-  });
+  const mined = await sharedWalk(input, gitDir, ctx);
   const prs: MinedPR[] = [];
   const seen = new Set<string>();
   const warnings: string[] = [];
@@ -292,18 +338,26 @@ async function mineGit(input: MineInput, gitDir: string): Promise<MineOutput> {
     warnings.push(
       `the mirror ${gitDir} has no refs/pull/*: squash, rebase and manual merges cannot be told from direct pushes${entry.issues_repo === repo ? ' and "(#N)" subjects are read as issues' : ''}; make it with "git clone --mirror https://github.com/${repo}.git" (a plain --bare clone drops refs/pull/*) or fetch "+refs/pull/*:refs/pull/*"`,
     );
+  let github = 0;
   for (const f of mined.prs) {
     if (!ownsChange(entry, input.sibling_paths, f.changed_files)) continue;
+    if (!f.foreign_forge && input.max_prs > 0 && github >= input.max_prs) continue;
     const b = base(entry, f.number);
     if (f.foreign_forge) {
       // Another forge's PR number: never a GitHub instance id.
       b.instance_id = `${b.instance_id.replace(/-\d+$/, '')}-foreign${f.number}-${f.merge_commit.slice(0, 7)}`;
       b.alias = `${b.alias.replace(/_pr\d+$/, '')}_foreign${f.number}`;
-    }
+    } else github++;
     if (seen.has(b.instance_id)) continue; // mineMirror already keeps one commit per PR number
     seen.add(b.instance_id);
     prs.push(fromGit(b, f));
   }
+  // a folder reports the commits not taken that touch it (all of them for a whole repository)
+  const skipped = mined.skipped.filter((c) => {
+    const files = mined.files_of.get(c.commit);
+    return !files || ownsChange(entry, input.sibling_paths, files);
+  });
+  const shared = selectedEntriesOfRepo(ctx, entry);
   return {
     registry_id: entry.id,
     repo,
@@ -313,11 +367,20 @@ async function mineGit(input: MineInput, gitDir: string): Promise<MineOutput> {
     closed_unmerged: [],
     requests: { total: 0, not_modified: 0 },
     closing_references_error: null,
-    skipped_commits: mined.skipped,
+    skipped_commits: skipped,
     pull_refs: mined.pull_refs,
     max_pr_number: mined.max_pull_number,
     warnings,
+    walk: mined.stats,
+    walk_shared_with: shared,
   };
+}
+
+/** Ids of the other selected registry entries of `entry`'s repository. */
+function selectedEntriesOfRepo(ctx: RunContext<HasSwe5g>, entry: RegistryEntry): string[] {
+  return selectedEntries(ctx)
+    .filter((o) => o.id !== entry.id && githubRepoOf(o) === githubRepoOf(entry))
+    .map((o) => o.id);
 }
 
 function fromGit(b: ReturnType<typeof base>, f: GitMergedPR): MinedPR {
@@ -328,6 +391,7 @@ function fromGit(b: ReturnType<typeof base>, f: GitMergedPR): MinedPR {
     pr_head: f.pr_head,
     merge_style: f.merge_style,
     landing: f.landing,
+    landing_evidence: f.evidence,
     pr_title: f.title,
     pr_body: '',
     head_ref: f.head_ref,

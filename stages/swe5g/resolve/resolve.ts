@@ -14,10 +14,12 @@ import { join } from 'node:path';
 import { defineStage } from '../../../pipeline/stage.js';
 import { SkipItem } from '../../../pipeline/errors.js';
 import {
+  absentFiles,
   commitInfo,
   diffSplit,
   ensureMirror,
   fileAt,
+  isDocumentPath,
   tagsReaching,
   git,
 } from '../../../pipeline/providers/git/repo.js';
@@ -66,7 +68,9 @@ async function tagCommit(mirrorDir: string, tag: string): Promise<string> {
 /**
  * Resolves one candidate against a mirror that holds both commits.
  * @throws SkipItem `base_commit_mismatch` when `base_commit` is not the first parent of
- *   `merge_commit`; `empty_patch` when the fix changes no source file
+ *   `merge_commit`; `empty_patch` when the fix changes no source file; `object_missing` when the
+ *   mirror lacks files of `base_commit` a build or test may read (the list is in the detail;
+ *   absent documents and images are only listed in `absent_files`)
  */
 export async function resolveCandidate(mirrorDir: string, cand: Candidate): Promise<Resolved> {
   const merge = await commitInfo(mirrorDir, cand.merge_commit);
@@ -77,6 +81,17 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
       { parents: merge.parents },
     );
   }
+  const absent = await absentFiles(mirrorDir, cand.base_commit);
+  const needed = absent.filter((f) => !isDocumentPath(f.path));
+  if (needed.length > 0)
+    throw new SkipItem(
+      'object_missing',
+      `${cand.instance_id}: the mirror lacks ${needed.length} file(s) of base_commit ${cand.base_commit.slice(0, 12)} that a build or test may read: ${needed
+        .slice(0, 10)
+        .map((f) => `${f.path} (${f.object})`)
+        .join(', ')}${needed.length > 10 ? `, and ${needed.length - 10} more` : ''}`,
+      { absent: needed },
+    );
   const split = await diffSplit(mirrorDir, cand.base_commit, cand.merge_commit, cand.language);
   if (split.patch.trim() === '') {
     throw new SkipItem('empty_patch', `${cand.instance_id}: the fix changes only test files`, {
@@ -107,6 +122,7 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
     environment_setup_commit: envCommit,
     version,
     test_dirs,
+    ...(absent.length > 0 ? { absent_files: absent } : {}),
   };
 }
 
@@ -117,8 +133,9 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
  */
 export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
   name: 'swe5g.resolve',
-  // 2: a C instance's environment_setup_commit is its version tag's commit
-  version: 2,
+  // 2: object_missing / absent_files (issue 21); 3: a C instance's environment_setup_commit is
+  // its version tag's commit
+  version: 3,
   needs: ['swe5g.filter'],
   itemNeeds: sameKeyIn('swe5g.filter'),
   description:
