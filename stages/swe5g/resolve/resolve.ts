@@ -133,8 +133,8 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
  */
 export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
   name: 'swe5g.resolve',
-  // 2: object_missing / absent_files (issue 21)
-  // 3: a C instance's environment_setup_commit is its version tag's commit (merged with 2)
+  // 2: object_missing / absent_files (issue 21); 3: a C instance's environment_setup_commit is
+  // its version tag's commit
   version: 3,
   needs: ['swe5g.filter'],
   itemNeeds: sameKeyIn('swe5g.filter'),
