@@ -30,6 +30,16 @@
 
 import { isCutOffReply } from '../resilience/parse-answer.js';
 import {
+  concludedNumber,
+  lastFinalAnswer,
+  nonEmptyLines,
+  NUMBER,
+  optionFromPayload,
+  optionFromText,
+  toNumber,
+  unwrapPayload,
+} from '../resilience/answer-forms.js';
+import {
   modelTextForParsing,
   publishedFloatAnswer,
   publishedMcOutput,
@@ -78,105 +88,6 @@ export interface ParseTarget {
   numOptions: number;
   /** Option texts when known (lenient `option-text`); [] when not. */
   choices?: readonly string[];
-}
-
-const NUMBER = String.raw`[-+−]?(?:\d+(?:,\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][-+−]?\d+)?`;
-const SCI_TIMES = new RegExp(
-  String.raw`(${NUMBER})\s*(?:\\times|\\cdot|×|·|\*|x)\s*10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?`,
-);
-const FA = /^[\s*#>_`-]*final\s*answer\b[\s*_`]*[:：][\s*_`]*(.*?)[\s*_`.]*$/i;
-
-const nonEmptyLines = (text: string): string[] =>
-  text
-    .split(/\r\n|\r|\n/)
-    .map((l) => l.trim())
-    .filter((l) => l !== '');
-
-const toNumber = (s: string): number | null => {
-  const v = Number(s.replace(/,/g, '').replace(/−/g, '-'));
-  return Number.isFinite(v) ? v : null;
-};
-
-/**
- * Removes LaTeX and markdown wrappers around a payload: `$2$`, `$$2$$`, `\(2\)`, `\[2\]`,
- * `\boxed{2}`, `\text{2}`, `\mathbf{2}`, `**2**`, backticks. Pure.
- */
-export function unwrapPayload(payload: string): string {
-  let p = payload.trim();
-  for (let i = 0; i < 4; i++) {
-    const before = p;
-    p = p
-      .replace(/^\$\$?\s*([\s\S]*?)\s*\$\$?$/, '$1')
-      .replace(/^\\\(\s*([\s\S]*?)\s*\\\)$/, '$1')
-      .replace(/^\\\[\s*([\s\S]*?)\s*\\\]$/, '$1')
-      .replace(/\\(?:boxed|text|textbf|mathbf|mathrm)\s*\{([^{}]*)\}/g, '$1')
-      .replace(/^[*_`]+|[*_`]+$/g, '')
-      .trim();
-    if (p === before) break;
-  }
-  return p;
-}
-
-/** The number a numeric payload concludes: after the last `=`, `a × 10^b` read. Null when none. */
-export function concludedNumber(payload: string): number | null {
-  let p = unwrapPayload(payload);
-  const eq = p.lastIndexOf('=');
-  if (eq >= 0) p = p.slice(eq + 1);
-  p = unwrapPayload(p.replace(/\\approx|≈/g, ''));
-  const sci = SCI_TIMES.exec(p);
-  const plain = new RegExp(NUMBER).exec(p);
-  if (sci && (!plain || sci.index <= plain.index)) {
-    const m = toNumber(sci[1]!);
-    const e = toNumber(sci[2]!);
-    if (m === null || e === null) return null;
-    const v = m * 10 ** e;
-    return Number.isFinite(v) ? v : null;
-  }
-  return plain ? toNumber(plain[0]) : null;
-}
-
-const OPTION_REF = String.raw`(?:option|choice|answer)?\s*[([]?\s*(\d+)\s*[)\]]?`;
-
-/**
- * Reads an option number from a `Final Answer` payload. Returns the 0-based index, `ambiguous`
- * when the payload names two different options (`4 ... or 2`, `1/2`, `1 and 3`), or null.
- */
-function optionFromPayload(raw: string, n: number): number | 'ambiguous' | null {
-  const payload = unwrapPayload(raw);
-  const m = new RegExp(String.raw`^${OPTION_REF}(?=[.:)\s,;/]|$)`, 'i').exec(payload);
-  if (!m) return null;
-  const k = Number(m[1]);
-  if (k < 1 || k > n) return null;
-  const rest = payload.slice(m[0].length);
-  const alt = new RegExp(
-    String.raw`(?:\bor\b|\band\b|/|\bvs\.?)\s*(?:option\s*)?(\d+)\b`,
-    'i',
-  ).exec(rest);
-  if (alt && Number(alt[1]) !== k && Number(alt[1]) >= 1 && Number(alt[1]) <= n) return 'ambiguous';
-  return k - 1;
-}
-
-const normText = (s: string): string =>
-  s
-    .toLowerCase()
-    .replace(/^[\s"'`*]+|[\s"'`*.]+$/g, '')
-    .replace(/\s+/g, ' ');
-
-function optionFromText(payload: string, choices: readonly string[]): number | null {
-  const p = normText(unwrapPayload(payload));
-  if (p === '') return null;
-  const hits = choices.flatMap((c, i) => (normText(c) === p ? [i] : []));
-  return hits.length === 1 ? hits[0]! : null;
-}
-
-/** Last `Final Answer:` line of `text`, with its position among the non-empty lines. */
-function lastFinalAnswer(text: string): { payload: string; line: string; isLast: boolean } | null {
-  const ls = nonEmptyLines(text);
-  for (let i = ls.length - 1; i >= 0; i--) {
-    const m = FA.exec(ls[i]!);
-    if (m) return { payload: m[1]!, line: ls[i]!, isLast: i === ls.length - 1 };
-  }
-  return null;
 }
 
 /** True when a reply is cut off (see {@link isCutOffReply}). Pure. */

@@ -104,6 +104,16 @@ export const resilienceConfigSchema = z.strictObject({
       boundary: z.enum(['reference', 'intl']).default('reference'),
       /** What to do when the half has no sentence end: keep the raw token cut, or skip the item. */
       no_sentence_end: z.enum(['token-cut', 'skip']).default('token-cut'),
+      /**
+       * Half traces shorter than this many cl100k tokens are short (a 6-token reply cut at its
+       * midpoint gave `The answer is`): counted in the report and flagged in the instance.
+       */
+      min_half_tokens: z.number().int().min(0).default(8),
+      /**
+       * `flag` (the default: the paper keeps every half trace, section III) or `drop` (skipped
+       * as `short_half_trace`).
+       */
+      short_half: z.enum(['flag', 'drop']).default('flag'),
     })
     .prefault({}),
   /** TeleMath match (paper section V-D): |a-b| <= max(rel * max(|a|,|b|), abs). */

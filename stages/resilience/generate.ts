@@ -183,7 +183,7 @@ function judge(
 
 export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, HasResilience>({
   name: 'resilience.generate',
-  version: 1,
+  version: 2,
   needs: ['resilience.load'],
   description: 'The weak generator answers every item once (parsed answers kept, right or wrong).',
   concurrency: (cfg) =>

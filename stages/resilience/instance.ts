@@ -67,6 +67,8 @@ export const resilienceInstanceSchema = z.strictObject({
     boundary: z.enum(['reference', 'intl']),
     /** `sentence`: cut at a sentence end; `token-cut`: no sentence end, raw token midpoint kept. */
     cut: z.enum(['sentence', 'token-cut']),
+    /** Shorter than `resilience.truncate.min_half_tokens` (kept under `short_half: flag`). */
+    short: z.boolean().default(false),
   }),
 });
 export type ResilienceInstance = z.output<typeof resilienceInstanceSchema>;

@@ -21,6 +21,17 @@
  *   fallback; multiple-choice only).
  */
 
+import {
+  concludedNumber,
+  FINAL_ANSWER_LINE,
+  lastFinalAnswer,
+  nonEmptyLines,
+  NUMBER,
+  optionFromPayload,
+  optionFromText,
+  toNumber,
+} from './answer-forms.js';
+
 export const ANSWER_RULES = [
   'strict',
   'final-answer-line',
@@ -45,52 +56,14 @@ export type ParsedAnswer =
 
 const NOT_PARSED: ParsedAnswer = { ok: false, rule: null, index: null, value: null, matched: null };
 
-const FA = /^[\s*#>_`]*final\s*answer\b[\s*_`]*[:：][\s*_`]*(.*?)[\s*_`]*$/i;
-const NUMBER = String.raw`[-+]?(?:\d+(?:,\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?`;
-const SCI_TIMES = new RegExp(
-  String.raw`(${NUMBER})\s*(?:\\times|×|\*|x)\s*10\s*\^\s*\{?\s*([-+−]?\d+)\s*\}?`,
-);
+const FA = FINAL_ANSWER_LINE;
+const lines = nonEmptyLines;
 
-const lines = (text: string): string[] =>
-  text
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l !== '');
-
-/** First number in `text`, reading `a × 10^b` forms; null when none. */
-export function firstNumber(text: string): number | null {
-  const sci = SCI_TIMES.exec(text);
-  const plain = new RegExp(NUMBER).exec(text);
-  if (sci && (!plain || sci.index <= plain.index)) {
-    const v = Number(sci[1]!.replace(/,/g, '')) * 10 ** Number(sci[2]!.replace('−', '-'));
-    return Number.isFinite(v) ? v : null;
-  }
-  if (!plain) return null;
-  const v = Number(plain[0].replace(/,/g, ''));
-  return Number.isFinite(v) ? v : null;
-}
-
-function optionFromPayload(payload: string, n: number): number | null {
-  const m = /^(?:option|choice|answer)?\s*[([]?\s*(\d+)\s*[)\]]?(?:[.:)\s]|$)/i.exec(
-    payload.trim(),
-  );
-  if (!m) return null;
-  const k = Number(m[1]);
-  return k >= 1 && k <= n ? k - 1 : null;
-}
-
-const norm = (s: string): string =>
-  s
-    .toLowerCase()
-    .replace(/^[\s"'`*]+|[\s"'`*.]+$/g, '')
-    .replace(/\s+/g, ' ');
-
-function optionFromText(payload: string, choices: readonly string[]): number | null {
-  const p = norm(payload);
-  if (p === '') return null;
-  const hits = choices.flatMap((c, i) => (norm(c) === p ? [i] : []));
-  return hits.length === 1 ? hits[0]! : null;
-}
+/**
+ * First number of `text` as the evaluation reads a numeric payload ({@link concludedNumber}: the
+ * value after the last `=`, `a × 10^b` and `10^b` with the exponent's sign); null when none.
+ */
+export const firstNumber = concludedNumber;
 
 /**
  * The last `Final Answer:` line of `text`. With `finalWordOnly` (the reasoning) only when it is the
@@ -101,12 +74,8 @@ function lastFinalAnswerPayload(
   text: string,
   finalWordOnly = false,
 ): { payload: string; line: string } | null {
-  const ls = lines(text);
-  for (let i = ls.length - 1; i >= 0; i--) {
-    const m = FA.exec(ls[i]!);
-    if (m) return finalWordOnly && i !== ls.length - 1 ? null : { payload: m[1]!, line: ls[i]! };
-  }
-  return null;
+  const fa = lastFinalAnswer(text);
+  return fa && (!finalWordOnly || fa.isLast) ? fa : null;
 }
 
 function lastBoxed(text: string): string | null {
@@ -156,6 +125,8 @@ export function parseChoiceAnswer(
           const fa = lastFinalAnswerPayload(text, finalWordOnly);
           if (fa) {
             const idx = optionFromPayload(fa.payload, n);
+            // a hedge (`3 or 1`) is no answer: the evaluation refuses it too
+            if (idx === 'ambiguous') return NOT_PARSED;
             if (idx !== null) return hit(rule, idx, fa.line);
           }
         }
@@ -164,7 +135,13 @@ export function parseChoiceAnswer(
       case 'boxed': {
         const b = lastBoxed(content);
         if (b !== null) {
-          const idx = optionFromPayload(b, n) ?? optionFromText(b, choices);
+          const label = /^[A-Z](\d+)$/.exec(b.trim());
+          const idx = label
+            ? Number(label[1]) >= 1 && Number(label[1]) <= n
+              ? Number(label[1]) - 1
+              : null
+            : (optionFromPayload(b, n) ?? optionFromText(b, choices));
+          if (idx === 'ambiguous') return NOT_PARSED;
           if (idx !== null) return hit(rule, idx, `\\boxed{${b}}`);
         }
         break;
@@ -229,10 +206,8 @@ export function parseNumericAnswer(
         const last = lines(content).at(-1);
         const m =
           last === undefined ? null : new RegExp(`^Final Answer:\\s*(${NUMBER})$`).exec(last);
-        if (m) {
-          const v = Number(m[1]!.replace(/,/g, ''));
-          if (Number.isFinite(v)) return hit(rule, v, last!);
-        }
+        const v = m ? toNumber(m[1]!) : null;
+        if (v !== null) return hit(rule, v, last!);
         break;
       }
       case 'final-answer-line': {
@@ -261,10 +236,8 @@ export function parseNumericAnswer(
         const m = new RegExp(`(?:answer\\s*(?:is|:)|=)\\s*(${NUMBER})\\s*\\.?\\s*$`, 'i').exec(
           tail,
         );
-        if (m) {
-          const v = Number(m[1]!.replace(/,/g, ''));
-          if (Number.isFinite(v)) return hit(rule, v, m[0].trim());
-        }
+        const v = m ? toNumber(m[1]!) : null;
+        if (v !== null) return hit(rule, v, m![0].trim());
         break;
       }
       case 'option-text':

@@ -10,7 +10,8 @@ import { resilienceLoad } from './load.js';
 import { resilienceGenerate } from './generate.js';
 import { resilienceTruncate } from './truncate.js';
 import { resilienceInstances, constructionSummary } from './instances.js';
-import type { HasResilience } from './config.js';
+import { resilienceSettings, type HasResilience } from './config.js';
+import type { ResilienceInstance } from './instance.js';
 import type { SubsetLoadOutput } from './types.js';
 
 export const resilienceStages = [
@@ -45,6 +46,14 @@ export function resilienceReport(ctx: StageContext<HasResilience>): string {
   lines.push(
     '',
     `Not scored (no silent truncation): prompt_too_long ${s.truncation.prompt_too_long}, prompt_truncated ${s.truncation.prompt_truncated}, budget_exhausted ${s.truncation.budget_exhausted}.`,
+  );
+  const t = resilienceSettings(ctx.config).truncate;
+  const short = [...ctx.store.outputs<ResilienceInstance>('resilience.truncate')].filter(
+    (o) => o.output.half_trace.short,
+  ).length;
+  lines.push(
+    '',
+    `Half traces under ${t.min_half_tokens} cl100k tokens (resilience.truncate.min_half_tokens): ${short} kept and flagged (half_trace.short)${t.short_half === 'drop' ? '; short_half is drop, so the others are skipped as short_half_trace' : '; set resilience.truncate.short_half: drop to drop them'}.`,
   );
   // Subsets that did not load are part of the funnel too: named, with the reason (issue 15).
   const notLoaded = [...ctx.store.items('resilience.load')].filter(

@@ -18,11 +18,14 @@ export interface TruncateInput {
   profile: GenerateInput['profile'];
   boundary: Boundary;
   no_sentence_end: NoSentenceEndPolicy;
+  /** Half traces under this many tokens are short: flagged, or dropped with `short_half: drop`. */
+  min_half_tokens: number;
+  short_half: 'flag' | 'drop';
 }
 
 export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance, HasResilience>({
   name: 'resilience.truncate',
-  version: 2,
+  version: 3,
   needs: ['resilience.generate'],
   // item k reads generation k only: it starts as soon as that answer exists (streaming)
   itemNeeds: (wi) => ({ 'resilience.generate': [wi.key] }),
@@ -42,6 +45,8 @@ export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance,
           profile: gi.profile,
           boundary: t.boundary,
           no_sentence_end: t.no_sentence_end,
+          min_half_tokens: t.min_half_tokens,
+          short_half: t.short_half,
         },
       };
     }
@@ -69,6 +74,13 @@ export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance,
         { full_tokens: h.fullTokens },
       );
     }
+    const short = h.halfTokens < wi.input.min_half_tokens;
+    if (short && wi.input.short_half === 'drop')
+      throw new SkipItem(
+        'short_half_trace',
+        `${item.sample_id}: the half trace has ${h.halfTokens} tokens, under resilience.truncate.min_half_tokens ${wi.input.min_half_tokens} (${JSON.stringify(h.half.slice(0, 60))})`,
+        { half_tokens: h.halfTokens },
+      );
     ctx.artifact('half_reasoning_trace', h.half, 'text/plain');
     const instance: ResilienceInstance = {
       sample_id: item.sample_id,
@@ -114,7 +126,7 @@ export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance,
         reasoning_half: h.halfTokens,
         midpoint: h.midpointTokens,
       },
-      half_trace: { tokenizer: 'cl100k_base', boundary: wi.input.boundary, cut: h.cut },
+      half_trace: { tokenizer: 'cl100k_base', boundary: wi.input.boundary, cut: h.cut, short },
     };
     return resilienceInstanceSchema.parse(instance);
   },

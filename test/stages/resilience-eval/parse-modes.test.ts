@@ -3,9 +3,9 @@ import {
   parseLenient,
   parsePublished,
   parseStrict,
-  concludedNumber,
   type ParseTarget,
 } from '../../../stages/resilience-eval/parse-modes.js';
+import { concludedNumber } from '../../../stages/resilience/answer-forms.js';
 
 const mc4: ParseTarget = { kind: 'mc', numOptions: 4 };
 const mc16: ParseTarget = { kind: 'mc', numOptions: 16 };

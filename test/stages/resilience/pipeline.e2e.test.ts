@@ -222,6 +222,15 @@ describe('telebench run resilience (real CLI, local Hub, scripted model server)'
       .split('\n')
       .map((l) => resilienceInstanceSchema.parse(JSON.parse(l)));
     const byId = Object.fromEntries(rows.map((x) => [x.sample_id, x]));
+    // each half's token count is recorded; halves under min_half_tokens (8) are flagged, kept
+    for (const x of rows) expect(x.half_trace.short).toBe(x.tokens.reasoning_half < 8);
+    const shortHalves = rows.filter((x) => x.half_trace.short).length;
+    expect(shortHalves).toBeGreaterThan(0);
+    expect(
+      (await runCli(['report', 'resilience', '--config', config, '--state', state])).stdout,
+    ).toContain(
+      `Half traces under 8 cl100k tokens (resilience.truncate.min_half_tokens): ${shortHalves} kept and flagged`,
+    );
     expect(Object.keys(byId).sort()).toEqual([
       'oran-bench-13k:local:0',
       'ot-lite:3gpp_tsg:0',
