@@ -100,7 +100,10 @@ function chooseSplit(b: EditBlock, file: string, from: PathRule, text: string | 
   const splits = splitsOf(b);
   if (splits.length === 1) return { ok: true, file, from, split: splits[0]!, note: '' };
   const lines = splits.map((s) => s.line).join(', ');
-  const good = splits.filter((s) => matchesOnce(text, s.search));
+  // a file that does not exist: the one split that creates it (an empty SEARCH)
+  const good = splits.filter((s) =>
+    text === null ? blank(s.search) : matchesOnce(text, s.search),
+  );
   if (good.length === 1)
     return {
       ok: true,

@@ -321,6 +321,18 @@ describe('a divider inside the content', () => {
     expect(syntax('c', c)).toBe('ok');
   });
 
+  it('a new Markdown file whose text holds a setext heading is created from the empty-SEARCH split', () => {
+    const r = applyEdits(
+      reader({}),
+      parseEditBlocks(heading('docs/new.md', '', 'Usage\n=======\nRun it.')),
+    );
+    expect(r.outcomes[0]).toMatchObject({ applied: true, rule: 'create' });
+    expect(r.files.get('docs/new.md')).toEqual({
+      before: null,
+      after: 'Usage\n=======\nRun it.\n',
+    });
+  });
+
   it('a REPLACE that adds a setext heading (one divider in SEARCH terms) still applies', () => {
     const md = 'Intro.\n';
     const r = applyEdits(
