@@ -8,8 +8,11 @@ PIPELINE ?= all
 
 .PHONY: run test lint format bench setup clean-state build
 
+# --foreground-scripts: install scripts print as they run (better-sqlite3 compiling from source
+# when its prebuilt binary cannot be downloaded takes about 5 minutes; without it npm is silent).
 $(NODE_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	@echo "npm ci: installing dependencies (1-2 min; about 6 min where better-sqlite3 must compile from source)"
+	npm ci --no-audit --no-fund --foreground-scripts
 	@touch $@
 
 # npm ci builds dist/telebench.js (prepare); bin/telebench.js rebuilds it when a source is newer.

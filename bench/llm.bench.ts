@@ -8,6 +8,7 @@
  *
  *   npx tsx bench/llm.bench.ts [--delay-ms 200] [--requests 240]
  */
+import { everyProvider } from '../pipeline/providers/llm/options.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -91,10 +92,9 @@ function req(text: string): ChatRequest {
   return {
     model: 'qwen3.5:2b',
     messages: [{ role: 'user', content: `${text}: which option is right? 1) a 2) b 3) c` }],
-    think: true,
     temperature: 0,
-    numCtx: 4096,
     maxTokens: 1024,
+    providerOptions: everyProvider({ think: true, numCtx: 4096 }),
   };
 }
 

@@ -13,6 +13,7 @@
 //    the transport alone reaches. The default delay is 500 ms (a real generator answer takes
 //    seconds); at 200 ms (BENCH_DELAY_MS=200) the local server's fixed cost per request (about
 //    15 ms here) already holds the bare loop near 0.93 of capacity.
+import { everyProvider } from '../pipeline/providers/llm/options.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +21,7 @@ import { halfTrace } from '../stages/resilience/half-trace.js';
 import { encodeCl100k } from '../pipeline/providers/tokenizer/cl100k.js';
 import { startLlmServer } from '../test/servers/llm-server.js';
 import { writeResilienceWorkdir } from '../test/fixtures/resilience-workdir.js';
-import { dataRoot } from '../test/fixtures/data-root.js';
+import { realDataRoot } from '../test/fixtures/real-data.js';
 import { runPipeline } from '../pipeline/runner.js';
 import { openState } from '../pipeline/state.js';
 import { EventBus } from '../pipeline/events.js';
@@ -54,9 +55,11 @@ function rates(fns: ((t: string) => unknown)[], traces: string[], minMs = 8000):
   return spent.map((ms) => (rounds * traces.length) / (ms / 1000));
 }
 
-const aux = JSON.parse(
-  readFileSync(join(dataRoot('teleresiliencebench'), 'AuxiliaryBenchmark.json'), 'utf8'),
-) as { half_reasoning_trace: string }[];
+// the published TeleMath instances, found like the product finds them (test/fixtures/real-data.ts)
+const AUX_FILE = 'teleresiliencebench/AuxiliaryBenchmark.json';
+const aux = JSON.parse(readFileSync(join(await realDataRoot(AUX_FILE), AUX_FILE), 'utf8')) as {
+  half_reasoning_trace: string;
+}[];
 const published = aux.map((r) => r.half_reasoning_trace);
 const long = published.slice(0, 10).map((t) => {
   let s = t;
@@ -162,10 +165,9 @@ try {
         bare.chat({
           model: 'qwen3.5:2b',
           messages: [{ role: 'user', content: `Bare question number ${i}: which option?` }],
-          think: true,
-          numCtx: 8192,
           maxTokens: 4096,
           temperature: 0,
+          providerOptions: everyProvider({ think: true, numCtx: 8192 }),
         }),
       ),
     ),

@@ -53,6 +53,10 @@ export interface CardInput {
   profile: string | null;
   /** Free-form provenance lines (generator and model settings), one per bullet. */
   provenanceNotes: string[];
+  /** The `--limit` values and runs that made the rows a sample, or null (not a sample). */
+  sample: { limits: number[]; runs: string[] } | null;
+  /** Models behind the rows: generator (made them), targets (configured to be evaluated). */
+  models: { generator: string[]; targets: string[] };
   /** Limitations of this snapshot on top of the dataset's fixed ones. */
   snapshotLimitations: string[];
   verify: VerifySummary | null;
@@ -133,7 +137,20 @@ export function renderCard(input: CardInput): string {
     'code, the configuration hash, the stage versions, the input hashes and the row counts.',
     '',
   );
+  if (input.sample) {
+    const lim = input.sample.limits.map((n) => `\`--limit ${n}\``).join(', ');
+    out.push(
+      `**This snapshot is a sample**: the latest runs of its stages stopped each stage after at most ${input.sample.limits.join(' / ')} items (${lim}; run ${input.sample.runs.join(', ')}), so it holds only part of what its configuration describes.`,
+      '',
+    );
+  }
+  const names = (m: string[]) => (m.length ? m.map((x) => `\`${x}\``).join(', ') : 'none');
   out.push(`- configuration hash: \`${input.configHash}\``);
+  out.push(`- generator model(s): ${names(input.models.generator)}`);
+  out.push(`- target model(s) configured for evaluation: ${names(input.models.targets)}`);
+  out.push(
+    `- sample: ${input.sample ? input.sample.limits.map((n) => `\`--limit ${n}\``).join(', ') : 'no (no --limit in the runs that built it)'}`,
+  );
   for (const [s, v] of Object.entries(input.stageVersions).sort())
     out.push(`- stage \`${s}\` version ${v}`);
   if (input.profile) {
@@ -155,6 +172,11 @@ export function renderCard(input: CardInput): string {
   out.push('## Construction funnel', '');
   if (input.funnel.length === 0) out.push('No stage counts were recorded for this snapshot.', '');
   else {
+    out.push(
+      'Counts are rows: source rows kept and rejected for the load stage, merged PRs for mining, one',
+      'row per item for the other stages (a subset or repository that failed counts once).',
+      '',
+    );
     out.push('| stage | done | skipped | failed | skip reasons |', '|---|---:|---:|---:|---|');
     for (const f of input.funnel) {
       const reasons = Object.entries(f.reasons)

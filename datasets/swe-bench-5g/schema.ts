@@ -10,6 +10,14 @@ import type { DatasetDefinition, FieldSpec } from '../definition.js';
 
 const testId = z.string().min(1);
 
+/**
+ * Where a row's problem statement came from: `issues_api` (the linked issues, fetched from the
+ * GitHub issues API), `issues_file` (rows of an issues file, `swe5g.mining.issues_from` /
+ * `--issues-from`: exported from GitHub or written by hand), `none` (no statement: never released).
+ */
+export const PROBLEM_STATEMENT_SOURCES = ['issues_api', 'issues_file', 'none'] as const;
+export type ProblemStatementSource = (typeof PROBLEM_STATEMENT_SOURCES)[number];
+
 /** Zod schema of one released SWE-Bench 5G row. */
 export const swe5gRowSchema = z.strictObject({
   instance_id: z
@@ -22,6 +30,7 @@ export const swe5gRowSchema = z.strictObject({
   problem_statement: z
     .string()
     .min(1, 'problem_statement is empty: incomplete instances are never released'),
+  problem_statement_source: z.enum(PROBLEM_STATEMENT_SOURCES),
   hints_text: z.string(),
   created_at: z.string().min(1),
   version: z.string(),
@@ -85,7 +94,13 @@ const fields: FieldSpec[] = [
   {
     name: 'problem_statement',
     parquet: 'STRING',
-    description: 'Title and body of the linked issue(s).',
+    description: 'Title and body of the linked issue(s), as `problem_statement_source` gave them.',
+  },
+  {
+    name: 'problem_statement_source',
+    parquet: 'STRING',
+    description:
+      'Where problem_statement came from: `issues_api` (GitHub issues API) or `issues_file` (an issues file given to the pipeline, exported from GitHub or written by hand; the card names it).',
   },
   {
     name: 'hints_text',
@@ -194,7 +209,8 @@ export const swe5gDataset: DatasetDefinition<Swe5gRow> = {
   ],
   summary: [
     'SWE-Bench 5G is a set of SWE-bench-style task instances mined from open-source 5G core',
-    'networks (free5GC, Open5GS, Magma): each instance is a real merged fix of a linked issue, the',
+    'networks (free5GC, Open5GS, Magma): each instance is a real merged fix, a problem statement (the',
+    'linked issue, from the GitHub issues API or an issues file: see `problem_statement_source`), the',
     'repository at the buggy commit, and tests that fail before and pass after the fix. A solver gets',
     'the problem statement and the repository; it is graded by FAIL_TO_PASS and PASS_TO_PASS.',
     'Rebuilt with telebench after the SWE-Bench 5G paper (210 instances from 33 repositories).',

@@ -77,7 +77,9 @@ export function configCheck(flag: string | undefined): string {
   checkConfigPaths(
     file,
     config,
-    [...registry.keys()].filter((n) => branches.some((b) => n.startsWith(`${b}.`))),
+    [...registry.keys()].filter((n) =>
+      branches.some((b) => n.startsWith(`${b}.`) || n.startsWith(`${b}-`)),
+    ),
   );
   // the editor's schema line of a copied default.yaml names a file that is not beside the copy
   const schema = /\$schema=(\S+)/.exec(readFileSync(file, 'utf8').split('\n', 3).join('\n'))?.[1];

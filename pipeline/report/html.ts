@@ -4,7 +4,8 @@
  * dataset branches (TeleResilienceBench evaluation, SWE-Bench 5G).
  *
  * Shape: a title, an optional intro paragraph, then sections; a section holds blocks:
- * paragraphs, tables (header + rows of cells, text escaped) and figures (a Vega-Lite spec
+ * paragraphs, tables (header + rows of cells, text escaped; an empty table is a sentence saying
+ * so, and why when the block says) and figures (a Vega-Lite spec
  * rendered to SVG by {@link renderChartSvg}, with a caption). Each figure is a
  * `<figure data-figure="<id>">` so tests and readers can find it.
  */
@@ -12,7 +13,14 @@ import { renderChartSvg, type ChartSpec } from './charts.js';
 
 export type ReportBlock =
   | { kind: 'paragraph'; text: string }
-  | { kind: 'table'; caption?: string; header: string[]; rows: (string | number | null)[][] }
+  | {
+      kind: 'table';
+      caption?: string;
+      header: string[];
+      rows: (string | number | null)[][];
+      /** Shown instead of a bare header when there is no row: why the table is empty. */
+      empty?: string;
+    }
   | { kind: 'figure'; id: string; caption: string; spec: ChartSpec };
 
 export interface ReportSection {
@@ -69,7 +77,11 @@ export async function renderReportPage(page: ReportPage): Promise<string> {
     out.push(`<section><h2>${escapeHtml(s.title)}</h2>`);
     for (const b of s.blocks) {
       if (b.kind === 'paragraph') out.push(`<p>${escapeHtml(b.text)}</p>`);
-      else if (b.kind === 'table') {
+      else if (b.kind === 'table' && b.rows.length === 0) {
+        // a bare header row tells a reader nothing: say that it is empty, and why when known
+        const what = b.caption ? `${b.caption}: ` : '';
+        out.push(`<p class="empty">${escapeHtml(`${what}${b.empty ?? 'no rows.'}`)}</p>`);
+      } else if (b.kind === 'table') {
         out.push('<table>');
         if (b.caption) out.push(`<caption>${escapeHtml(b.caption)}</caption>`);
         out.push(

@@ -28,6 +28,7 @@ import { sha256 } from '../../pipeline/hash.js';
 import { ConfigError, TelebenchError } from '../../pipeline/errors.js';
 import { rowsToParquet } from './parquet.js';
 import { renderChangelog } from './changelog.js';
+import type { SampleInfo } from './collect.js';
 
 /** Where the rows came from and with what settings (recorded in manifest.json and the card). */
 export interface ReleaseProvenance {
@@ -42,6 +43,10 @@ export interface ReleaseProvenance {
   /** Generation profile (TeleResilienceBench), null otherwise. */
   profile: string | null;
   provenanceNotes: string[];
+  /** The `--limit` of the runs that built the rows, when they were a sample; null otherwise. */
+  sample: SampleInfo | null;
+  /** Models behind the rows: the generator that made them, the targets configured to evaluate. */
+  models: { generator: string[]; targets: string[] };
 }
 
 /** Everything {@link planRelease} needs: rows, provenance, funnel, the previous version. */
@@ -83,6 +88,9 @@ export interface ReleaseManifest {
   input_hashes: Record<string, string>;
   settings: Record<string, unknown>;
   profile: string | null;
+  /** The `--limit` of the runs that built the rows (a sample), or null. */
+  sample: SampleInfo | null;
+  models: { generator: string[]; targets: string[] };
   counts: {
     rows: number;
     by_config: Record<string, number>;
@@ -225,6 +233,8 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
     configHash: input.provenance.configHash,
     profile: input.provenance.profile,
     provenanceNotes: input.provenance.provenanceNotes,
+    sample: input.provenance.sample,
+    models: input.provenance.models,
     snapshotLimitations: [
       ...input.snapshotLimitations,
       ...(dataset.id === 'swe-bench-5g' && !input.verify
@@ -260,6 +270,8 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
     input_hashes: input.provenance.inputHashes,
     settings: input.provenance.settings,
     profile: input.provenance.profile,
+    sample: input.provenance.sample,
+    models: input.provenance.models,
     counts: {
       rows: rows.length,
       by_config: Object.fromEntries(configs.map((c) => [c.name, c.rows])),

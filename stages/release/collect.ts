@@ -4,20 +4,40 @@
  * construction funnel (counts per stage) and the input hashes for the manifest.
  */
 import type { StoreReader } from '../../pipeline/stage.js';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunManifest } from '../../pipeline/manifest.js';
 import { hashJson, sha256 } from '../../pipeline/hash.js';
 import { resilienceInstanceSchema } from '../resilience/instance.js';
 import { TelebenchError } from '../../pipeline/errors.js';
 import type { FunnelStep } from '../../datasets/card.js';
 import { repositoryLicense, subsetLicense, PROJECT_LICENSES } from '../../datasets/licenses.js';
 import type { Swe5gRow, ResilienceRow } from '../../datasets/index.js';
-import type { ValidatedInstance } from '../swe5g/types.js';
+import type { ProblemStatementSource } from '../../datasets/swe-bench-5g/schema.js';
+import type { CandidateSource, ValidatedInstance } from '../swe5g/types.js';
+import type { SubsetLoadOutput } from '../resilience/types.js';
+import type { InstancesOutput } from '../resilience/instances.js';
+import type { MineOutput } from '../swe5g/mine/mine.js';
+
+/**
+ * Where an instance's problem statement came from: the GitHub issues API for API-mined PRs, the
+ * issues file (`swe5g.mining.issues_from`, `--issues-from`) for git-mined ones (the only way a
+ * git-mined PR gets issue text), `none` when it has none.
+ */
+export function problemStatementSource(
+  problemStatement: string,
+  source: CandidateSource,
+): ProblemStatementSource {
+  if (problemStatement.trim() === '') return 'none';
+  return source === 'api' ? 'issues_api' : 'issues_file';
+}
 
 /**
  * Validated instance -> SWE-Bench 5G row (SWE-bench field names plus ours).
+ * @param source how its PR was mined (the candidate's `source`: `api` or `git`)
  * @returns null for an incomplete instance (no problem statement): never released
  */
-export function swe5gRowOf(v: ValidatedInstance): Swe5gRow | null {
+export function swe5gRowOf(v: ValidatedInstance, source: CandidateSource): Swe5gRow | null {
   if (v.incomplete || v.problem_statement.trim() === '') return null;
   return {
     instance_id: v.instance_id,
@@ -26,6 +46,7 @@ export function swe5gRowOf(v: ValidatedInstance): Swe5gRow | null {
     patch: v.patch,
     test_patch: v.test_patch,
     problem_statement: v.problem_statement,
+    problem_statement_source: problemStatementSource(v.problem_statement, source),
     hints_text: v.hints_text,
     created_at: v.created_at,
     version: v.version,
@@ -179,15 +200,49 @@ export function resilienceInstancesOf(
   return rows;
 }
 
-/** Funnel counts of `stages` from the store (all items, any state). */
+/**
+ * Rows of one done item of the stages whose item is not one row: a subset (`resilience.load`: its
+ * rows kept, and those rejected by reason), the instances file (`resilience.instances`), a
+ * repository (`swe5g.mine`: its merged PRs).
+ */
+const ROWS_OF: Record<
+  string,
+  (output: unknown) => { rows: number; rejected: Record<string, number> }
+> = {
+  'resilience.load': (o) => {
+    const l = o as SubsetLoadOutput;
+    const rejected: Record<string, number> = {};
+    for (const r of l.rejected ?? []) rejected[r.reason] = (rejected[r.reason] ?? 0) + 1;
+    return { rows: l.items?.length ?? 0, rejected };
+  },
+  'resilience.instances': (o) => ({
+    rows: (o as InstancesOutput).summary?.totals.instances ?? 0,
+    rejected: {},
+  }),
+  'swe5g.mine': (o) => ({ rows: (o as MineOutput).prs?.length ?? 0, rejected: {} }),
+};
+
+/**
+ * Funnel counts of `stages` from the store, in rows (all items, any state): one item is one row
+ * except for the stages of {@link ROWS_OF}, whose done items count their rows (and rejected rows
+ * as skipped, by reason); a failed item of those counts once (its rows are unknown).
+ */
 export function funnelOf(store: StoreReader, stages: readonly string[]): FunnelStep[] {
   const out: FunnelStep[] = [];
   for (const stage of stages) {
     const f: FunnelStep = { stage, done: 0, skipped: 0, failed: 0, reasons: {} };
+    const rowsOf = ROWS_OF[stage];
     let any = false;
     for (const it of store.items(stage)) {
       any = true;
-      if (it.state === 'done') f.done++;
+      if (it.state === 'done' && rowsOf) {
+        const r = rowsOf(it.output);
+        f.done += r.rows;
+        for (const [reason, n] of Object.entries(r.rejected)) {
+          f.skipped += n;
+          f.reasons[reason] = (f.reasons[reason] ?? 0) + n;
+        }
+      } else if (it.state === 'done') f.done++;
       else if (it.state === 'skipped') {
         f.skipped++;
         const r = it.skipReason ?? 'unknown';
@@ -240,4 +295,60 @@ export function sourceOutputs<T>(
       { tier: 'config', cause: err, context: { stage, dataset: datasetId } },
     );
   }
+}
+
+/** The `--limit` of the latest runs that built a release's rows (a sample), from their manifests. */
+export interface SampleInfo {
+  /** The `--limit N` values of those runs, ascending. */
+  limits: number[];
+  /** Those runs (`<state>/runs/<id>`), oldest first. */
+  runs: string[];
+}
+
+/** `--limit N` / `--limit=N` in a run's argv, else null. Pure. */
+function limitOf(argv: readonly string[]): number | null {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const v = a === '--limit' ? argv[i + 1] : a.startsWith('--limit=') ? a.slice(8) : undefined;
+    if (v !== undefined && /^\d+$/.test(v)) return Number(v);
+  }
+  return null;
+}
+
+/**
+ * Whether the rows are a sample: for each stage of `stages`, the latest run that ran it (its
+ * manifest `<state>/runs/<id>/manifest.json` lists the stage); when any of those runs had
+ * `--limit`, that stage stopped after at most N items, so the rows are a sample of what the
+ * configuration describes.
+ * @returns null when no such run had a limit (or no run manifest is there)
+ */
+export function sampleOf(stateDir: string, stages: readonly string[]): SampleInfo | null {
+  const dir = join(stateDir, 'runs');
+  if (!existsSync(dir)) return null;
+  const runs: { id: string; at: string; stages: string[]; limit: number | null }[] = [];
+  for (const id of readdirSync(dir)) {
+    const f = join(dir, id, 'manifest.json');
+    if (!existsSync(f)) continue;
+    try {
+      const m = JSON.parse(readFileSync(f, 'utf8')) as Partial<RunManifest>;
+      runs.push({
+        id,
+        at: String(m.startedAt ?? ''),
+        stages: Object.keys(m.stageVersions ?? {}),
+        limit: limitOf(m.argv ?? []),
+      });
+    } catch {
+      continue; // a manifest cut by a kill: that run's limit is unknown, the others still count
+    }
+  }
+  runs.sort((a, b) => a.at.localeCompare(b.at) || a.id.localeCompare(b.id));
+  const latest = new Map<string, (typeof runs)[number]>();
+  for (const r of runs) for (const s of r.stages) if (stages.includes(s)) latest.set(s, r);
+  const limited = [...new Set(latest.values())].filter((r) => r.limit !== null);
+  if (limited.length === 0) return null;
+  limited.sort((a, b) => a.at.localeCompare(b.at));
+  return {
+    limits: [...new Set(limited.map((r) => r.limit!))].sort((a, b) => a - b),
+    runs: limited.map((r) => r.id),
+  };
 }

@@ -9,7 +9,7 @@ import { TelebenchError } from '../../pipeline/errors.js';
 import type { DatasetDefinition } from '../../datasets/definition.js';
 import type { VerifySummary } from '../../datasets/card.js';
 import { MAIN_SUBSETS, type Swe5gRow } from '../../datasets/index.js';
-import type { ValidatedInstance } from '../swe5g/types.js';
+import type { Candidate, CandidateSource, ValidatedInstance } from '../swe5g/types.js';
 import {
   planRelease,
   writeRelease,
@@ -27,6 +27,7 @@ import {
   funnelOf,
   inputHashOf,
   licenseEvidence,
+  sampleOf,
   sourceOutputs,
   resilienceInstancesOf,
 } from './collect.js';
@@ -64,6 +65,8 @@ export interface CollectedRows {
   notes?: string[];
   /** Snapshot limitations for the card. */
   limitations?: string[];
+  /** Models behind the rows: generator (made them) and targets (configured to be evaluated). */
+  models: { generator: string[]; targets: string[] };
 }
 
 /** Suffix of the server version the scripted test server (test/servers/llm-server.ts) reports. */
@@ -80,10 +83,11 @@ export function collectRows(ctx: ReleaseContextLike, dataset: DatasetDefinition)
   const source = cfg.sources[dataset.id as keyof typeof cfg.sources];
   const whole = (ctx.config ?? {}) as Record<string, unknown>;
   if (dataset.id === 'swe-bench-5g') {
-    const rows: unknown[] = [];
+    const rows: Swe5gRow[] = [];
     let incomplete = 0;
+    const mined = minedBy(ctx.store);
     for (const o of sourceOutputs<ValidatedInstance>(ctx.store, source, dataset.id)) {
-      const r = swe5gRowOf(o.output);
+      const r = swe5gRowOf(o.output, mined.get(o.output.instance_id) ?? 'git');
       if (r) rows.push(r);
       else incomplete++;
     }
@@ -94,6 +98,8 @@ export function collectRows(ctx: ReleaseContextLike, dataset: DatasetDefinition)
       leftOut: { incomplete_left_out: incomplete },
       profile: null,
       settings: { testgen: swe5g.testgen ?? null, environments: swe5g.environments ?? null },
+      notes: problemStatementNotes(rows, whole),
+      models: swe5gModels(whole),
     };
   }
   const resilience = (whole.resilience ?? {}) as Record<string, unknown>;
@@ -138,7 +144,70 @@ export function collectRows(ctx: ReleaseContextLike, dataset: DatasetDefinition)
         `Subsets of the published benchmark not in this snapshot (their source was not loaded or gave no instance): ${missing.join(', ')}.`,
       ]
     : [];
-  return { rows, source, leftOut: {}, profile, settings: { resilience }, notes, limitations };
+  const targets = (
+    (whole.resilience_eval as { targets?: { model?: unknown }[] } | undefined)?.targets ?? []
+  ).map((t) => String(t.model));
+  const made = [
+    ...new Set(
+      rows.map((r) =>
+        String((r.provenance.generator as { model?: unknown } | undefined)?.model ?? 'unknown'),
+      ),
+    ),
+  ].sort();
+  return {
+    rows,
+    source,
+    leftOut: {},
+    profile,
+    settings: { resilience },
+    notes,
+    limitations,
+    models: { generator: made, targets },
+  };
+}
+
+/**
+ * How each instance's PR was mined (`api` or `git`), from the candidates of `swe5g.filter`
+ * (the validated instance does not carry it); an instance missing there counts as `git`.
+ */
+function minedBy(store: StoreReader): Map<string, CandidateSource> {
+  const out = new Map<string, CandidateSource>();
+  try {
+    for (const o of store.outputs<Candidate>('swe5g.filter')) out.set(o.key, o.output.source);
+  } catch {
+    // swe5g.filter not registered (a release command on a state from elsewhere): all `git`
+  }
+  return out;
+}
+
+/** Card lines: how many problem statements came from the issues API and from which issues file. */
+function problemStatementNotes(
+  rows: readonly Swe5gRow[],
+  whole: Record<string, unknown>,
+): string[] {
+  const n = (s: string) => rows.filter((r) => r.problem_statement_source === s).length;
+  const file = (whole.swe5g as { mining?: { issues_from?: string } } | undefined)?.mining
+    ?.issues_from;
+  const out = [
+    `problem statements: ${n('issues_api')} rows from the GitHub issues API, ${n('issues_file')} rows from an issues file (field \`problem_statement_source\`)`,
+  ];
+  if (n('issues_file') > 0)
+    out.push(
+      `issues file: ${file ? `\`${file}\` (swe5g.mining.issues_from)` : 'given with --issues-from or $TELEBENCH_ISSUES_FROM'}; its rows are what the pipeline was given (exported from GitHub or written by hand), not issues fetched from GitHub`,
+    );
+  return out;
+}
+
+/** The models of a SWE-Bench 5G run: testgen's (generator), the evaluation's (targets). */
+function swe5gModels(whole: Record<string, unknown>): { generator: string[]; targets: string[] } {
+  const s = (whole.swe5g ?? {}) as {
+    testgen?: { llm?: { model?: string } };
+    evaluation?: { models?: { name: string }[] };
+  };
+  return {
+    generator: s.testgen?.llm?.model ? [s.testgen.llm.model] : [],
+    targets: (s.evaluation?.models ?? []).map((m) => m.name),
+  };
 }
 
 /** The latest written release other than `version`, with its rows. */
@@ -221,6 +290,8 @@ export async function releaseDataset(args: {
       settings: collected.settings,
       profile: collected.profile,
       provenanceNotes: notes,
+      sample: sampleOf(ctx.stateDir, branch),
+      models: collected.models,
     },
     funnel: funnelOf(ctx.store, branch),
     licenseEvidence: (spdx) => licenseEvidence(dataset.id, spdx),

@@ -58,8 +58,9 @@ export function makeLocalReleaseStage(args: {
     unknown
   >({
     name: args.name,
-    // 2: SWE-Bench 5G rows carry image_name
-    version: 2,
+    // 2: rows carry problem_statement_source; card and manifest name the sample, the models; the
+    // funnel counts rows. 3: SWE-Bench 5G rows carry image_name too (both changes merged)
+    version: 3,
     needs: [],
     description: `Local release of ${dataset.prettyName} under <state>/releases/${dataset.id}/ (no upload).`,
     async preflight(ctx) {

@@ -115,6 +115,8 @@ export function buildSubjectOfRow(row: Swe5gRow, entry: RegistryEntry | undefine
     language: LANGUAGE[recipe] ?? entry?.language ?? 'go',
     version: row.version,
     environment_setup_commit: row.environment_setup_commit,
+    // the fix's files name the objects a C kept build compiles in the instance layer
+    patch: row.patch,
     base_commit: row.base_commit,
   };
 }

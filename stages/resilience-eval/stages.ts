@@ -22,7 +22,8 @@ import { join, resolve, dirname } from 'node:path';
 import { defineStage, type StageContext } from '../../pipeline/stage.js';
 import { TelebenchError } from '../../pipeline/errors.js';
 import { createProvider, stageLlmDeps } from '../../pipeline/providers/llm/config.js';
-import type { ChatRequest, LlmProvider } from '../../pipeline/providers/llm/types.js';
+import { hasWarning, type LlmProvider } from '../../pipeline/providers/llm/types.js';
+import { chatRequestOf, type GenerationRequest } from '../resilience/request.js';
 import { countCl100k } from '../../pipeline/providers/tokenizer/cl100k.js';
 import { hashJson } from '../../pipeline/hash.js';
 import { downloadHubFile } from '../../pipeline/providers/hub/download.js';
@@ -65,7 +66,7 @@ export interface ContinueInput {
   target: string;
   profile: 'default' | 'paper';
   instance: EvalInstance;
-  request: ChatRequest;
+  request: GenerationRequest;
   prompt_version: string;
 }
 
@@ -375,7 +376,7 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
     };
     let chat;
     try {
-      chat = await provider.chat(request, { signal: ctx.signal });
+      chat = await provider.chat(chatRequestOf(request), { signal: ctx.signal });
     } catch (err) {
       if (err instanceof TelebenchError && err.code === 'prompt_too_long') {
         return {
@@ -396,8 +397,8 @@ export const evalContinue = defineStage<ContinueInput, ContinueOutput, HasResili
       throw err;
     }
     const flags = {
-      prompt_truncated: chat.promptTruncated,
-      context_shifted: chat.contextShifted === true,
+      prompt_truncated: hasWarning(chat, 'prompt-truncated'),
+      context_shifted: hasWarning(chat, 'context-shifted'),
       budget_exhausted: chat.budgetExhausted,
     };
     // default never cuts: a cut prompt or an exhausted budget is excluded; paper scores and flags.

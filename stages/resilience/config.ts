@@ -54,6 +54,9 @@ export const generatorConfigSchema = z.strictObject({
 });
 export type GeneratorConfig = z.output<typeof generatorConfigSchema>;
 
+/** The publishers' base URL (raw.githubusercontent.com layout), `resilience.data_url_base`'s default. */
+export const DEFAULT_URL_BASE = 'https://raw.githubusercontent.com';
+
 export const resilienceConfigSchema = z.strictObject({
   /** Subset registry, relative to the configuration file. */
   subsets_file: z.string().min(1).default('subsets.yaml'),
@@ -68,7 +71,7 @@ export const resilienceConfigSchema = z.strictObject({
    * Where missing local sources are downloaded from when no data root is configured:
    * `<data_url_base>/<owner>/<repo>/<ref>/<path>` (raw.githubusercontent.com layout).
    */
-  data_url_base: z.string().min(1).default('https://raw.githubusercontent.com'),
+  data_url_base: z.string().min(1).default(DEFAULT_URL_BASE),
   /** Milliseconds one download from `data_url_base` may take (the whole file; a hang guard). */
   data_timeout_ms: positiveInt.default(300_000),
   /** Only these subsets (by `name`, or `source:name`); empty means every enabled entry. */

@@ -15,12 +15,8 @@
  */
 import { defineStage, type StageContext } from '../../pipeline/stage.js';
 import { SkipItem, TelebenchError } from '../../pipeline/errors.js';
-import type {
-  ChatRequest,
-  ChatResult,
-  LlmProvider,
-  ModelInfo,
-} from '../../pipeline/providers/llm/types.js';
+import { hasWarning } from '../../pipeline/providers/llm/types.js';
+import type { ChatResult, LlmProvider, ModelInfo } from '../../pipeline/providers/llm/types.js';
 import { createProvider, stageLlmDeps } from '../../pipeline/providers/llm/config.js';
 import { estimatePromptTokens, requiredContext } from '../../pipeline/providers/llm/truncation.js';
 import { resilienceSettings, type GeneratorConfig, type HasResilience } from './config.js';
@@ -32,6 +28,7 @@ import {
 } from './parse-answer.js';
 import { numbersMatch, pythonFloatRepr } from './numbers.js';
 import type { PromptedItem, SubsetLoadOutput } from './types.js';
+import { chatRequestOf, type GenerationRequest } from './request.js';
 
 /** Settings of the `paper` profile (paper section IV; collect_metadata.json). */
 export const PAPER_PROFILE = {
@@ -44,7 +41,7 @@ export const PAPER_PROFILE = {
 /** Input of one generation: the item and the exact request. */
 export interface GenerateInput {
   item: PromptedItem;
-  request: ChatRequest;
+  request: GenerationRequest;
   profile: 'default' | 'paper';
   rules: AnswerRule[];
   tolerance: { rel: number; abs: number };
@@ -119,8 +116,12 @@ export function chooseNumCtx(
   return Math.ceil((max + g.num_predict + 1) / 1024) * 1024;
 }
 
-/** The request for one item. Pure. */
-export function buildRequest(g: GeneratorConfig, item: PromptedItem, numCtx: number): ChatRequest {
+/** The request settings for one item (sent through {@link chatRequestOf}). Pure. */
+export function buildRequest(
+  g: GeneratorConfig,
+  item: PromptedItem,
+  numCtx: number,
+): GenerationRequest {
   const paper = g.profile === 'paper';
   return {
     model: g.model,
@@ -228,7 +229,7 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
     const { item, request } = wi.input;
     let chat: ChatResult;
     try {
-      chat = await generatorProvider(ctx).chat(request, { signal: ctx.signal });
+      chat = await generatorProvider(ctx).chat(chatRequestOf(request), { signal: ctx.signal });
     } catch (err) {
       if (err instanceof TelebenchError && err.tier === 'content') {
         throw new SkipItem(err.code, err.message, err.context);
@@ -242,7 +243,7 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
       done_reason: chat.doneReason,
       num_ctx: request.numCtx ?? null,
     };
-    if (chat.promptTruncated) {
+    if (hasWarning(chat, 'prompt-truncated')) {
       throw new SkipItem(
         'prompt_truncated',
         `${item.sample_id}: the server counted ${chat.promptTokens} prompt tokens, at the context window ${request.numCtx}: the prompt may have been cut, so the answer is not used`,
@@ -295,7 +296,7 @@ export const resilienceGenerate = defineStage<GenerateInput, GenerateOutput, Has
       done_reason: chat.doneReason,
       latency_ms: chat.latencyMs,
       seed: chat.seed ?? request.seed ?? null,
-      context_shifted: chat.contextShifted === true,
+      context_shifted: hasWarning(chat, 'context-shifted'),
       cached: chat.cached,
       endpoint: chat.endpoint,
       raw_digest: chat.rawDigest ?? null,

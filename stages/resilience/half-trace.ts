@@ -24,7 +24,7 @@
  * last sentence boundary of `Intl.Segmenter` (granularity `sentence`, locale `en`) at or before it.
  *
  * Remaining deviations of `reference` from the published construction, each checked against the
- * published code in a differential run (README, HalfTrace):
+ * published code in a differential run (docs/teleresiliencebench.md, HalfTrace):
  * 1. Text that spells a special token (`<|endoftext|>`): the published code raises (tiktoken's
  *    default `disallowed_special`); here it is encoded as ordinary text.
  * 2. A reasoning that strips to nothing or is one token long, or a half that strips to nothing:

@@ -188,6 +188,9 @@ export function dataRootOf(configFile: string, cfg: ResilienceConfig, stateDir?:
   );
 }
 
+/** Commit of GitHub `prnshv/TeleResilienceBench` the published data files are read at. */
+const TRB_COMMIT = '7ac3159825695094b558e961ba521af0e08ff17f';
+
 /**
  * Publisher location of each local source file (path under the data root, same layout as the
  * build machine's shared/data): `<owner>/<repo>/<ref>/<path>` under `resilience.data_url_base`.
@@ -197,6 +200,20 @@ export const SOURCE_FILES: Readonly<Record<string, string>> = {
   'oran-bench-13k/fin_M.json': 'prnshv/ORAN-Bench-13K/main/Benchmark/fin_M.json',
   'oran-bench-13k/fin_H.json': 'prnshv/ORAN-Bench-13K/main/Benchmark/fin_H.json',
   'srsranbench/srsRANBench.json': 'prnshv/srsRANBench/main/srsRANBench.json',
+  // The TeleResilienceBench authors' release (instances and raw experiment outputs), pinned to the
+  // commit whose bytes the published Table I figures were computed from.
+  ...Object.fromEntries(
+    [
+      ['AuxiliaryBenchmark.json', 'data/AuxiliaryBenchmark.json'],
+      ['collect_metadata.json', 'data/collect_metadata.json'],
+      ...['gemma4_31b', 'nemotron-3-nano_4b'].flatMap((m) =>
+        ['main', 'aux'].map((f) => [`experiments/${m}/${f}.jsonl`, `Experiments/${m}/${f}.jsonl`]),
+      ),
+    ].map(([local, remote]) => [
+      `teleresiliencebench/${local}`,
+      `prnshv/TeleResilienceBench/${TRB_COMMIT}/${remote}`,
+    ]),
+  ),
 };
 
 /** Fills the defaults of one entry. Pure. */

@@ -110,14 +110,17 @@ export const environmentsSchema = z.strictObject({
    */
   parent_reruns: z.number().int().min(0).max(20).default(4),
   /**
-   * Runs of every test within one parent_p2p or fix step (`go test -count=N`, `meson test
-   * --repeat N`, each make target N times; Python runs once). A test that passes in some of these
+   * FRESH runs of the tests within one parent_p2p or fix step (issue 21): N separate `go test
+   * -count=1` processes in one container for Go, N separate containers for meson, make and pytest
+   * (stages/swe5g/harness/spec.ts); never N iterations inside one process, so a test whose global
+   * state fails a second in-process iteration is not flaky. A test that passes in some of these
    * runs and fails in others is flaky: dropped from PASS_TO_PASS and listed (`dropped_flaky`),
    * never a reason to reject. A PASS_TO_PASS test is kept only if it passed in every run of step 1
    * and of the `fix_runs` fix steps: test_repeats x (1 + fix_runs) runs. A flake that fails one
    * run in three escapes (passes all of them) with probability (2/3)^(N x (1 + fix_runs)): with
    * the defaults 3 x (1 + 3) = 12 runs, (2/3)^12 = 0.77% < 1%; with 1 (one run per step, as
-   * before) (2/3)^4 = 19.8%. The cost: steps 1 and 3 run the tests (not the build) 3 times.
+   * before) (2/3)^4 = 19.8%. The cost: steps 1 and 3 run the tests 3 times (Go: the test binary
+   * is rebuilt from the warm build cache; other runners: 3 containers, each with its own build).
    */
   test_repeats: z.number().int().min(1).max(20).default(3),
   /**

@@ -5,11 +5,14 @@
  *
  * Source: SWE-Bench 5G paper, section "Data collection" (33 repositories: free5GC, Open5GS, Magma).
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { z } from 'zod';
 import { loadConfigFile } from '../../pipeline/config/load.js';
 import { ConfigError } from '../../pipeline/errors.js';
 import { isSpdx } from '../../datasets/licenses.js';
+import { swe5gSettings, type HasSwe5g } from './config.js';
 
 // spdx-license-ids (why: the SPDX list itself, CC0, kept current by its maintainers; a hand list
 // would go stale): current ids and the deprecated ones (`AGPL-3.0`, still what GitHub shows).
@@ -79,6 +82,76 @@ const repoName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'a GitHub owner or repository name ([A-Za-z0-9_.-])');
 
+const debianPackage = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9+.-]+$/, 'a Debian package name (lower case, digits, + - .)');
+
+/** A meson suite or test left out of the existing tests, with the reason (listed in every record). */
+export const excludedTestsSchema = z
+  .strictObject({
+    suite: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+$/, 'a meson suite name')
+      .optional(),
+    test: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]+$/, 'a meson test name')
+      .optional(),
+    reason: z.string().min(1),
+  })
+  .refine((e) => (e.suite === undefined) !== (e.test === undefined), {
+    message: 'name either a suite or a test',
+  });
+export type ExcludedTests = z.output<typeof excludedTestsSchema>;
+
+/**
+ * Build environment of a registry entry (recipe `c-meson`): what the base layer installs and how
+ * the env layer configures and builds the repository at `environment_setup_commit` (the build
+ * directory is kept in the env layer, so an instance's build at its base commit is incremental).
+ */
+export const environmentSchema = z.strictObject({
+  /** Debian package names installed in the base layer (libraries with their `-dev` packages, tools). */
+  packages: z.array(debianPackage).default([]),
+  /**
+   * Compiler packages (Debian names) of the project's languages: `gcc` for `c`, `g++` for `cpp`.
+   * `gcc` is always installed.
+   */
+  compilers: z.array(debianPackage).default(['gcc']),
+  /** Options of `meson setup` (`-Dfuzzing=false`, `--buildtype=debug`). */
+  meson_options: z
+    .array(
+      z
+        .string()
+        .regex(
+          /^-(D[A-Za-z0-9_:.-]+=\S*|-[a-z][a-z-]*(=\S+)?)$/,
+          '-Dname=value or --option[=value]',
+        ),
+    )
+    .default([]),
+  /**
+   * The meson suites whose tests are the existing tests (PASS_TO_PASS candidates); the generated
+   * `f2p` suite always runs too. Omitted: every suite.
+   */
+  suites: z
+    .array(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a meson suite name'))
+    .min(1)
+    .optional(),
+  /**
+   * Meson test names within those suites (omitted: all of them). Only these tests' executables
+   * are built (plus the objects of the files a fix touches), never the whole project.
+   */
+  tests: z
+    .array(z.string().regex(/^[A-Za-z0-9_.:-]+$/, 'a meson test name'))
+    .min(1)
+    .optional(),
+  /**
+   * Suites or tests not run, each with the reason (a service, SCTP, privileges, build cost);
+   * listed in every validated record, never counted as failing.
+   */
+  excluded: z.array(excludedTestsSchema).default([]),
+});
+export type EnvironmentSpec = z.output<typeof environmentSchema>;
+
 /** One repository (or one folder of a monorepo) of the registry. */
 export const registryEntrySchema = z
   .strictObject({
@@ -123,6 +196,12 @@ export const registryEntrySchema = z
     }),
     /** Image recipe name. */
     image: z.enum(['go', 'c-meson', 'python']),
+    /**
+     * What the image needs beyond its recipe's toolchain (`c-meson`; docs/environments.md):
+     * Debian packages, compilers and meson options of the build kept in the env layer, and which
+     * meson suites are the existing tests.
+     */
+    environment: environmentSchema.optional(),
     /** Free text: why this entry is in the registry. */
     note: z.string().optional(),
   })
@@ -216,4 +295,15 @@ export function selectRepos(
 /** `owner/name` of the GitHub repository an entry lives in (without the `:path`). */
 export function githubRepoOf(entry: RegistryEntry): string {
   return `${entry.owner}/${entry.name}`;
+}
+
+/**
+ * The registry of a run's configuration (`swe5g.registry`, relative to the config file) by entry
+ * id; empty when the file does not exist (stages that only refine what the registry says).
+ * @throws ConfigError from {@link loadRegistry} when the file is invalid
+ */
+export function registryById(cfg: HasSwe5g, configFile: string): Map<string, RegistryEntry> {
+  const file = resolvePath(dirname(configFile), swe5gSettings(cfg).registry);
+  if (!existsSync(file)) return new Map();
+  return new Map(loadRegistry(file).map((e) => [e.id, e]));
 }

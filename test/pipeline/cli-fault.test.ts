@@ -343,6 +343,57 @@ describe('configuration errors exit 2 and name the path', () => {
     expect(own.status).toBe(0);
     expect(own.stderr).not.toContain('warning');
   });
+  it('a copied example: every model path of every LLM block is checked against its folder', () => {
+    const copied = join(dir, 'copied-examples');
+    mkdirSync(copied, { recursive: true });
+    const examples = join(PROJECT_ROOT, 'config', 'examples');
+    for (const f of ['free5gc-swe5g-eval-smollm2.yaml', 'smollm2-resilience.yaml'])
+      writeFileSync(
+        join(copied, f),
+        readFileSync(join(examples, f), 'utf8')
+          // the registries and prompts pointed back at the project: only the model paths are off
+          .replace(/registry: .*/, `registry: ${join(PROJECT_ROOT, 'config', 'repos.yaml')}`)
+          .replace(
+            /subsets_file: .*/,
+            `subsets_file: ${join(PROJECT_ROOT, 'config', 'subsets.yaml')}`,
+          )
+          .replace(
+            /prompts_dir: .*/,
+            `prompts_dir: ${join(PROJECT_ROOT, 'config', 'prompts', 'resilience')}`,
+          )
+          .replace(/issues_from: (.*)/, (_m, f: string) => `issues_from: ${join(examples, f)}`),
+      );
+    const model = '"../../cache/models/SmolLM2-135M-Instruct.Q4_1.gguf" names ';
+    const evalCheck = cli([
+      'config',
+      'check',
+      '--config',
+      join(copied, 'free5gc-swe5g-eval-smollm2.yaml'),
+    ]);
+    expect(evalCheck.status, evalCheck.stderr).toBe(2);
+    expect(evalCheck.stderr).toMatch(
+      new RegExp(
+        `smollm2\\.yaml:\\d+: swe5g\\.evaluation\\.models\\[0\\]\\.llm\\.endpoints\\[0\\]\\.source\\[0\\]\\.path: ${model.replaceAll('.', '\\.')}`,
+      ),
+    );
+    const res = cli(['config', 'check', '--config', join(copied, 'smollm2-resilience.yaml')]);
+    expect(res.status, res.stderr).toBe(2);
+    expect(res.stderr).toContain(`resilience.generator.llm.endpoints[0].source[0].path: ${model}`);
+    expect(res.stderr).toContain(
+      `resilience_eval.targets[0].llm.endpoints[0].source[0].path: ${model}`,
+    );
+    // a path with another source to fall back to is a first choice, not a requirement
+    writeFileSync(
+      join(copied, 'smollm2-resilience.yaml'),
+      readFileSync(join(copied, 'smollm2-resilience.yaml'), 'utf8').replaceAll(
+        /( +)- path: (.*)\n +sha256: .*\n/g,
+        (_m, sp: string, p: string) =>
+          `${sp}- path: ${p}\n${sp}- ollama: { model: smollm2:135m }\n`,
+      ),
+    );
+    const fallback = cli(['config', 'check', '--config', join(copied, 'smollm2-resilience.yaml')]);
+    expect(fallback.stdout + fallback.stderr).toMatch(/smollm2-resilience\.yaml: valid/);
+  });
   it('an unknown stage under stages: names the nearest one', () => {
     writeFileSync(
       join(dir, 'stages.yaml'),

@@ -1,7 +1,7 @@
 /**
  * Where a validation step runs. Two executors implement one interface:
  * - {@link DockerExecutor}: a fresh container per step from the instance image, no network
- *   (`NetworkDisabled`, `NetworkMode: none`), memory / CPU / pids limits, a wall-clock timeout
+ *   (`NetworkMode: none`: the loopback only, /etc/hosts with localhost), memory / CPU / pids limits, a wall-clock timeout
  *   (the container is killed), and an environment with only pinned variables (TZ, seeds): no
  *   secret of the host's environment is ever passed.
  * - {@link LocalExecutor}: a temporary copy of the source tree and the host's toolchain, for hosts
@@ -131,10 +131,14 @@ export class DockerExecutor implements Executor {
         Cmd: ['/bin/sh', '-c', `${pre}${spec.command}`],
         WorkingDir: spec.instance.workdir,
         Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
-        NetworkDisabled: true,
         Labels: { 'telebench.step': spec.step },
         HostConfig: {
+          // network `none` (only the loopback) isolates the step; `NetworkDisabled` is not set:
+          // it also leaves /etc/hosts empty, and `localhost` then does not resolve
           NetworkMode: 'none',
+          // the loopback's IPv6 address (::1), which every Linux host has: Docker disables it in
+          // a container, and tests that bind [::1] (Open5GS core's socket-test) then fail
+          Sysctls: { 'net.ipv6.conf.lo.disable_ipv6': '0' },
           Memory: spec.limits.memory,
           MemorySwap: spec.limits.memory,
           NanoCpus: Math.round(spec.limits.cpus * 1e9),

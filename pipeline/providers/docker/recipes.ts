@@ -12,6 +12,12 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } fr
 import { join } from 'node:path';
 import { hashJson, sha256 } from '../../hash.js';
 import { TelebenchError } from '../../errors.js';
+import {
+  MESON_STEP_PATH,
+  MESON_STEP_SCRIPT,
+  mesonStepCommand,
+  type MesonSelection,
+} from './meson-step.js';
 
 /** Image recipes of the repository registry (`image:` field of config/repos.yaml). */
 export type RecipeName = 'go' | 'c-meson' | 'python';
@@ -58,37 +64,72 @@ function named(prefix: string, layer: string, hash: string): string {
  * @param from resolved base image (`golang:1.21-bookworm`, or the offline `telebench-go:go1.26.8`)
  * @param recipe which language recipe
  */
-export function baseRecipe(prefix: string, recipe: RecipeName, from: string): ImageRecipe {
-  const apt = (pkgs: string): string =>
-    `RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${pkgs} && rm -rf /var/lib/apt/lists/*`;
+export function baseRecipe(
+  prefix: string,
+  recipe: RecipeName,
+  from: string,
+  packages: readonly string[] = [],
+): ImageRecipe {
+  const apt = (pkgs: string[]): string =>
+    `RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${[...new Set(pkgs)].join(' ')} && rm -rf /var/lib/apt/lists/*`;
   const lines = [`FROM ${from}`];
+  const inline: Record<string, string> = {};
   // The image contract (docs/images.md, checked by `contract.ts`): every recipe's images carry
   // bash, git and patch, which outside agents and SWE-bench's patch chain run in /testbed.
+  const contract = CONTRACT_PACKAGES.split(/\s+/).filter(Boolean);
   if (recipe === 'go') {
-    lines.push(apt(CONTRACT_PACKAGES), 'ENV GOTOOLCHAIN=local CGO_ENABLED=0 TZ=UTC');
+    lines.push(apt([...contract, ...packages]), 'ENV GOTOOLCHAIN=local CGO_ENABLED=0 TZ=UTC');
   } else if (recipe === 'c-meson') {
-    // make: C repositories tested through the registry's make commands (no meson.build)
+    // make: C repositories tested through the registry's make commands (no meson.build);
+    // python3: meson itself and the f2p checker; the meson step script (meson-step.ts)
     lines.push(
-      apt(`${CONTRACT_PACKAGES} gcc libc6-dev make meson ninja-build pkg-config`),
+      apt([
+        ...contract,
+        'gcc',
+        'libc6-dev',
+        'make',
+        'meson',
+        'ninja-build',
+        'pkg-config',
+        'python3',
+        ...packages,
+      ]),
       'ENV TZ=UTC',
     );
+    inline['meson_step.py'] = MESON_STEP_SCRIPT;
+    lines.push(`COPY meson_step.py ${MESON_STEP_PATH}`);
   } else {
     lines.push(
-      apt(`${CONTRACT_PACKAGES} python3 python3-pytest python3-pip`),
+      apt([...contract, 'python3', 'python3-pytest', 'python3-pip', ...packages]),
       'ENV TZ=UTC PYTHONHASHSEED=0',
     );
   }
   lines.push('WORKDIR /testbed');
   const dockerfile = `${lines.join('\n')}\n`;
-  const hash = hashJson({ layer: 'base', dockerfile });
+  const hash = hashJson({ layer: 'base', dockerfile, inline });
   return {
     layer: 'base',
     name: named(prefix, 'base', hash),
     dockerfile,
     copies: {},
-    inline: {},
+    inline,
     hash,
   };
+}
+
+/**
+ * What a `c-meson` env layer builds (registry `environment`): the tree at the environment commit
+ * at /testbed, its meson subprojects under /testbed/subprojects, and the kept build directory
+ * (`.telebench/build`, meson-step.ts) holding the selected tests' executables.
+ */
+export interface CBuildSpec {
+  /** Host folder with the tree at `environment_setup_commit` (no `.git`). */
+  source: string;
+  /** Host folder of resolved subprojects (`<directory>/...`), or undefined when none. */
+  subprojects?: string;
+  selection: MesonSelection;
+  /** Identity of the tree (repository, env commit, subproject commits): names the image. */
+  key: string;
 }
 
 const GO_WARM_TEST = `package warm
@@ -120,9 +161,12 @@ func TestWarm(t *testing.T) { mu.Lock(); mu.Unlock() }
 /**
  * Env layer: the dependencies at the environment commit. Go: `go.mod`/`go.sum` and
  * `go mod download` (inside the build, over the bridge network), or — `goModCache` given — a
- * module cache filled on the host and copied in. C: nothing beyond the base. Python: a
- * `requirements.txt` when the repository has one.
- * @param depFiles dependency files at the environment commit: name -> content
+ * module cache filled on the host and copied in; when the fix changes `go.mod` (a dependency
+ * bump), `fix.go.mod`/`fix.go.sum` (the files after the fix) are downloaded into the same module
+ * cache, so the fixed code compiles with the test steps' `GOPROXY=off`. C: nothing beyond the
+ * base. Python: a `requirements.txt` when the repository has one.
+ * @param depFiles dependency files at the environment commit: name -> content (Go also
+ *   `fix.go.mod` / `fix.go.sum` when the fix changes them)
  */
 export function envRecipe(
   prefix: string,
@@ -130,23 +174,50 @@ export function envRecipe(
   baseName: string,
   depFiles: Record<string, string>,
   goModCache?: string,
+  cBuild?: CBuildSpec,
 ): ImageRecipe {
   const lines = [`FROM ${baseName}`, 'WORKDIR /testbed'];
   const inline: Record<string, string> = {};
   const copies: Record<string, string> = {};
   let cacheKey = '';
+  if (recipe === 'c-meson' && cBuild) {
+    copies['envsrc'] = cBuild.source;
+    lines.push('COPY envsrc/ /testbed/');
+    if (cBuild.subprojects) {
+      copies['subprojects'] = cBuild.subprojects;
+      lines.push('COPY subprojects/ /testbed/subprojects/');
+    }
+    cacheKey = `c-build:${cBuild.key}`;
+    // A failure here is not the image's: the instance layer and the steps build again and the
+    // step log says why (build_failed_at_parent quotes it).
+    lines.push(
+      `RUN ${mesonStepCommand(cBuild.selection, 'build')} || echo 'telebench: the environment commit does not build; the instance steps report why' >&2`,
+    );
+  }
   if (recipe === 'go' && depFiles['go.mod'] !== undefined) {
     inline['go.mod'] = depFiles['go.mod'];
     inline['go.sum'] = depFiles['go.sum'] ?? '';
     lines.push('COPY go.mod go.sum /tmp/deps/');
     if (goModCache) {
       copies['gomodcache'] = goModCache;
-      cacheKey = 'host-modcache';
+      // the copied cache holds the fix's modules too: they name the image (unchanged without a fix)
+      cacheKey =
+        depFiles['fix.go.mod'] === undefined
+          ? 'host-modcache'
+          : `host-modcache:${hashJson([depFiles['fix.go.mod'], depFiles['fix.go.sum'] ?? ''])}`;
       lines.push('COPY gomodcache /root/go/pkg/mod', 'ENV GOMODCACHE=/root/go/pkg/mod');
     } else {
+      const fix = depFiles['fix.go.mod'] !== undefined;
+      if (fix) {
+        inline['fix.go.mod'] = depFiles['fix.go.mod']!;
+        inline['fix.go.sum'] = depFiles['fix.go.sum'] ?? '';
+        lines.push('COPY fix.go.mod /tmp/deps-fix/go.mod', 'COPY fix.go.sum /tmp/deps-fix/go.sum');
+      }
+      const download = (dir: string): string =>
+        `cd ${dir} && GOFLAGS=-mod=mod GOPROXY=https://proxy.golang.org,direct go mod download`;
       lines.push(
         'ENV GOMODCACHE=/root/go/pkg/mod',
-        'RUN cd /tmp/deps && GOFLAGS=-mod=mod GOPROXY=https://proxy.golang.org,direct go mod download && rm -rf /tmp/deps /root/.cache/go-build',
+        `RUN ${download('/tmp/deps')}${fix ? ` && ${download('/tmp/deps-fix')}` : ''} && rm -rf /tmp/deps${fix ? ' /tmp/deps-fix' : ''} /root/.cache/go-build`,
       );
     }
   }
@@ -183,7 +254,30 @@ export function instanceRecipe(
   cleanRepo: string,
   key: string,
   moduleDir = '',
+  cDelta?: { dir: string; deletedList: string; selection: MesonSelection },
 ): ImageRecipe {
+  if (recipe === 'c-meson' && cDelta) {
+    // Only the files that differ from the env layer's tree are written (their new mtimes make
+    // the kept build rebuild exactly what they touch), the env-only files are removed, and the
+    // selected targets are built at base_commit once here, not in every step.
+    const dockerfile = [
+      `FROM ${envName}`,
+      'COPY testbed/ /testbed/',
+      'COPY deleted.lst /tmp/telebench-deleted.lst',
+      'WORKDIR /testbed',
+      `RUN xargs -0 -r rm -f -- < /tmp/telebench-deleted.lst && rm -f /tmp/telebench-deleted.lst && (${mesonStepCommand(cDelta.selection, 'build')} || echo 'telebench: base_commit does not build here; the steps report why' >&2)`,
+      '',
+    ].join('\n');
+    const hash = hashJson({ layer: 'instance', dockerfile, key, deleted: cDelta.deletedList });
+    return {
+      layer: 'instance',
+      name: named(prefix, 'instance', hash),
+      dockerfile,
+      copies: { testbed: cDelta.dir },
+      inline: { 'deleted.lst': cDelta.deletedList },
+      hash,
+    };
+  }
   // Go: compile the packages and their tests once at the base commit (no network), so each test
   // step only recompiles what a patch changes. Failure is fine here: validation reports it. What
   // the warm-up writes into the tree (`-mod=mod` tidying go.sum, a TestMain's files) is undone:

@@ -4,8 +4,8 @@
  * {@link ResponseCacheScope} plus the canonical {@link ChatRequest}: the provider kind (`ollama`,
  * `openai-compatible`: the same model name on another kind of server is another model), the model
  * digest the server reported at preflight (a re-pulled model is another model; null when the server
- * reports none), and the request (model, messages, think, numCtx, maxTokens, temperature, seed,
- * topP, contextShift), plus the endpoint's configured default seed when it has one (a request without
+ * reports none), and the request (model, messages, maxTokens, temperature, seed, topP and the
+ * vendor settings in `providerOptions`: think, numCtx, contextShift, truncatePrompt), plus the endpoint's configured default seed when it has one (a request without
  * `seed` samples with it). That is everything that can change the output (issue 6) and nothing else: no
  * endpoint URL (several endpoints serve one model), timeout, retry setting or API key (after
  * inspect_ai's cache key). Errors are never cached. The raw response bodies stay in the blob store
@@ -13,10 +13,10 @@
  */
 import { hashJson } from '../../hash.js';
 import type { KeyValue } from '../../store/store.js';
-import type { ChatRequest, ChatResult, LlmProvider, ModelInfo } from './types.js';
+import type { ChatRequest, ChatResult, EndpointModels, LlmProvider, ModelInfo } from './types.js';
 
 /** Namespace of the cached results in `kv` (bump the suffix if ChatResult or the key changes). */
-export const RESPONSE_CACHE_NAMESPACE = 'llm.chat.v2';
+export const RESPONSE_CACHE_NAMESPACE = 'llm.chat.v3';
 
 /** What besides the request decides a model's output: which server kind runs which build. */
 export interface ResponseCacheScope {
@@ -65,6 +65,16 @@ export class CachedProvider implements LlmProvider {
    */
   get provider(): string {
     return this.inner.provider;
+  }
+
+  /** The inner provider's capacity (a hit costs nothing, a miss takes one of its slots). */
+  capacity(): number {
+    return this.inner.capacity();
+  }
+
+  /** The inner provider's loaded models. @throws as its */
+  loadedModels(signal?: AbortSignal): Promise<EndpointModels[]> {
+    return this.inner.loadedModels(signal);
   }
 
   /**

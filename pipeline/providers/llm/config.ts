@@ -20,10 +20,10 @@ import { z } from 'zod';
 import type { BlobStore } from '../../store/blobs.js';
 import type { KeyValue } from '../../store/store.js';
 import type { TelebenchEvent } from '../../events.js';
-import type { LlmProvider } from './types.js';
+import type { EndpointModels, LlmProvider } from './types.js';
 import type { HttpPolicy } from './http.js';
 import type { TruncationPolicy } from './truncation.js';
-import { OllamaProvider, type OllamaLoadedModel } from './ollama.js';
+import { OllamaProvider } from './ollama.js';
 import { OpenAiCompatibleProvider } from './openai.js';
 import { LlmPool } from './pool.js';
 import { CachedProvider } from './cache.js';
@@ -259,34 +259,22 @@ export function createProvider(
   return parsed.cache && deps.kv ? new CachedProvider(inner, deps.kv) : inner;
 }
 
-/** The pool that answers for a provider built by {@link createProvider} (after a fallback: the fallback's). */
-function activePool(provider: LlmProvider): LlmProvider {
-  let inner = provider instanceof CachedProvider ? provider.inner : provider;
-  if (inner instanceof FallbackProvider) inner = inner.active;
-  return inner;
-}
-
-/** Total concurrency of a provider built by {@link createProvider} (1 for anything else). */
+/**
+ * Total concurrency of a provider ({@link LlmProvider.capacity}: a pool's is the sum of its
+ * endpoints'; behind a fallback, the answering side's).
+ */
 export function providerCapacity(provider: LlmProvider): number {
-  const inner = activePool(provider);
-  return inner instanceof LlmPool ? inner.capacity : 1;
+  return provider.capacity();
 }
 
 /**
- * VRAM in use per Ollama endpoint of a provider built by {@link createProvider} (`/api/ps`
- * `size_vram`, an allocation, not a peak). OpenAI-compatible endpoints are left out.
- * @throws TelebenchError as {@link OllamaProvider.loadedModels}
+ * VRAM in use per Ollama endpoint of a provider ({@link LlmProvider.loadedModels}: `/api/ps`
+ * `size_vram`, an allocation, not a peak). OpenAI-compatible and embedded endpoints are left out.
+ * @throws TelebenchError as {@link OllamaProvider.psModels}
  */
 export async function loadedModels(
   provider: LlmProvider,
   signal?: AbortSignal,
-): Promise<{ endpoint: string; models: OllamaLoadedModel[] }[]> {
-  const inner = activePool(provider);
-  const members = inner instanceof LlmPool ? inner.members() : [inner];
-  const out: { endpoint: string; models: OllamaLoadedModel[] }[] = [];
-  for (const m of members) {
-    if (m instanceof OllamaProvider)
-      out.push({ endpoint: m.endpoint, models: await m.loadedModels(signal) });
-  }
-  return out;
+): Promise<EndpointModels[]> {
+  return provider.loadedModels(signal);
 }

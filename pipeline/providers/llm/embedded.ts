@@ -22,7 +22,7 @@
  * 4. Counts are exact, from the model's tokenizer: `promptTokens` = tokens of the rendered prompt
  *    (BOS and template tokens included), `outputTokens` = generated tokens, thinking included (the
  *    end-of-generation token excluded).
- * 5. No silent truncation: the window is the request's `numCtx` (or the context size). A prompt with
+ * 5. No silent truncation: the window is the request's `providerOptions.embedded.numCtx` (or the context size). A prompt with
  *    `promptTokens + 1 > window` is refused before any evaluation (`prompt_too_long`, tier content,
  *    with the exact count); it is never cut. The output budget is `min(maxTokens, window -
  *    promptTokens)`, so llama.cpp never shifts the context; stopping there is done reason `length`,
@@ -39,7 +39,7 @@
  * 9. The published run's behaviour, only when a request asks for it (`truncatePrompt`,
  *    `contextShift`: TeleResilienceBench `paper` profiles): the prompt is cut and the context
  *    shifted as Ollama's runner did (truncation.ts `ollamaCut`), token by token on the sequence,
- *    and every such row is flagged (`promptTruncated`, `contextShifted`), never silent. Rule 5
+ *    and every such row carries a warning (`prompt-truncated`, `context-shifted`), never silent. Rule 5
  *    holds for every other request.
  * 10. Preflight creates the context and evaluates one token on it (see `warm`), so allocation and
  *    page-in costs and an out-of-memory context show at preflight, not in the first items.
@@ -62,9 +62,20 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { PreflightError, TelebenchError } from '../../errors.js';
 import type { BlobStore } from '../../store/blobs.js';
 import type { TelebenchEvent } from '../../events.js';
-import type { ChatMessage, ChatRequest, ChatResult, LlmProvider, ModelInfo } from './types.js';
+import type {
+  ChatMessage,
+  ChatRequest,
+  ChatResult,
+  EndpointModels,
+  LlmProvider,
+  ModelInfo,
+} from './types.js';
 import { estimatePromptTokens, OLLAMA_NUM_KEEP, ollamaCut, splitThinkTags } from './truncation.js';
-import { resolveModel, type ModelSource, type ResolvedModel } from './model-source.js';
+import { resolveModel, type ModelSource } from './model-source.js';
+import type { EmbeddedRuntimeInfo } from './embedded-info.js';
+import { chatWarnings } from './result.js';
+
+export type { EmbeddedRuntimeInfo, LlamaCppBuild } from './embedded-info.js';
 
 /** Construction options of {@link EmbeddedProvider}. */
 export interface EmbeddedOptions {
@@ -97,20 +108,6 @@ export interface EmbeddedOptions {
 
 /** The sampling seed of a request that names none, on an endpoint without `seed` (rule 11). */
 export const DEFAULT_SEED = 0;
-
-/** Which llama.cpp build runs (rule 1). */
-export interface LlamaCppBuild {
-  /** llama.cpp's release tag the binary was built from (`v0.4.0`). */
-  release: string;
-  /** Its GitHub repository (`ggml-org/llama.cpp`). */
-  repo: string;
-  /** `prebuilt`: a binary package from npm; `localBuild`: compiled on this machine. */
-  buildType: 'prebuilt' | 'localBuild';
-  /** The npm package that holds a prebuilt binary (`@node-llama-cpp/linux-x64@3.21.1`), else null. */
-  binaryPackage: string | null;
-  /** ggml's system info line (`CPU : SSE3 = 1 | ... | AVX2 = 1 | ...`): the CPU features it uses. */
-  systemInfo: string;
-}
 
 /** Prebuilt binary packages by `<os> <arch> <gpu>` (node-llama-cpp 3.21.1). */
 const PREBUILT_BY_GPU = new Map([
@@ -153,28 +150,6 @@ export function prebuiltBinaryPackage(
 export interface EmbeddedDelta {
   content?: string;
   thinking?: string;
-}
-
-/** What the preflight of an embedded endpoint learned, beside {@link ModelInfo}. */
-export interface EmbeddedRuntimeInfo {
-  /** `node-llama-cpp 3.21.1`. */
-  runtime: string;
-  /** llama.cpp's release tag of the binary (`v0.4.0`). */
-  llamaCpp: string;
-  /** The llama.cpp build in detail (repository, prebuilt or local, binary package, CPU features). */
-  llamaCppBuild: LlamaCppBuild;
-  /** `cpu`, `cuda`, `vulkan` or `metal`. */
-  device: string;
-  threads: number;
-  sequences: number;
-  model: ResolvedModel;
-  /** node-llama-cpp wrapper name (`JinjaTemplate`, `ChatML`, `Qwen`, ...). */
-  chatWrapper: string;
-  /** The GGUF's `tokenizer.chat_template`, null when the file has none. */
-  chatTemplate: string | null;
-  chatTemplateSha256: string | null;
-  /** The model's trained context length (GGUF metadata). */
-  trainContextSize: number;
 }
 
 type NodeLlamaCpp = typeof import('node-llama-cpp');
@@ -439,6 +414,16 @@ export class EmbeddedProvider implements LlmProvider {
   }
 
   /** The runtime details after a preflight or chat loaded the model; undefined before. */
+  /** Sequences evaluated together: the requests it runs at once. */
+  capacity(): number {
+    return this.sequences;
+  }
+
+  /** The embedded runtime is no server to ask: none. */
+  async loadedModels(): Promise<EndpointModels[]> {
+    return [];
+  }
+
   async runtimeInfo(): Promise<EmbeddedRuntimeInfo | undefined> {
     return this.loaded ? (await this.loaded).info : undefined;
   }
@@ -511,17 +496,18 @@ export class EmbeddedProvider implements LlmProvider {
     onDelta: ((delta: EmbeddedDelta) => void) | undefined,
   ): Promise<ChatResult> {
     const m = await nodeLlamaCpp();
-    const wrapper = this.wrapperFor(m, loaded.model, loaded.info.chatTemplate, request.think);
+    const own = request.providerOptions?.embedded ?? {};
+    const wrapper = this.wrapperFor(m, loaded.model, loaded.info.chatTemplate, own.think);
     const history = toChatHistory(request.messages);
     const rendered = wrapper.generateContextState({ chatHistory: history }).contextText;
     const promptTokenList = rendered.tokenize(loaded.model.tokenizer);
     const promptTokens = promptTokenList.length;
     const promptTokensLocal = estimatePromptTokens(request.messages);
     const window =
-      request.numCtx ??
+      own.numCtx ??
       (typeof this.options.contextSize === 'number' ? this.options.contextSize : 4096);
-    if (request.truncatePrompt === true || request.contextShift === true) {
-      if (promptTokens + 1 > window && request.truncatePrompt !== true)
+    if (own.truncatePrompt === true || own.contextShift === true) {
+      if (promptTokens + 1 > window && own.truncatePrompt !== true)
         throw this.tooLong(request, promptTokens, window, promptTokensLocal);
       return this.generateAsOllama(loaded, request, {
         tokens: promptTokenList,
@@ -593,8 +579,7 @@ export class EmbeddedProvider implements LlmProvider {
       promptTokens,
       outputTokens,
       doneReason,
-      promptTruncated: false,
-      contextShifted: false,
+      warnings: [],
       budgetExhausted: stop === 'maxTokens',
       latencyMs,
       endpoint: this.endpoint,
@@ -632,9 +617,9 @@ export class EmbeddedProvider implements LlmProvider {
    * Rule 9, the published run's behaviour (TeleResilienceBench `paper` profiles: `truncatePrompt`
    * and/or `contextShift`), token by token on one sequence: the prompt is cut as Ollama's runner
    * cut it ({@link ollamaCut}: the first 4 tokens and the tail, after truncation to the window and
-   * the first shift) and flagged `promptTruncated`; with `contextShift`, whenever prompt plus
+   * the first shift) with a `prompt-truncated` warning; with `contextShift`, whenever prompt plus
    * output fill the window, `floor((window - 4) / 2)` tokens after the first 4 are erased (Ollama's
-   * shift, through node-llama-cpp's sequence `contextShift` strategy) and `contextShifted` is set.
+   * shift, through node-llama-cpp's sequence `contextShift` strategy) with a `context-shifted` warning.
    * `promptTokens` is what Ollama reported for a cut prompt (the window), else the exact count.
    * Thinking is split from `<think>` tags in the text (no segment parser on this path). Greedy at
    * temperature 0 as the chat path.
@@ -657,7 +642,7 @@ export class EmbeddedProvider implements LlmProvider {
     const input = cut.cut
       ? [...p.tokens.slice(0, cut.head), ...p.tokens.slice(cut.tailStart)]
       : [...p.tokens];
-    const shift = request.contextShift === true;
+    const shift = request.providerOptions?.embedded?.contextShift === true;
     const budget = request.maxTokens ?? window;
     // without the shift the answer stops at the window, as Ollama's `shift: false` does
     const maxOut = shift ? budget : Math.max(0, Math.min(budget, window - input.length));
@@ -724,8 +709,11 @@ export class EmbeddedProvider implements LlmProvider {
       promptTokens: cut.cut ? window : p.tokens.length,
       outputTokens: out.length,
       doneReason: stop,
-      promptTruncated: cut.cut,
-      contextShifted: shift && (cut.cut || shifts > 0 || input.length + out.length > window),
+      warnings: chatWarnings({
+        promptTruncated: cut.cut,
+        contextShifted: shift && (cut.cut || shifts > 0 || input.length + out.length > window),
+        window,
+      }),
       budgetExhausted: stop === 'length',
       latencyMs,
       endpoint: this.endpoint,

@@ -10,7 +10,7 @@
  */
 import { PreflightError } from '../../errors.js';
 import type { TelebenchEvent } from '../../events.js';
-import type { ChatRequest, ChatResult, LlmProvider, ModelInfo } from './types.js';
+import type { ChatRequest, ChatResult, EndpointModels, LlmProvider, ModelInfo } from './types.js';
 
 /** A provider that uses `fallback` when `primary` fails its preflight. */
 export class FallbackProvider implements LlmProvider {
@@ -37,6 +37,16 @@ export class FallbackProvider implements LlmProvider {
   /** Kind of the answering provider (`ollama` before and after a passing primary preflight, `embedded` after a switch). */
   get provider(): string {
     return this.active.provider;
+  }
+
+  /** The answering provider's capacity (the primary's until a preflight chose the fallback). */
+  capacity(): number {
+    return this.active.capacity();
+  }
+
+  /** The answering provider's loaded models. @throws as its */
+  loadedModels(signal?: AbortSignal): Promise<EndpointModels[]> {
+    return this.active.loadedModels(signal);
   }
 
   /** The answering provider's configured default seed (see {@link LlmProvider.defaultSeed}). */

@@ -10,7 +10,15 @@ import { z } from 'zod';
 import { PreflightError, TelebenchError } from '../../errors.js';
 import type { BlobStore } from '../../store/blobs.js';
 import type { TelebenchEvent } from '../../events.js';
-import type { ChatRequest, ChatResult, LlmProvider, ModelInfo } from './types.js';
+import type {
+  ChatRequest,
+  ChatResult,
+  EndpointModels,
+  LlmProvider,
+  LoadedModel,
+  ModelInfo,
+} from './types.js';
+import { assembleResult } from './result.js';
 import {
   DEFAULT_HTTP_POLICY,
   errorMessageOf,
@@ -27,9 +35,6 @@ import {
   assertPromptFits,
   estimatePromptTokens,
   requiredContext,
-  budgetRanOut,
-  promptReachedLimit,
-  splitThinkTags,
   type TruncationPolicy,
 } from './truncation.js';
 
@@ -51,13 +56,7 @@ export interface OllamaOptions {
 }
 
 /** One model loaded in Ollama's memory (`/api/ps`). Sizes in bytes. */
-export interface OllamaLoadedModel {
-  name: string;
-  digest: string | null;
-  size: number | null;
-  sizeVram: number | null;
-  contextLength: number | null;
-}
+export type OllamaLoadedModel = LoadedModel;
 
 const nullableCount = z
   .number()
@@ -129,7 +128,7 @@ function contextOverflow(
   const serverPromptTokens = tokens ? Number(tokens[1]) : null;
   return new TelebenchError(
     'prompt_too_long',
-    `${endpoint}: /api/chat refused the prompt for ${request.model} as longer than num_ctx ${request.numCtx ?? '(server default)'}` +
+    `${endpoint}: /api/chat refused the prompt for ${request.model} as longer than num_ctx ${request.providerOptions?.ollama?.numCtx ?? '(server default)'}` +
       `${serverPromptTokens !== null ? ` (${serverPromptTokens} tokens by the model's tokenizer` : ` (server gave no count`}, ${estimate} by the cl100k estimate): ` +
       `not scored; raise num_ctx. Server said: ${errorMessageOf(body).slice(0, 300)}`,
     {
@@ -137,7 +136,7 @@ function contextOverflow(
       context: {
         endpoint,
         model: request.model,
-        numCtx: request.numCtx ?? null,
+        numCtx: request.providerOptions?.ollama?.numCtx ?? null,
         estimate,
         serverPromptTokens,
         status: 400,
@@ -258,7 +257,20 @@ export class OllamaProvider implements LlmProvider {
    * Models loaded in memory now (`/api/ps`), with `size_vram` for VRAM reporting.
    * @throws TelebenchError as {@link sendRequest}, `bad_response` for an unexpected body
    */
-  async loadedModels(signal?: AbortSignal): Promise<OllamaLoadedModel[]> {
+  async loadedModels(signal?: AbortSignal): Promise<EndpointModels[]> {
+    return [{ endpoint: this.endpoint, models: await this.psModels(signal) }];
+  }
+
+  /** One request at a time here (the pool holds the endpoint's concurrency). */
+  capacity(): number {
+    return 1;
+  }
+
+  /**
+   * Models loaded in memory now (`/api/ps`), with `size_vram`.
+   * @throws TelebenchError as {@link sendRequest}, `bad_response` for an unexpected body
+   */
+  async psModels(signal?: AbortSignal): Promise<OllamaLoadedModel[]> {
     const res = await this.get('/api/ps', signal);
     if (res.status !== 200) throw httpError(res, this.endpoint, '/api/ps');
     return (parseBody(res.body, psSchema, this.endpoint, '/api/ps').models ?? []).map((m) => ({
@@ -278,17 +290,18 @@ export class OllamaProvider implements LlmProvider {
    *   the retries
    */
   async chat(request: ChatRequest, options: { signal?: AbortSignal } = {}): Promise<ChatResult> {
-    // The published run's behaviour (truncatePrompt): sent as it is, Ollama cuts it, we flag it.
-    const promptTokensLocal = request.truncatePrompt
+    const own = request.providerOptions?.ollama ?? {};
+    // truncatePrompt: sent as it is, Ollama cuts it, the answer carries a prompt-truncated warning.
+    const promptTokensLocal = own.truncatePrompt
       ? estimatePromptTokens(request.messages)
-      : assertPromptFits(request.messages, request.numCtx, this.truncation, {
+      : assertPromptFits(request.messages, own.numCtx, this.truncation, {
           endpoint: this.endpoint,
           model: request.model,
         });
     const cutLocally =
-      request.truncatePrompt === true &&
-      request.numCtx !== undefined &&
-      requiredContext(promptTokensLocal, this.truncation) >= request.numCtx;
+      own.truncatePrompt === true &&
+      own.numCtx !== undefined &&
+      requiredContext(promptTokensLocal, this.truncation) >= own.numCtx;
     const body = JSON.stringify(this.requestBody(request));
     return withRetries(
       async () => {
@@ -304,31 +317,19 @@ export class OllamaProvider implements LlmProvider {
           throw contextOverflow(res.body, this.endpoint, request, promptTokensLocal);
         }
         if (res.status !== 200) throw httpError(res, this.endpoint, '/api/chat', request.model);
-        const parsed = this.parseChat(res.body);
-        const latencyMs = Math.round(performance.now() - started);
-        let { thinking, content } = parsed;
-        if (thinking === '') ({ thinking, content } = splitThinkTags(content));
-        return {
-          thinking,
-          content,
-          promptTokens: parsed.promptTokens,
-          outputTokens: parsed.outputTokens,
-          doneReason: parsed.doneReason,
-          promptTruncated:
-            cutLocally || promptReachedLimit(parsed.promptTokens, request.numCtx, this.truncation),
-          contextShifted:
-            request.contextShift === true &&
-            request.numCtx !== undefined &&
-            parsed.promptTokens !== null &&
-            parsed.outputTokens !== null &&
-            parsed.promptTokens + parsed.outputTokens > request.numCtx,
-          budgetExhausted: budgetRanOut(parsed.doneReason, parsed.outputTokens, request.maxTokens),
-          latencyMs,
+        return assembleResult({
+          parsed: this.parseChat(res.body),
+          started,
           endpoint: this.endpoint,
-          cached: false,
+          maxTokens: request.maxTokens,
+          window: own.numCtx,
+          policy: this.truncation,
+          cutLocally,
+          contextShift: own.contextShift === true,
           promptTokensLocal,
-          ...(this.options.blobs ? { rawDigest: this.options.blobs.put(res.body) } : {}),
-        } satisfies ChatResult;
+          blobs: this.options.blobs,
+          rawBody: res.body,
+        });
       },
       this.http,
       this.service,
@@ -337,8 +338,9 @@ export class OllamaProvider implements LlmProvider {
   }
 
   private requestBody(request: ChatRequest): Record<string, unknown> {
+    const own = request.providerOptions?.ollama ?? {};
     const opts: Record<string, number> = {};
-    if (request.numCtx !== undefined) opts.num_ctx = request.numCtx;
+    if (own.numCtx !== undefined) opts.num_ctx = own.numCtx;
     if (request.maxTokens !== undefined) opts.num_predict = request.maxTokens;
     if (request.temperature !== undefined) opts.temperature = request.temperature;
     if (request.seed !== undefined) opts.seed = request.seed;
@@ -347,12 +349,12 @@ export class OllamaProvider implements LlmProvider {
       model: request.model,
       messages: request.messages,
       stream: this.stream,
-      ...(request.think !== undefined ? { think: request.think } : {}),
+      ...(own.think !== undefined ? { think: own.think } : {}),
       // Never cut a prompt silently: Ollama answers 400 instead (versions without these fields
       // ignore them, and the prompt_eval_count check catches their truncation). truncatePrompt
       // (paper profiles) lets Ollama cut, and the result is flagged promptTruncated.
-      truncate: request.truncatePrompt === true,
-      shift: request.contextShift ?? false,
+      truncate: own.truncatePrompt === true,
+      shift: own.contextShift ?? false,
       ...(this.options.keepAlive !== undefined ? { keep_alive: this.options.keepAlive } : {}),
       options: opts,
     };

@@ -16,7 +16,8 @@ import { PreflightError, TelebenchError } from '../../errors.js';
 import { secret, type SecretName } from '../../secrets.js';
 import type { BlobStore } from '../../store/blobs.js';
 import type { TelebenchEvent } from '../../events.js';
-import type { ChatRequest, ChatResult, LlmProvider, ModelInfo } from './types.js';
+import type { ChatRequest, ChatResult, EndpointModels, LlmProvider, ModelInfo } from './types.js';
+import { assembleResult } from './result.js';
 import {
   DEFAULT_HTTP_POLICY,
   httpError,
@@ -31,9 +32,6 @@ import { reasoningText } from './reasoning.js';
 import {
   DEFAULT_TRUNCATION_POLICY,
   assertPromptFits,
-  budgetRanOut,
-  promptReachedLimit,
-  splitThinkTags,
   type TruncationPolicy,
 } from './truncation.js';
 
@@ -256,7 +254,8 @@ export class OpenAiCompatibleProvider implements LlmProvider {
    *   `llm_unreachable` after the retries
    */
   async chat(request: ChatRequest, options: { signal?: AbortSignal } = {}): Promise<ChatResult> {
-    const window = this.options.contextLength ?? request.numCtx;
+    const own = request.providerOptions?.openai ?? {};
+    const window = this.options.contextLength ?? own.numCtx;
     const where = { endpoint: this.endpoint, model: request.model };
     const promptTokensLocal = assertPromptFits(request.messages, window, this.truncation, where);
     const body = JSON.stringify(this.requestBody(request));
@@ -282,28 +281,32 @@ export class OpenAiCompatibleProvider implements LlmProvider {
         const folded = (res.headers.get('content-type') ?? '').includes('text/event-stream')
           ? this.foldStream(res.body)
           : this.foldCompletion(res.body);
-        const latencyMs = Math.round(performance.now() - started);
-        let { thinking, content } = folded;
-        if (thinking === '') ({ thinking, content } = splitThinkTags(content));
-        return {
-          thinking,
-          content,
-          promptTokens: folded.promptTokens,
-          outputTokens: folded.outputTokens,
-          doneReason: folded.doneReason,
-          promptTruncated: promptReachedLimit(folded.promptTokens, window, this.truncation),
-          budgetExhausted: budgetRanOut(folded.doneReason, folded.outputTokens, request.maxTokens),
-          latencyMs,
+        return assembleResult({
+          parsed: folded,
+          started,
           endpoint: this.endpoint,
-          cached: false,
+          maxTokens: request.maxTokens,
+          window,
+          policy: this.truncation,
           promptTokensLocal,
-          ...(this.options.blobs ? { rawDigest: this.options.blobs.put(res.body) } : {}),
-        } satisfies ChatResult;
+          blobs: this.options.blobs,
+          rawBody: res.body,
+        });
       },
       this.http,
       this.service,
       { signal: options.signal, onEvent: this.options.onEvent, sleep: this.options.sleep },
     );
+  }
+
+  /** The endpoint's own concurrency is the pool's business: one request at a time here. */
+  capacity(): number {
+    return 1;
+  }
+
+  /** OpenAI-compatible servers do not report loaded models: none. */
+  async loadedModels(): Promise<EndpointModels[]> {
+    return [];
   }
 
   private requestBody(request: ChatRequest): Record<string, unknown> {
@@ -316,8 +319,9 @@ export class OpenAiCompatibleProvider implements LlmProvider {
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.seed !== undefined ? { seed: request.seed } : {}),
       ...(request.topP !== undefined ? { top_p: request.topP } : {}),
-      ...(this.options.thinkParam === 'chat_template_kwargs' && request.think !== undefined
-        ? { chat_template_kwargs: { enable_thinking: request.think } }
+      ...(this.options.thinkParam === 'chat_template_kwargs' &&
+      request.providerOptions?.openai?.think !== undefined
+        ? { chat_template_kwargs: { enable_thinking: request.providerOptions.openai.think } }
         : {}),
     };
   }

@@ -6,7 +6,7 @@
  */
 import pLimit, { type LimitFunction } from 'p-limit';
 import { PreflightError } from '../../errors.js';
-import type { ChatRequest, ChatResult, LlmProvider, ModelInfo } from './types.js';
+import type { ChatRequest, ChatResult, EndpointModels, LlmProvider, ModelInfo } from './types.js';
 import { isRetryable } from './http.js';
 
 /** One endpoint of a pool. */
@@ -60,8 +60,15 @@ export class LlmPool implements LlmProvider {
   }
 
   /** Sum of the endpoints' concurrency limits: the requests the pool runs at once. */
-  get capacity(): number {
+  capacity(): number {
     return this.slots.reduce((n, s) => n + s.concurrency, 0);
+  }
+
+  /** Every endpoint's loaded models, in configuration order. @throws as the endpoints' */
+  async loadedModels(signal?: AbortSignal): Promise<EndpointModels[]> {
+    const out: EndpointModels[] = [];
+    for (const s of this.slots) out.push(...(await s.provider.loadedModels(signal)));
+    return out;
   }
 
   /**

@@ -158,12 +158,13 @@ export async function startModelServer(o: ModelServerOptions): Promise<ModelServ
     const request: ChatRequest = {
       model: b.model,
       messages: b.messages.map((m) => ({ role: m.role, content: m.content })),
-      numCtx: o.contextSize,
       ...(maxTokens != null ? { maxTokens } : {}),
       ...(b.temperature != null ? { temperature: b.temperature } : {}),
       ...(b.top_p != null ? { topP: b.top_p } : {}),
       ...(b.seed != null ? { seed: b.seed } : {}),
-      ...(think != null ? { think } : {}),
+      providerOptions: {
+        embedded: { numCtx: o.contextSize, ...(think != null ? { think } : {}) },
+      },
     };
     const id = `chatcmpl-${randomUUID()}`;
     const abort = new AbortController();

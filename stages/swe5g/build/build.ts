@@ -5,7 +5,7 @@
  * (`go version`, `gcc -dumpfullversion`, `python3 --version`); a Go toolchain older than go.mod's
  * `go` line skips the instance as `toolchain_mismatch` before anything runs.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
@@ -18,15 +18,29 @@ import {
   envRecipe,
   instanceRecipe,
   writeContext,
+  type CBuildSpec,
   type ImageRecipe,
   type RecipeName,
 } from '../../../pipeline/providers/docker/recipes.js';
+import {
+  cEnvKey,
+  deltaContext,
+  exportTree,
+  mesonSelection,
+  resolveSubprojects,
+  treeDelta,
+  type MissingSubproject,
+  type ResolvedSubproject,
+  type TreeDelta,
+} from './c-env.js';
+import { registryById, type EnvironmentSpec, type RegistryEntry } from '../registry.js';
+import { filesOfPatch } from '../resolve/packages.js';
+import { configuredMirrorsDir } from '../mine/source.js';
 import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
 import { checkImageContract } from '../../../pipeline/providers/docker/contract.js';
 import { executorPreflight, pushLayers } from '../executors.js';
 import { hostGo } from '../../../pipeline/providers/docker/offline-base.js';
-import { exportCleanRepo, fileAt, hostEnv } from '../../../pipeline/providers/git/repo.js';
-import { hashJson } from '../../../pipeline/hash.js';
+import { exportCleanRepo, fileAt } from '../../../pipeline/providers/git/repo.js';
 import { lazy } from '../../../pipeline/lazy.js';
 import type { KeyValue } from '../../../pipeline/store/store.js';
 import type { Resolved } from '../types.js';
@@ -34,6 +48,9 @@ import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import { mirrorPath } from '../resolve/resolve.js';
 import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
+import { goDepFiles, goModuleFailure, hostModCache } from './go-modules.js';
+
+export { hostModCache } from './go-modules.js';
 
 const zx = lazy<typeof Zx>('zx');
 
@@ -51,6 +68,16 @@ export interface Built {
   /** Subfolder of the repository the module lives in ('' for the root). */
   module_dir: string;
   build_seconds: { base: number; env: number; instance: number };
+  /**
+   * C with a registry `environment`: the env layer's kept build (environment commit, subprojects
+   * read from the mirrors, wraps that could not be had) and the instance layer's delta from it.
+   */
+  c_build?: {
+    env_commit: string;
+    subprojects: ResolvedSubproject[];
+    missing_subprojects: MissingSubproject[];
+    delta: { changed: number; deleted: number };
+  };
 }
 
 /** What building needs besides the Resolved record. */
@@ -63,6 +90,10 @@ export interface BuildContext {
   limit?: LimitFunction;
   log?: (message: string) => void;
   signal?: AbortSignal;
+  /** The registry by entry id (its `environment` keys); absent: recipes without them. */
+  registry?: Map<string, RegistryEntry>;
+  /** Local mirrors folder (meson subprojects are read there first). */
+  mirrorsDir?: string;
 }
 
 /** Recipe name of a language (registry `image` field normally says it). */
@@ -247,19 +278,6 @@ export function assertToolchain(
 }
 
 /**
- * Checks the image contract of a built instance image once per image id (kv
- * `swe5g.image_contract`): bash, git and patch present, /testbed at `base_commit` and clean,
- * no object or ref after the base.
- * @throws TelebenchError `image_contract_failed` (infra) naming every violation
- */
-async function contractOnce(bc: BuildContext, image: string, baseCommit: string): Promise<void> {
-  const id = (await bc.docker.inspect(image))?.Id ?? image;
-  if (bc.kv?.get<string>('swe5g.image_contract', id) === baseCommit) return;
-  await checkImageContract(bc.docker, image, baseCommit);
-  bc.kv?.set('swe5g.image_contract', id, baseCommit);
-}
-
-/**
  * What the image build reads of an instance: a `Resolved` record, or a released row's own fields
  * (`telebench verify`, the release check), never a record rebuilt to look like one.
  */
@@ -272,7 +290,23 @@ export type BuildSubject = Pick<
   | 'version'
   | 'environment_setup_commit'
   | 'base_commit'
->;
+  | 'patch'
+> &
+  /** Absent for a released row (it keeps no merge commit): the env layer then has no fix go.mod. */
+  Partial<Pick<Resolved, 'merge_commit'>>;
+
+/**
+ * Checks the image contract of a built instance image once per image id (kv
+ * `swe5g.image_contract`): bash, git and patch present, /testbed at `base_commit` and clean,
+ * no object or ref after the base.
+ * @throws TelebenchError `image_contract_failed` (infra) naming every violation
+ */
+async function contractOnce(bc: BuildContext, image: string, baseCommit: string): Promise<void> {
+  const id = (await bc.docker.inspect(image))?.Id ?? image;
+  if (bc.kv?.get<string>('swe5g.image_contract', id) === baseCommit) return;
+  await checkImageContract(bc.docker, image, baseCommit);
+  bc.kv?.set('swe5g.image_contract', id, baseCommit);
+}
 
 /**
  * Builds (or reuses) base, env and instance images for `res`.
@@ -287,41 +321,47 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   const module_dir = res.registry_id.includes(':') ? res.registry_id.split(':')[1]! : '';
   if (s.executor === 'local') return buildLocal(res, bc, recipe, mirror, module_dir);
   const from = await resolveBaseFrom(bc, recipe, res.version);
-  const base = baseRecipe(s.image_prefix, recipe, from);
+  const spec = bc.registry?.get(res.registry_id)?.environment;
+  const packages = spec ? [...(recipe === 'c-meson' ? spec.compilers : []), ...spec.packages] : [];
+  const base = baseRecipe(s.image_prefix, recipe, from, packages);
   const tBase = await ensureImage(bc, base, { 'telebench.parent': from });
   const toolchain = await toolchainOf(bc, base.name, recipe);
   assertToolchain(res, recipe, toolchain, base.name);
-  // env: dependency files at the environment commit
+  // env: dependency files at the environment commit (Go: and after the fix, when it bumps go.mod)
   const depFiles: Record<string, string> = {};
-  const names =
-    recipe === 'go' ? ['go.mod', 'go.sum'] : recipe === 'python' ? ['requirements.txt'] : [];
-  for (const n of names) {
-    const text = await fileAt(
-      mirror,
-      res.environment_setup_commit,
-      module_dir ? `${module_dir}/${n}` : n,
-    );
-    if (text !== undefined) depFiles[n] = text;
+  if (recipe === 'go') Object.assign(depFiles, await goDepFiles(mirror, res, module_dir));
+  if (recipe === 'python') {
+    const n = module_dir ? `${module_dir}/requirements.txt` : 'requirements.txt';
+    const text = await fileAt(mirror, res.environment_setup_commit, n);
+    if (text !== undefined) depFiles['requirements.txt'] = text;
   }
   let goModCache: string | undefined;
   if (recipe === 'go' && s.go_modules === 'host' && depFiles['go.mod'] !== undefined) {
     goModCache = await hostModCache(bc.stateDir, depFiles);
   }
-  const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, goModCache);
+  const cEnv = recipe === 'c-meson' && spec ? await cEnvironment(res, bc, mirror, spec) : undefined;
+  const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, goModCache, cEnv?.spec);
+  if (cEnv && !(await bc.docker.hasImage(env.name)))
+    await exportTree(mirror, res.environment_setup_commit, cEnv.spec.source);
   const tEnv = await ensureImage(bc, env, { 'telebench.parent': base.name }).catch(
     (err: unknown) => {
       // A module the proxy no longer (or not yet) serves: say so instead of a generic build failure.
-      const msg = err instanceof Error ? err.message : String(err);
-      const m = /go: (\S+@\S+): reading (\S+): (\d{3})([^\n]*)/.exec(msg);
-      if (!m) throw err;
-      // 403/404/410: the proxy refuses or does not have the module; retrying will not help
-      const permanent = ['403', '404', '410'].includes(m[3]!);
+      const f =
+        recipe === 'go' ? goModuleFailure(err instanceof Error ? err.message : String(err)) : null;
+      if (!f) throw err;
       throw new TelebenchError(
         'dependency_unavailable',
-        `${res.instance_id}: the env layer cannot download ${m[1]} (${m[3]}${m[4]} from ${m[2]}); ${permanent ? 'the proxy refuses it (permanent): ' : 'retry later, or '}use go_modules: host, which reads the host's module cache (go env GOMODCACHE) before the host's GOPROXY`,
+        `${res.instance_id}: the env layer cannot download ${f.module} (${f.reason}); ${f.permanent ? 'the proxy refuses it (permanent): ' : 'retry later, or '}use go_modules: host, which reads the host's module cache (go env GOMODCACHE, also a cache holding only .mod and .zip files) before the host's GOPROXY`,
         {
           tier: 'infra',
-          context: { module: m[1], url: m[2], status: Number(m[3]), permanent, image: env.name },
+          context: {
+            module: f.module,
+            ...(f.url ? { url: f.url } : {}),
+            ...(f.status !== undefined ? { status: f.status } : {}),
+            permanent: f.permanent,
+            fix_go_mod: depFiles['fix.go.mod'] !== undefined,
+            image: env.name,
+          },
           cause: err,
         },
       );
@@ -329,6 +369,17 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   );
   // instance: a fresh repository holding only base_commit
   const source_dir = join(bc.stateDir, 'swe5g', 'instances', res.instance_id, 'testbed');
+  let cDelta: Parameters<typeof instanceRecipe>[6];
+  let delta: TreeDelta | undefined;
+  if (cEnv) {
+    delta = await treeDelta(mirror, res.environment_setup_commit, res.base_commit);
+    const deltaDir = join(bc.stateDir, 'swe5g', 'instances', res.instance_id, 'delta');
+    cDelta = {
+      dir: deltaDir,
+      deletedList: delta.deleted.map((p) => `${p}\0`).join(''),
+      selection: mesonSelection(spec, filesOfPatch(res.patch))!,
+    };
+  }
   const inst = instanceRecipe(
     s.image_prefix,
     recipe,
@@ -336,9 +387,11 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     source_dir,
     `${res.repo}@${res.base_commit}`,
     module_dir,
+    cDelta,
   );
   if (!existsSync(join(source_dir, '.git')) || !(await bc.docker.hasImage(inst.name))) {
     await exportCleanRepo(mirror, res.base_commit, source_dir);
+    if (cDelta && delta) deltaContext(source_dir, delta, cDelta.dir);
   }
   const tInst = await ensureImage(bc, inst, {
     'telebench.instance_id': res.instance_id,
@@ -363,6 +416,60 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     source_dir,
     module_dir,
     build_seconds: { base: tBase, env: tEnv, instance: tInst },
+    ...(cEnv && delta
+      ? {
+          c_build: {
+            env_commit: res.environment_setup_commit,
+            subprojects: cEnv.subprojects,
+            missing_subprojects: cEnv.missing,
+            delta: { changed: delta.changed.length, deleted: delta.deleted.length },
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * The env layer's kept-build inputs of a C instance: the subprojects of its wraps (resolved once
+ * per environment commit into `<state>/swe5g/subprojects/<repo>@<commit>`) and where the env tree
+ * is exported (`<state>/swe5g/envsrc/<repo>@<commit>`, written only when the image is built).
+ */
+async function cEnvironment(
+  res: BuildSubject,
+  bc: BuildContext,
+  mirror: string,
+  spec: EnvironmentSpec,
+): Promise<{ spec: CBuildSpec; subprojects: ResolvedSubproject[]; missing: MissingSubproject[] }> {
+  const tag = `${res.repo.replace('/', '+')}@${res.environment_setup_commit}`;
+  const subDir = join(bc.stateDir, 'swe5g', 'subprojects', tag);
+  const marker = join(subDir, '.telebench-subprojects.json');
+  let subs: { resolved: ResolvedSubproject[]; missing: MissingSubproject[] };
+  if (existsSync(marker)) {
+    subs = JSON.parse(readFileSync(marker, 'utf8')) as typeof subs;
+  } else {
+    subs = await resolveSubprojects({
+      mirror,
+      commit: res.environment_setup_commit,
+      dest: subDir,
+      stateDir: bc.stateDir,
+      gitUrlBase: bc.settings.git_url_base,
+      mirrorsDir: bc.mirrorsDir,
+    });
+    writeFileSync(marker, JSON.stringify(subs));
+  }
+  for (const m of subs.missing)
+    bc.log?.(
+      `${res.instance_id}: meson subproject ${m.directory} (${m.url}) not available: ${m.reason}; the build fails only if it needs it`,
+    );
+  return {
+    spec: {
+      source: join(bc.stateDir, 'swe5g', 'envsrc', tag),
+      ...(subs.resolved.length > 0 ? { subprojects: subDir } : {}),
+      selection: mesonSelection(spec, [])!,
+      key: cEnvKey(res.repo, res.environment_setup_commit, subs.resolved),
+    },
+    subprojects: subs.resolved,
+    missing: subs.missing,
   };
 }
 
@@ -410,92 +517,6 @@ async function buildLocal(
   };
 }
 
-/** Go variables `go mod download` on the host may see (proxy, checksum database, caches). */
-const GO_ENV_VARS = [
-  'GOPROXY',
-  'GOFLAGS',
-  'GOMODCACHE',
-  'GOSUMDB',
-  'GONOSUMDB',
-  'GONOPROXY',
-  'GOPRIVATE',
-  'GOINSECURE',
-  'GOPATH',
-  'GOCACHE',
-  'GOTOOLCHAIN',
-  'GOROOT',
-];
-
-/**
- * Fills a module cache on the host for the `go_modules: host` mode, keyed by the hash of
- * go.mod + go.sum: `go mod download` with the host's Go in the minimal {@link hostEnv} environment
- * (no tokens) plus the user's Go variables (GOPROXY, GOFLAGS, GOMODCACHE, ...). The host's own
- * module cache (`go env GOMODCACHE`) is read first, as a `file://` proxy ahead of the user's
- * GOPROXY, so a module the host already holds (e.g. compiled during test generation) is never
- * downloaded again and a module the proxy refuses still builds.
- * @returns the cache folder (only this go.mod's modules: it is copied into the env image)
- * @throws TelebenchError `dependency_unavailable` (tier infra, `permanent: true`) when the proxy
- *   answers 403/404/410 for a module the host cache lacks; `go_mod_download_failed` (tier
- *   transient) for any other failure
- */
-export async function hostModCache(
-  stateDir: string,
-  depFiles: Record<string, string>,
-): Promise<string> {
-  const key = hashJson(depFiles).slice(0, 16);
-  const cache = join(stateDir, 'swe5g', 'gomodcache', key);
-  if (existsSync(join(cache, '.complete'))) return join(cache, 'mod');
-  const work = join(cache, 'work');
-  mkdirSync(work, { recursive: true });
-  writeFileSync(join(work, 'go.mod'), depFiles['go.mod'] ?? '');
-  writeFileSync(join(work, 'go.sum'), depFiles['go.sum'] ?? '');
-  const userEnv = hostEnv(GO_ENV_VARS);
-  const goEnv = async (name: string): Promise<string> =>
-    (
-      await zx().$({ cwd: work, quiet: true, env: userEnv, nothrow: true })`go env ${name}`
-    ).stdout.trim();
-  const hostCache = await goEnv('GOMODCACHE');
-  const userProxy = (await goEnv('GOPROXY')) || 'https://proxy.golang.org,direct';
-  const hostDownloads = hostCache ? join(hostCache, 'cache', 'download') : '';
-  const proxy =
-    hostDownloads && existsSync(hostDownloads) ? `file://${hostDownloads},${userProxy}` : userProxy;
-  const userFlags = (userEnv.GOFLAGS ?? '').replace(/-mod=\S+/g, '').trim();
-  try {
-    await zx().$({
-      cwd: work,
-      quiet: true,
-      env: {
-        ...userEnv,
-        GOPROXY: proxy,
-        GOMODCACHE: join(cache, 'mod'),
-        GOFLAGS: `${userFlags} -mod=mod`.trim(),
-      },
-    })`go mod download`;
-  } catch (err) {
-    const text = String((err as { stderr?: string }).stderr ?? (err as Error).message);
-    const m = /(\S+@\S+): reading (\S+): (40[34]|410)\b[^\n]*/.exec(text);
-    if (m) {
-      throw new TelebenchError(
-        'dependency_unavailable',
-        `go mod download on the host: ${m[1]} is in neither the host module cache (${hostCache || 'none'}) nor served by the proxy (${m[2]}: ${m[3]}); fill the host cache (go mod download in a checkout of the base commit) or set GOPROXY/GOFLAGS to a proxy that serves it`,
-        {
-          tier: 'infra',
-          context: { module: m[1], url: m[2], status: Number(m[3]), hostCache, permanent: true },
-          cause: err,
-        },
-      );
-    }
-    throw new TelebenchError(
-      'go_mod_download_failed',
-      `go mod download on the host failed: ${text}`,
-      { tier: 'transient', cause: err },
-    );
-  }
-  await zx().$({ quiet: true })`chmod -R u+w ${join(cache, 'mod')}`;
-  writeFileSync(join(cache, '.complete'), '');
-  return join(cache, 'mod');
-}
-
 /**
  * Stage `swe5g.build`: one item per Resolved instance; preflight pings the Docker engine.
  * @throws SkipItem `toolchain_mismatch`; TelebenchError `image_build_failed` |
@@ -504,8 +525,11 @@ export async function hostModCache(
  */
 export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   name: 'swe5g.build',
+  // 3: registry `environment` (packages, C kept build in the env layer, instance delta)
   // 2: the image contract (bash, git, patch in every recipe; checked after each build)
-  version: 2,
+  // 4: the env layer also holds the modules of the fix's go.mod when the fix changes it (edits'
+  // 3, merged with the registry environment's 3 above)
+  version: 4,
   // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
   needs: ['swe5g.resolve', 'swe5g.testgen'],
   itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),
@@ -535,6 +559,8 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
       limit,
       log: (m) => ctx.log(m),
       signal: ctx.signal,
+      registry: ctx.memo('swe5g.build.registry', () => registryById(ctx.config, ctx.configFile)),
+      ...(configuredMirrorsDir(ctx) ? { mirrorsDir: configuredMirrorsDir(ctx)! } : {}),
     });
     if (settings.executor === 'swarm') {
       // the nodes pull from the registry: an instance is built when its images are there

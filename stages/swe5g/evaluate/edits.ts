@@ -1,58 +1,53 @@
 /**
  * SEARCH/REPLACE edits: the answer format of the SWE-Bench 5G agents (paper, "Agent paradigms";
- * the format aider made common), parsed and applied to the repository at `base_commit`.
+ * the format aider made common), parsed (`edit-blocks.ts`: the grammar, paths, ambiguous
+ * dividers) and applied to the repository at `base_commit`. The one rule above all: an applied
+ * edit writes exactly the text the block describes; a block that cannot be placed so is refused
+ * with its reason, never written at a guessed place, depth, file or line ending.
  *
- * Block format (the path on the line before the opening marker; a Markdown fence around the block
- * is allowed; a block without its own path line reuses the previous block's path):
- *
- *     internal/ngap/handler.go
- *     <<<<<<< SEARCH
- *     lines copied from the file
- *     =======
- *     the lines that replace them
- *     >>>>>>> REPLACE
+ * Which file (`path_from` of each outcome): the path the line before the block names (`fence`,
+ * `line`, `sentence`: of several paths in a sentence, the one that exists); a block naming none
+ * takes the previous block's file when the answer names at most one file (`previous`); in a
+ * multi-file answer it is `no_path`, unless its SEARCH text matches once in exactly one of the
+ * files the answer names (`search_match`, said in the detail). A sentence naming one file that
+ * does not exist, above a non-empty SEARCH, counts as naming none.
  *
  * Application rules, tried in order for each block (the paper lost most weak-model answers to
  * SEARCH blocks that did not match the file's whitespace exactly, Table V "format"; this is where
  * the evaluation does better, and every edit records which rule applied or why none did):
- *  1. `exact` — the SEARCH lines equal one window of the file's lines, character for character;
+ *  1. `exact` — the SEARCH lines equal one window of the file's lines, character for character
+ *     (line endings aside); REPLACE is written as given;
  *  2. `whitespace` — equal after trimming each line and collapsing inner runs of blanks; the
- *     REPLACE lines are re-indented to the file's indentation (tabs or spaces, see
- *     {@link reindent});
- *  3. `fuzzy` — the window of the same number of lines whose whitespace-normalised text is most
- *     similar to the SEARCH text (similarity `1 - (inserted + deleted characters) / (both lengths)`
- *     from the `diff` package's character diff, i.e. 2·LCS/(|a|+|b|)), when it is at least
- *     `threshold` and no other non-overlapping window comes within `margin` of it;
+ *     REPLACE lines are re-indented by relative depth in the file's tabs or spaces
+ *     (`edit-indent.ts`; the transform is the outcome's `indent`), or the block is refused
+ *     `indentation` when the answer's depths cannot be mapped onto the file's;
+ *  3. `fuzzy` — the most similar window (`edit-fuzzy.ts`), re-indented likewise;
  *  4. `create` — an empty SEARCH on a file that does not exist creates it.
- * A rule that finds several windows stops the search: `ambiguous` (an edit is never applied at a
- * guessed place). Other failures: `no_match` (no rule found a place, or the file does not exist),
- * `malformed` (a block without its divider or end marker, without a path, or with a path outside
- * the repository).
+ * A rule that finds several windows stops the search: `ambiguous`. Other failures: `no_match` (no
+ * rule found a place, or the file does not exist), `no_path` (above), `malformed` (a block the
+ * grammar refuses, or whose several `=======` lines leave no single split whose SEARCH matches
+ * the file once). Line endings are kept per file and per line (`edit-lines.ts`).
  */
-import type * as jsdiffTypes from 'diff';
-import { lazy } from '../../../pipeline/lazy.js';
+import {
+  parseEditBlocks,
+  type BlockSplit,
+  type EditBlock,
+  type ParsedEdits,
+} from './edit-blocks.js';
+import { DEFAULT_FUZZY, fuzzyWindow, similarity, type FuzzySettings } from './edit-fuzzy.js';
+import { indentUnit, reindent, type IndentRule } from './edit-indent.js';
+import { eolStyle, normLine, spliceLines, splitLines, windows } from './edit-lines.js';
 
-const jsdiff = lazy<typeof jsdiffTypes>('diff');
-
-/** One well-formed block. `index` is its 1-based position among all blocks of the answer. */
-export interface EditBlock {
-  index: number;
-  file: string;
-  search: string;
-  replace: string;
-}
-
-/** A block that could not be read, with why. */
-export interface MalformedBlock {
-  index: number;
-  file: string;
-  reason: string;
-}
+export { parseEditBlocks, similarity, reindent, indentUnit, DEFAULT_FUZZY };
+export type { EditBlock, MalformedBlock, ParsedEdits, BlockSplit } from './edit-blocks.js';
+export type { FuzzySettings } from './edit-fuzzy.js';
 
 /** The rule that placed an edit. */
 export type EditRule = 'exact' | 'whitespace' | 'fuzzy' | 'create';
 /** Why an edit was not applied. */
-export type EditFailure = 'no_match' | 'ambiguous' | 'malformed';
+export type EditFailure = 'no_match' | 'ambiguous' | 'malformed' | 'no_path' | 'indentation';
+/** Where the file an edit went to came from (rules in the module comment). */
+export type PathRule = 'fence' | 'line' | 'sentence' | 'previous' | 'search_match';
 
 /** What happened to one block. */
 export interface EditOutcome {
@@ -65,252 +60,10 @@ export interface EditOutcome {
   detail: string;
   /** Fuzzy rule only: the similarity of the chosen window (0..1). */
   score?: number;
-}
-
-/** Settings of the fuzzy rule. */
-export interface FuzzySettings {
-  /** Lowest similarity accepted (0..1). */
-  threshold: number;
-  /** A second window this close to the best (in similarity) makes the edit ambiguous. */
-  margin: number;
-}
-
-export const DEFAULT_FUZZY: FuzzySettings = { threshold: 0.85, margin: 0.03 };
-
-const OPEN = /^\s*<{5,9} ?SEARCH\s*$/;
-const DIVIDER = /^\s*={5,9}\s*$/;
-const CLOSE = /^\s*>{5,9} ?REPLACE\s*$/;
-const FENCE = /^\s*```/;
-
-/** The path named on a line before a block (bare, in backticks, bold, or after `File:`), or ''. */
-function pathOf(line: string): string {
-  const t = line
-    .trim()
-    .replace(/^#+\s*/, '')
-    .replace(/^(?:file|path)\s*:\s*/i, '')
-    .replace(/^[*`'"]+|[*`'":]+$/g, '')
-    .trim();
-  return /^[\w./@+-]+$/.test(t) && /[\w]/.test(t) ? t : '';
-}
-
-/** Whether a path stays inside the repository (relative, no `..` segment). */
-function safePath(p: string): boolean {
-  return !p.startsWith('/') && !p.split('/').includes('..') && p !== '.';
-}
-
-/**
- * Reads every SEARCH/REPLACE block of a model answer.
- * @param answer the model's reply text
- * @returns the well-formed blocks and the malformed ones, both numbered in answer order; an answer
- *   with no marker at all gives two empty lists
- */
-export function parseEditBlocks(answer: string): {
-  blocks: EditBlock[];
-  malformed: MalformedBlock[];
-} {
-  const lines = answer.replace(/\r\n/g, '\n').split('\n');
-  const blocks: EditBlock[] = [];
-  const malformed: MalformedBlock[] = [];
-  let lastFile = '';
-  let index = 0;
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i]!;
-    if (CLOSE.test(line)) {
-      // an end marker outside a block: a block whose opening marker is missing (a stray
-      // ======= line is left alone: Markdown uses it for headings)
-      index++;
-      malformed.push({
-        index,
-        file: '',
-        reason: `line ${i + 1}: ">>>>>>> REPLACE" without a preceding <<<<<<< SEARCH`,
-      });
-      i++;
-      continue;
-    }
-    if (!OPEN.test(line)) {
-      i++;
-      continue;
-    }
-    index++;
-    // the path: the fence's info string when it is a path (```internal/x.go), else the nearest
-    // non-empty line before the marker (and before its fence)
-    let file = '';
-    let j = i - 1;
-    while (j >= 0 && lines[j]!.trim() === '') j--;
-    if (j >= 0 && FENCE.test(lines[j]!)) {
-      const info = pathOf(lines[j]!.trim().replace(/^`+/, ''));
-      if (info.includes('/') || /\.\w+$/.test(info)) file = info;
-      j--;
-      while (j >= 0 && lines[j]!.trim() === '') j--;
-    }
-    if (!file && j >= 0) file = pathOf(lines[j]!);
-    if (!/[./]/.test(file)) file = lastFile;
-    const search: string[] = [];
-    const replace: string[] = [];
-    let k = i + 1;
-    let state: 'search' | 'replace' | 'done' = 'search';
-    let broken = '';
-    for (; k < lines.length; k++) {
-      const l = lines[k]!;
-      if (OPEN.test(l)) {
-        broken = `a new <<<<<<< SEARCH at line ${k + 1} before this block ended`;
-        break;
-      }
-      if (state === 'search' && DIVIDER.test(l)) {
-        state = 'replace';
-        continue;
-      }
-      if (CLOSE.test(l)) {
-        if (state === 'search')
-          broken = `>>>>>>> REPLACE at line ${k + 1} without a ======= divider`;
-        state = 'done';
-        k++;
-        break;
-      }
-      (state === 'search' ? search : replace).push(l);
-    }
-    if (!broken && state !== 'done')
-      broken =
-        state === 'search'
-          ? 'no ======= divider and no >>>>>>> REPLACE before the end of the answer'
-          : 'no >>>>>>> REPLACE before the end of the answer';
-    if (!broken && !file) broken = 'no file path before <<<<<<< SEARCH';
-    if (!broken && !safePath(file)) broken = `path ${file} is outside the repository`;
-    if (broken) malformed.push({ index, file, reason: broken });
-    else {
-      blocks.push({ index, file, search: search.join('\n'), replace: replace.join('\n') });
-      lastFile = file;
-    }
-    i = k;
-  }
-  return { blocks, malformed };
-}
-
-const norm = (l: string): string => l.trim().replace(/\s+/g, ' ');
-const indentOf = (l: string): string => /^[ \t]*/.exec(l)![0];
-const width = (ws: string): number => [...ws].reduce((n, c) => n + (c === '\t' ? 4 : 1), 0);
-
-/** Indentation unit of some lines: `\t` when any is tab-indented, else the gcd of space widths. */
-function unitOf(lines: readonly string[]): string {
-  const ind = lines.filter((l) => l.trim() !== '').map(indentOf);
-  if (ind.some((w) => w.includes('\t'))) return '\t';
-  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
-  const g = ind.map((w) => w.length).reduce((a, b) => gcd(a, b), 0);
-  return ' '.repeat(g > 0 ? Math.min(g, 8) : 4);
-}
-
-/**
- * Re-indents REPLACE lines for a window found by the whitespace or fuzzy rule. A REPLACE line
- * equal (normalised) to a SEARCH line takes that line's indentation in the file; any other line
- * keeps its depth relative to the nearest SEARCH line above it (in indentation units of the SEARCH
- * text: a tab, or the gcd of its space indents), written in the file's unit.
- * @param search the SEARCH lines; @param window the file's lines they matched (same length)
- */
-export function reindent(
-  search: readonly string[],
-  window: readonly string[],
-  replace: readonly string[],
-): string[] {
-  const sUnit = width(unitOf(search)) || 4;
-  const fUnit = unitOf(window);
-  const bySearch = new Map<string, number>();
-  search.forEach((l, i) => {
-    if (l.trim() !== '' && !bySearch.has(norm(l))) bySearch.set(norm(l), i);
-  });
-  let anchor = search.findIndex((l) => l.trim() !== '');
-  if (anchor < 0) anchor = 0;
-  return replace.map((l) => {
-    if (l.trim() === '') return '';
-    const same = bySearch.get(norm(l));
-    if (same !== undefined) {
-      anchor = same;
-      return indentOf(window[same] ?? '') + l.trimStart();
-    }
-    const depth = Math.round((width(indentOf(l)) - width(indentOf(search[anchor] ?? ''))) / sUnit);
-    const base = indentOf(window[anchor] ?? '');
-    const ind =
-      depth >= 0
-        ? base + fUnit.repeat(depth)
-        : base.slice(0, Math.max(0, base.length + depth * fUnit.length));
-    return ind + l.trimStart();
-  });
-}
-
-/** Start indices of the windows of `lines` equal to `pattern` under `eq`. */
-function windows(
-  lines: string[],
-  pattern: string[],
-  eq: (a: string, b: string) => boolean,
-): number[] {
-  const out: number[] = [];
-  for (let s = 0; s + pattern.length <= lines.length; s++) {
-    let ok = true;
-    for (let t = 0; t < pattern.length && ok; t++) ok = eq(lines[s + t]!, pattern[t]!);
-    if (ok) out.push(s);
-  }
-  return out;
-}
-
-/** Character histogram (for the upper bound on the similarity). */
-function histogram(s: string): Map<string, number> {
-  const h = new Map<string, number>();
-  for (const c of s) h.set(c, (h.get(c) ?? 0) + 1);
-  return h;
-}
-
-/**
- * Similarity of two texts: 1 - (inserted + deleted characters) / (|a| + |b|), from `diff`'s
- * character diff, stopped early (returns 0) when it cannot reach `atLeast`.
- */
-export function similarity(a: string, b: string, atLeast = 0): number {
-  const total = a.length + b.length;
-  if (total === 0) return 1;
-  const maxEdit = Math.floor((1 - atLeast) * total) + 1;
-  const parts = jsdiff().diffChars(a, b, { maxEditLength: maxEdit });
-  if (!parts) return 0;
-  let edits = 0;
-  for (const p of parts) if (p.added || p.removed) edits += p.value.length;
-  return 1 - edits / total;
-}
-
-/** Best fuzzy window: {start, score} or why none. */
-function fuzzyWindow(
-  lines: string[],
-  search: string[],
-  fz: FuzzySettings,
-): { start: number; score: number } | { reason: EditFailure; detail: string } {
-  const target = search.map(norm).join('\n');
-  const tHist = histogram(target);
-  const m = search.length;
-  const scored: { start: number; score: number }[] = [];
-  const normLines = lines.map(norm);
-  for (let s = 0; s + m <= lines.length; s++) {
-    const text = normLines.slice(s, s + m).join('\n');
-    // upper bound: the LCS cannot exceed the common character multiset
-    let common = 0;
-    for (const [c, n] of histogram(text)) common += Math.min(n, tHist.get(c) ?? 0);
-    const bound = (2 * common) / (text.length + target.length || 1);
-    if (bound < fz.threshold) continue;
-    const score = similarity(text, target, fz.threshold);
-    if (score >= fz.threshold) scored.push({ start: s, score });
-  }
-  if (scored.length === 0)
-    return {
-      reason: 'no_match',
-      detail: `no window of ${m} lines reaches similarity ${fz.threshold}`,
-    };
-  scored.sort((a, b) => b.score - a.score || a.start - b.start);
-  const best = scored[0]!;
-  const rival = scored.find(
-    (w) => Math.abs(w.start - best.start) >= m && w.score >= best.score - fz.margin,
-  );
-  if (rival)
-    return {
-      reason: 'ambiguous',
-      detail: `fuzzy: lines ${best.start + 1} (${best.score.toFixed(3)}) and ${rival.start + 1} (${rival.score.toFixed(3)}) are equally close`,
-    };
-  return best;
+  /** How the file was determined (absent for malformed blocks and `no_path`). */
+  path_from?: PathRule;
+  /** Whitespace and fuzzy rules: how REPLACE was re-indented. */
+  indent?: IndentRule;
 }
 
 /** Reads a file of the working tree: its text, or null when it does not exist. */
@@ -323,15 +76,180 @@ export interface AppliedEdits {
   files: Map<string, { before: string | null; after: string }>;
 }
 
+const blank = (s: string): boolean => s.split('\n').every((l) => l.trim() === '');
+
+/** Whether `search` matches `text` at exactly one place by the exact or the whitespace rule. */
+function matchesOnce(text: string | null, search: string): boolean {
+  if (text === null || blank(search)) return false;
+  const { lines } = splitLines(text);
+  const s = search.split('\n');
+  const exact = windows(lines, s, (a, c) => a === c).length;
+  if (exact > 0) return exact === 1;
+  return windows(lines, s, (a, c) => normLine(a) === normLine(c)).length === 1;
+}
+
+type Target =
+  | { ok: true; file: string; from: PathRule; split: BlockSplit; note: string }
+  | { ok: false; file: string; reason: EditFailure; detail: string };
+
+const splitsOf = (b: EditBlock): BlockSplit[] =>
+  b.splits ?? [{ search: b.search, replace: b.replace, line: 0 }];
+
+/** The split of a several-divider block that holds in `file`, or why none does. */
+function chooseSplit(b: EditBlock, file: string, from: PathRule, text: string | null): Target {
+  const splits = splitsOf(b);
+  if (splits.length === 1) return { ok: true, file, from, split: splits[0]!, note: '' };
+  const lines = splits.map((s) => s.line).join(', ');
+  // a file that does not exist: the one split that creates it (an empty SEARCH)
+  const good = splits.filter((s) =>
+    text === null ? blank(s.search) : matchesOnce(text, s.search),
+  );
+  if (good.length === 1)
+    return {
+      ok: true,
+      file,
+      from,
+      split: good[0]!,
+      note: `; divider: answer line ${good[0]!.line}, the only one of the ${splits.length} ======= lines (${lines}) whose SEARCH matches once`,
+    };
+  return {
+    ok: false,
+    file,
+    reason: 'malformed',
+    detail: `${splits.length} ======= lines (answer lines ${lines}) and ${good.length === 0 ? 'no split' : `the splits at ${good.map((s) => s.line).join(', ')}`} whose SEARCH matches ${file} once: the divider is ambiguous`,
+  };
+}
+
+/** The file and split of a block (rules in the module comment). */
+function target(
+  b: EditBlock,
+  answerFiles: readonly string[],
+  previous: string,
+  current: FileReader,
+): Target {
+  if (b.path_from === 'fence' || b.path_from === 'line')
+    return chooseSplit(b, b.file, b.path_from, current(b.file));
+  let candidates = answerFiles;
+  if (b.path_from === 'sentence') {
+    const existing = b.named.filter((p) => current(p) !== null);
+    const creates = b.named.length === 1 && splitsOf(b).every((s) => blank(s.search));
+    if (existing.length === 1 || creates) {
+      const file = existing[0] ?? b.file;
+      return chooseSplit(b, file, 'sentence', current(file));
+    }
+    candidates = existing.length > 1 ? existing : answerFiles.filter((f) => !b.named.includes(f));
+  }
+  // a one-file answer: the files it names that exist (a sentence's stray `Node.js` does not count)
+  if (previous && answerFiles.filter((f) => f === previous || current(f) !== null).length <= 1)
+    return chooseSplit(b, previous, 'previous', current(previous));
+  const found = candidates.flatMap((f) => {
+    const text = current(f);
+    return splitsOf(b)
+      .filter((s) => matchesOnce(text, s.search))
+      .map((s) => ({ f, s }));
+  });
+  const named = candidates.length > 0 ? candidates.join(', ') : 'none';
+  if (found.length === 1)
+    return {
+      ok: true,
+      file: found[0]!.f,
+      from: 'search_match',
+      split: found[0]!.s,
+      note: `; no path before the block: its SEARCH matches once only in ${found[0]!.f} (files the answer names: ${named})`,
+    };
+  return {
+    ok: false,
+    file: '',
+    reason: 'no_path',
+    detail: `no file path before <<<<<<< SEARCH in an answer naming ${answerFiles.length} files, and its SEARCH matches once in ${found.length === 0 ? 'none' : found.map((x) => x.f).join(' and ')} of them (${named})`,
+  };
+}
+
+type Placed =
+  | { ok: true; after: string; rule: EditRule; detail: string; score?: number; indent?: IndentRule }
+  | { ok: false; reason: EditFailure; detail: string };
+
+/** Places one split's SEARCH text in a file's text by the rules in the module comment. */
+function place(file: string, text: string | null, split: BlockSplit, fz: FuzzySettings): Placed {
+  const searchLines = split.search === '' ? [] : split.search.split('\n');
+  const replaceLines = split.replace === '' ? [] : split.replace.split('\n');
+  if (text === null) {
+    if (blank(split.search)) {
+      const r = split.replace;
+      return {
+        ok: true,
+        after: r.endsWith('\n') || r === '' ? r : `${r}\n`,
+        rule: 'create',
+        detail: 'new file',
+      };
+    }
+    return { ok: false, reason: 'no_match', detail: `${file} does not exist at the base commit` };
+  }
+  if (blank(split.search))
+    return {
+      ok: false,
+      reason: 'ambiguous',
+      detail: 'an empty SEARCH block matches anywhere in an existing file',
+    };
+  const f = splitLines(text);
+  const eol = eolStyle(f);
+  const eolNote =
+    eol === 'crlf' ? ', CRLF kept' : eol === 'mixed' ? ', mixed line endings kept' : '';
+  const range = (s: number): string => `lines ${s + 1}-${s + searchLines.length}${eolNote}`;
+  const places = (rule: string, found: number[]): string =>
+    `${rule}: ${found.length} places match (${found.map((s) => `line ${s + 1}`).join(', ')})`;
+  const exact = windows(f.lines, searchLines, (a, c) => a === c);
+  if (exact.length === 1)
+    return {
+      ok: true,
+      after: spliceLines(f, exact[0]!, searchLines.length, replaceLines),
+      rule: 'exact',
+      detail: range(exact[0]!),
+    };
+  if (exact.length > 1) return { ok: false, reason: 'ambiguous', detail: places('exact', exact) };
+  const loose = windows(f.lines, searchLines, (a, c) => normLine(a) === normLine(c));
+  if (loose.length > 1)
+    return { ok: false, reason: 'ambiguous', detail: places('whitespace', loose) };
+  let start: number;
+  let rule: EditRule = 'whitespace';
+  let score: number | undefined;
+  if (loose.length === 1) start = loose[0]!;
+  else {
+    const w = fuzzyWindow(f.lines, searchLines, fz);
+    if ('reason' in w) return { ok: false, reason: w.reason, detail: w.detail };
+    ({ start, score } = w);
+    rule = 'fuzzy';
+  }
+  const window = f.lines.slice(start, start + searchLines.length);
+  const re = reindent(searchLines, window, replaceLines, indentUnit(f.lines));
+  if ('error' in re)
+    return {
+      ok: false,
+      reason: 'indentation',
+      detail: `${rule} match at ${range(start)}, but ${re.error}`,
+    };
+  const detail =
+    score === undefined ? range(start) : `${range(start)} (similarity ${score.toFixed(3)})`;
+  return {
+    ok: true,
+    after: spliceLines(f, start, searchLines.length, re.lines),
+    rule,
+    detail,
+    indent: re.rule,
+    ...(score !== undefined ? { score } : {}),
+  };
+}
+
 /**
  * Applies the blocks in order (each sees the previous ones' result) to files read through `read`.
  * Pure: nothing is written; the caller writes `files`.
  * @param read the working tree (base_commit plus earlier turns' edits)
+ * @param parsed {@link parseEditBlocks}' result
  * @returns one outcome per block (malformed ones included, in index order) and the changed files
  */
 export function applyEdits(
   read: FileReader,
-  parsed: { blocks: EditBlock[]; malformed: MalformedBlock[] },
+  parsed: ParsedEdits,
   fuzzy: FuzzySettings = DEFAULT_FUZZY,
 ): AppliedEdits {
   const files = new Map<string, { before: string | null; after: string }>();
@@ -343,86 +261,45 @@ export function applyEdits(
     reason: 'malformed' as const,
     detail: b.reason,
   }));
+  let previous = '';
   for (const b of parsed.blocks) {
-    const text = current(b.file);
-    const fail = (reason: EditFailure, detail: string): void => {
-      outcomes.push({ index: b.index, file: b.file, applied: false, reason, detail });
-    };
-    const searchLines = b.search === '' ? [] : b.search.split('\n');
-    const write = (after: string, rule: EditRule, detail: string, score?: number): void => {
-      const prev = files.get(b.file);
-      files.set(b.file, { before: prev ? prev.before : text, after });
+    const t = target(b, parsed.files, previous, current);
+    if (!t.ok) {
       outcomes.push({
         index: b.index,
-        file: b.file,
-        applied: true,
-        rule,
-        detail,
-        ...(score !== undefined ? { score } : {}),
+        file: t.file,
+        applied: false,
+        reason: t.reason,
+        detail: t.detail,
       });
-    };
-    if (text === null) {
-      if (searchLines.every((l) => l.trim() === '')) {
-        write(
-          b.replace.endsWith('\n') || b.replace === '' ? b.replace : `${b.replace}\n`,
-          'create',
-          'new file',
-        );
-      } else fail('no_match', `${b.file} does not exist at the base commit`);
       continue;
     }
-    if (searchLines.every((l) => l.trim() === '')) {
-      fail('ambiguous', 'an empty SEARCH block matches anywhere in an existing file');
+    previous = t.file;
+    const text = current(t.file);
+    const p = place(t.file, text, t.split, fuzzy);
+    if (!p.ok) {
+      outcomes.push({
+        index: b.index,
+        file: t.file,
+        applied: false,
+        reason: p.reason,
+        detail: p.detail + t.note,
+        path_from: t.from,
+      });
       continue;
     }
-    const lines = text.split('\n');
-    const replaceLines = b.replace === '' ? [] : b.replace.split('\n');
-    const splice = (start: number, repl: string[]): string =>
-      [...lines.slice(0, start), ...repl, ...lines.slice(start + searchLines.length)].join('\n');
-    const range = (s: number): string => `lines ${s + 1}-${s + searchLines.length}`;
-    const exact = windows(lines, searchLines, (a, c) => a === c);
-    if (exact.length === 1) {
-      write(splice(exact[0]!, replaceLines), 'exact', range(exact[0]!));
-      continue;
-    }
-    if (exact.length > 1) {
-      fail(
-        'ambiguous',
-        `exact: ${exact.length} places match (${exact.map((s) => `line ${s + 1}`).join(', ')})`,
-      );
-      continue;
-    }
-    const loose = windows(lines, searchLines, (a, c) => norm(a) === norm(c));
-    if (loose.length === 1) {
-      const s = loose[0]!;
-      write(
-        splice(s, reindent(searchLines, lines.slice(s, s + searchLines.length), replaceLines)),
-        'whitespace',
-        range(s),
-      );
-      continue;
-    }
-    if (loose.length > 1) {
-      fail(
-        'ambiguous',
-        `whitespace: ${loose.length} places match (${loose.map((s) => `line ${s + 1}`).join(', ')})`,
-      );
-      continue;
-    }
-    const fz = fuzzyWindow(lines, searchLines, fuzzy);
-    if ('reason' in fz) {
-      fail(fz.reason, fz.detail);
-      continue;
-    }
-    write(
-      splice(
-        fz.start,
-        reindent(searchLines, lines.slice(fz.start, fz.start + searchLines.length), replaceLines),
-      ),
-      'fuzzy',
-      `${range(fz.start)} (similarity ${fz.score.toFixed(3)})`,
-      fz.score,
-    );
+    const prev = files.get(t.file);
+    files.set(t.file, { before: prev ? prev.before : text, after: p.after });
+    outcomes.push({
+      index: b.index,
+      file: t.file,
+      applied: true,
+      rule: p.rule,
+      detail: p.detail + t.note,
+      ...(p.score !== undefined ? { score: p.score } : {}),
+      path_from: t.from,
+      ...(p.indent ? { indent: p.indent } : {}),
+    });
   }
   outcomes.sort((a, b) => a.index - b.index);
   return { outcomes, files };

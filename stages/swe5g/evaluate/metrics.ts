@@ -11,9 +11,14 @@
  *   written to source, regardless of test outcome");
  *   `resolved` — every FAIL_TO_PASS and PASS_TO_PASS test passed in grading.
  * - Failure stage per instance (Table V), the earliest stage that failed, from the last turn's
- *   answer and the grading run: `format` (the answer has no well-formed block, or a malformed
- *   one), `apply` (a block matched no place or several, or the patch did not apply), `compile`
- *   (a package did not build), `incomplete` (it built, some hidden test still fails), else none.
+ *   answer and the grading run: `format` (the answer has no well-formed block, or a block that
+ *   could not be placed: malformed, no SEARCH match or several, no path, depths that do not fit —
+ *   the paper's "patch format error", "a SEARCH block that does not exactly match the source
+ *   whitespace or formatting"; external predictions: an empty patch), `apply` (the edits were not
+ *   written to the source: the patch is empty although every block applied, or `git apply`
+ *   refused it in grading — the paper's "Patch Applied" step of Fig. 3), `compile` (a package did
+ *   not build), `incomplete` (it built, some hidden test still fails: the paper's "incomplete
+ *   fix"), else none.
  *   Items the solver could not finish (`excluded`) are counted apart, never as a stage.
  * - Resolve rate by bug category (Table IV), tokens (prompt + output over all turns), and the
  *   skills A/B per specification (Table VI): Pass- and Pass+ (resolve rates without / with the skill
@@ -75,8 +80,8 @@ export function failureStage(a: Attempt): FailureStage | null {
     if (a.model_patch.trim() === '') return 'format';
     if (!a.grade.patch_applied) return 'apply';
   } else {
-    if (a.last_blocks === 0 || a.last_edits.some((e) => e.reason === 'malformed')) return 'format';
-    if (a.last_edits.some((e) => !e.applied) || !applied(a)) return 'apply';
+    if (a.last_blocks === 0 || a.last_edits.some((e) => !e.applied)) return 'format';
+    if (!applied(a)) return 'apply';
   }
   if (a.grade.build_failures.length > 0) return 'compile';
   return 'incomplete';

@@ -7,20 +7,25 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { StageContext } from '../../../pipeline/stage.js';
-import { renderReportPage, type ReportSection } from '../../../pipeline/report/html.js';
+import {
+  renderReportPage,
+  type ReportPage,
+  type ReportSection,
+} from '../../../pipeline/report/html.js';
 import type { HasSwe5g } from '../config.js';
 import { validateStage, type Validated } from '../validate/validate.js';
 import { swe5gSettings } from '../config.js';
-import {
-  byCategory,
-  failureStage,
-  skillsAB,
-  summarize,
-  type Attempt,
-  type RunSummary,
-} from './metrics.js';
+import { byCategory, failureStage, skillsAB, summarize, type Attempt } from './metrics.js';
 import { patchPaths } from './grade.js';
 import type { GradeInput, GradeOutput, SkillOutput, SolveOutput } from './stages.js';
+import {
+  allZeroText,
+  countOf,
+  funnelSpec,
+  markdownTable as md,
+  whySkillsEmpty,
+  type ReportTable as Table,
+} from './report-view.js';
 
 /**
  * How a report names the predictions file of an external row: `<file name>@<first 8 hex of its
@@ -185,11 +190,7 @@ const countBy = (xs: readonly string[]): string => {
  * The skills table: per instance the writer of the skill in use, its tokens, and a model-written
  * skill's rejection (its check's problems) or an instance without a skill (the skip reason).
  */
-export function skillsTable(ctx: StageContext<HasSwe5g>): {
-  title: string;
-  header: string[];
-  rows: string[][];
-} {
+export function skillsTable(ctx: StageContext<HasSwe5g>): Table {
   const rows: string[][] = [];
   for (const r of ctx.store.items('swe5g.eval.skills')) {
     if (r.state === 'done') {
@@ -229,11 +230,10 @@ function patchMethod(a: Attempt): string {
 }
 
 /** The report's tables as header + rows (shared by Markdown and HTML). */
-export function reportTables(attempts: readonly Attempt[]): {
-  title: string;
-  header: string[];
-  rows: string[][];
-}[] {
+export function reportTables(
+  attempts: readonly Attempt[],
+  opts: { skillsEnabled?: boolean } = {},
+): Table[] {
   const sums = summarize(attempts);
   const funnel = {
     title: 'Funnel per run (paper Fig. 3): diagnosed -> patch applied -> resolved',
@@ -290,7 +290,8 @@ export function reportTables(attempts: readonly Attempt[]): {
     ]),
   };
   const ab = skillsAB(attempts);
-  const skills = {
+  const skills: Table = {
+    empty: whySkillsEmpty(attempts, opts.skillsEnabled ?? true),
     title: 'Specification as skill, A/B (paper Table VI)',
     header: ['model', 'specification', 'instances', 'Pass-', 'Pass+', 'dP', 'C+ (tokens)', 'rho'],
     rows: ab.map((r) => [
@@ -337,39 +338,6 @@ export function reportTables(attempts: readonly Attempt[]): {
   return [funnel, stages, each, applyMethods, byCat, modes, skills];
 }
 
-/** Vega-Lite spec of the funnel: grouped bars per run over the three steps. */
-export function funnelSpec(sums: readonly RunSummary[]): Record<string, unknown> {
-  const values = sums.flatMap((s) => [
-    { run: s.run, step: '1 diagnosed', n: s.diagnosed },
-    { run: s.run, step: '2 patch applied', n: s.applied },
-    { run: s.run, step: '3 resolved', n: s.resolved },
-  ]);
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    width: 480,
-    height: 240,
-    data: { values },
-    mark: 'bar',
-    encoding: {
-      x: { field: 'step', type: 'nominal', title: null, sort: null },
-      xOffset: { field: 'run', type: 'nominal' },
-      y: { field: 'n', type: 'quantitative', title: 'instances' },
-      color: { field: 'run', type: 'nominal' },
-    },
-  };
-}
-
-const md = (t: { title: string; header: string[]; rows: string[][] }): string =>
-  [
-    `### ${t.title}`,
-    '',
-    `| ${t.header.join(' | ')} |`,
-    `|${t.header.map(() => '---').join('|')}|`,
-    ...t.rows.map((r) => `| ${r.join(' | ')} |`),
-    ...(t.rows.length ? [] : ['', '(none yet)']),
-    '',
-  ].join('\n');
-
 /**
  * Markdown report; writes the HTML page beside the state.
  * @returns the Markdown text (ends with the HTML page's path)
@@ -400,8 +368,30 @@ export async function swe5gEvalMarkdown(ctx: StageContext<HasSwe5g>): Promise<st
       '',
     ].join('\n');
   }
-  const skills = skillsTable(ctx);
-  const tables = [...reportTables(attempts), ...(skills.rows.length ? [skills] : [])];
+  const view = evalReport(attempts, {
+    skills: skillsTable(ctx),
+    skillsEnabled: swe5gSettings(ctx.config).evaluation.skills.enabled,
+  });
+  writeFileSync(file, await renderReportPage(view.page));
+  return `${view.markdown}HTML report with the funnel figure: ${file}\n`;
+}
+
+/**
+ * The report of graded attempts: the HTML page (funnel figure, then one section per table; an
+ * empty table is a sentence saying why) and the same tables in Markdown. Pure.
+ * @param opts.skills the skills table (skillsTable), left out when it has no row
+ * @param opts.skillsEnabled `swe5g.evaluation.skills.enabled` (Table VI says so when off)
+ */
+export function evalReport(
+  attempts: readonly Attempt[],
+  opts: { skills: Table; skillsEnabled: boolean },
+): { page: ReportPage; markdown: string } {
+  const tables = [
+    ...reportTables(attempts, { skillsEnabled: opts.skillsEnabled }),
+    ...(opts.skills.rows.length ? [opts.skills] : []),
+  ];
+  const instances = new Set(attempts.map((a) => a.instance_id)).size;
+  const counted = `${countOf(attempts.length, 'attempt')} over ${countOf(instances, 'instance')}.`;
   const sums = summarize(attempts);
   const sections: ReportSection[] = [
     {
@@ -411,31 +401,32 @@ export async function swe5gEvalMarkdown(ctx: StageContext<HasSwe5g>): Promise<st
           kind: 'figure',
           id: 'funnel',
           caption:
-            'Instances per run at each step: bug diagnosed (a block names a file the gold patch changes), patch applied, resolved.',
+            'Instances per run at each step: bug diagnosed (a block names a file the gold patch changes), patch applied, resolved.' +
+            (sums.every((s) => s.diagnosed + s.applied + s.resolved === 0)
+              ? ` The figure is empty because ${allZeroText(sums.length)}.`
+              : ''),
           spec: funnelSpec(sums) as never,
         },
       ],
     },
     ...tables.map((t) => ({
       title: t.title,
-      blocks: [{ kind: 'table' as const, header: t.header, rows: t.rows }],
+      blocks: [
+        {
+          kind: 'table' as const,
+          header: t.header,
+          rows: t.rows,
+          ...(t.empty ? { empty: t.empty } : {}),
+        },
+      ],
     })),
   ];
-  writeFileSync(
-    file,
-    await renderReportPage({
+  return {
+    page: {
       title: 'SWE-Bench 5G evaluation',
-      intro: `${attempts.length} attempts over ${new Set(attempts.map((a) => a.instance_id)).size} instances. Rules: stages/swe5g/evaluate/metrics.ts.`,
+      intro: `${counted} Rules: stages/swe5g/evaluate/metrics.ts.`,
       sections,
-    }),
-  );
-  return [
-    '## SWE-Bench 5G evaluation',
-    '',
-    `${attempts.length} attempts over ${new Set(attempts.map((a) => a.instance_id)).size} instances.`,
-    '',
-    ...tables.map(md),
-    `HTML report with the funnel figure: ${file}`,
-    '',
-  ].join('\n');
+    },
+    markdown: ['## SWE-Bench 5G evaluation', '', counted, '', ...tables.map(md)].join('\n'),
+  };
 }

@@ -17,6 +17,7 @@
  *   `<state>/swe5g-eval/predictions/<model>.<mode>.<condition>.jsonl` (written atomically).
  * Every item is resumable like any other: a kill -9 loses at most the items in flight.
  */
+import { everyProvider } from '../../../pipeline/providers/llm/options.js';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import { defineStage, type StageContext } from '../../../pipeline/stage.js';
@@ -28,7 +29,7 @@ import {
   type Executor,
 } from '../../../pipeline/providers/docker/executor.js';
 import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
-import { createProvider } from '../../../pipeline/providers/llm/config.js';
+import { createProvider, stageLlmDeps } from '../../../pipeline/providers/llm/config.js';
 import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
 import { PROJECT_ROOT } from '../../../pipeline/manifest.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
@@ -269,10 +270,9 @@ export const skillsStage = defineStage<SkillInput, SkillOutput, HasSwe5g>({
               { role: 'system', content: prompt.system },
               { role: 'user', content: prompt.user },
             ],
-            numCtx: m.num_ctx,
             maxTokens: m.max_tokens,
             temperature: m.temperature,
-            think: false,
+            providerOptions: everyProvider({ think: false, numCtx: m.num_ctx }),
             ...(m.seed !== undefined ? { seed: m.seed } : {}),
           },
           { signal: ctx.signal },
@@ -365,13 +365,14 @@ export function abSubset(ctx: Ctx): Map<string, SkillOutput> {
 
 function providerFor(ctx: Ctx, model: EvalModel): LlmProvider {
   return ctx.memo(`swe5g.eval.provider.${model.name}`, () =>
-    createProvider(model.llm, { kv: ctx.kv, blobs: ctx.blobs, onEvent: (e) => ctx.emit(e) }),
+    createProvider(model.llm, stageLlmDeps(ctx)),
   );
 }
 
 export const solveStage = defineStage<SolveInput, SolveOutput, HasSwe5g>({
   name: 'swe5g.eval.solve',
-  version: 1,
+  // 2: edits re-indented by relative depth, ambiguous dividers, paths in prose, CRLF kept (issue 24)
+  version: 2,
   needs: ['swe5g.validate', 'swe5g.eval.skills'],
   description:
     'Solver loop: single-turn or multi-turn (K turns, feedback) SEARCH/REPLACE answers per model and instance.',
@@ -460,10 +461,9 @@ export const solveStage = defineStage<SolveInput, SolveOutput, HasSwe5g>({
           provider: providerFor(ctx, model),
           request: {
             model: model.model ?? model.name,
-            numCtx: model.num_ctx,
             maxTokens: model.max_tokens,
             temperature: model.temperature,
-            think: false,
+            providerOptions: everyProvider({ think: false, numCtx: model.num_ctx }),
             ...(model.seed !== undefined ? { seed: model.seed } : {}),
           },
           readBase: (p) => {

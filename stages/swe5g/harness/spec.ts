@@ -6,6 +6,10 @@
  * their runs from it (SWE-bench's `TestSpec`: an instance's eval script and log parser, decided
  * before any container starts).
  */
+import {
+  mesonStepCommand,
+  type MesonSelection,
+} from '../../../pipeline/providers/docker/meson-step.js';
 import { posix } from 'node:path';
 import type { StepLimits } from '../../../pipeline/providers/docker/executor.js';
 import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
@@ -22,9 +26,13 @@ export interface RegistryCommands {
   build?: string;
 }
 
-/** A suite left out of every run, with the reason (it needs MongoDB, SCTP, privileged networking). */
+/**
+ * A suite (or one test, registry `environment.excluded`) left out of every run, with the reason
+ * (it needs MongoDB, SCTP, privileged networking, or is too costly to build).
+ */
 export interface ExcludedSuite {
-  suite: string;
+  suite?: string;
+  test?: string;
   reason: string;
 }
 
@@ -35,7 +43,15 @@ export interface ExcludedSuite {
  */
 export interface TestSelection {
   suites?: readonly string[];
+  /** meson test names within the suites (registry `environment.tests`); absent: all of them. */
+  tests?: readonly string[];
   exclude?: readonly ExcludedSuite[];
+  /**
+   * The env and instance layers keep a meson build (registry `environment`, docs/environments.md):
+   * a run builds only the selected tests' executables and the objects of `compile` (the fix's
+   * files) through the meson step script, then runs the selected tests and the f2p suite.
+   */
+  keptBuild?: { setupOptions: readonly string[]; compile: readonly string[] };
 }
 
 /** How the repetitions of a step are made fresh (issue 21, "Repeats in fresh processes"). */
@@ -138,7 +154,7 @@ export function registryTestIds(command: string): { id: string; run: string }[] 
 function mesonSuiteArgs(sel: TestSelection | undefined): string {
   const args = [
     ...(sel?.suites ?? []).map((s) => `--suite ${shq(s)}`),
-    ...(sel?.exclude ?? []).map((e) => `--no-suite ${shq(e.suite)}`),
+    ...(sel?.exclude ?? []).flatMap((e) => (e.suite ? [`--no-suite ${shq(e.suite)}`] : [])),
   ];
   return args.length ? ` ${args.join(' ')}` : '';
 }
@@ -154,6 +170,9 @@ function mesonSuiteArgs(sel: TestSelection | undefined): string {
  *   recorded), then each test of {@link registryTestIds} and each `f2p_*` target of the root
  *   `Makefile` (the targets swe5g.testgen adds; absent before its test patch is applied),
  *   appending `<exit> <id>` per test to `.telebench/make-results.txt`; exit 1 when any failed.
+ * - C with a kept build (`selection.keptBuild`, registry `environment`): the meson step script
+ *   (pipeline/providers/docker/meson-step.ts) builds the selected tests and the fix's objects in
+ *   the layers' build directory, then runs the selected tests and the f2p suite.
  * - C without one: meson setup/compile, then `meson test` over the selection's suites.
  * Every tool's own output, errors included, stays in the step log: nothing goes to /dev/null.
  * @param opts.commands the registry entry's commands (read for C only: Go and Python keep their
@@ -200,6 +219,19 @@ export function testCommand(
       `if [ -f Makefile ]; then for f in $(sed -n 's/^\\(f2p_[A-Za-z0-9_]*\\):.*/\\1/p' Makefile); do t "make::$f" "make --no-print-directory $f"; done; fi\n` +
       `exit $rc`;
     return { command: script, collect: [`${pre}${MAKE_RESULTS}`] };
+  }
+  const kept = opts.selection?.keptBuild;
+  if (kept) {
+    const sel: MesonSelection = {
+      suites: opts.selection?.suites ?? [],
+      tests: opts.selection?.tests ?? [],
+      setupOptions: kept.setupOptions,
+      compile: kept.compile,
+    };
+    return {
+      command: `${cd}${mesonStepCommand(sel, 'test')}`,
+      collect: [`${pre}.telebench/build/meson-logs/testlog.json`, `${pre}.telebench/tests.json`],
+    };
   }
   return {
     // meson's own output (its errors included) stays in the step log: nothing goes to /dev/null

@@ -21,6 +21,7 @@ import {
   fileAt,
   isDocumentPath,
   tagsReaching,
+  git,
 } from '../../../pipeline/providers/git/repo.js';
 import type { Candidate, Resolved } from '../types.js';
 import { sameKeyIn } from './plan.js';
@@ -57,6 +58,11 @@ export function mirrorSource(
 /** The `go` directive of a go.mod text (`1.21`, `1.22.3`), or undefined. */
 export function goDirective(goMod: string): string | undefined {
   return /^go\s+(\d+\.\d+(?:\.\d+)?)\s*$/m.exec(goMod)?.[1];
+}
+
+/** The commit a tag points to (annotated tags peeled). */
+async function tagCommit(mirrorDir: string, tag: string): Promise<string> {
+  return (await git(mirrorDir).raw(['rev-parse', '--verify', `refs/tags/${tag}^{commit}`])).trim();
 }
 
 /**
@@ -97,17 +103,23 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
     const goMod = await fileAt(mirrorDir, cand.base_commit, 'go.mod');
     version = (goMod && goDirective(goMod)) ?? '';
   }
-  if (!version) version = (await tagsReaching(mirrorDir, cand.base_commit))[0] ?? '';
+  let envCommit = cand.base_commit;
+  if (!version) {
+    version = (await tagsReaching(mirrorDir, cand.base_commit))[0] ?? '';
+    // C: the version's tag is the environment commit (SWE-bench: one environment per version),
+    // so instances of a version share the env layer's kept build and build only their delta
+    if (version && cand.language === 'c') envCommit = await tagCommit(mirrorDir, version);
+  }
   if (!version) version = '0.0';
   const test_dirs = packageDirs(split.source_files, cand.language);
   return {
     ...cand,
     patch: split.patch,
     test_patch: split.test_patch,
-    // SWE-bench uses the base commit of the newest instance of a version; one repository state
-    // per instance keeps env images exact, and env layers are still shared when go.mod/go.sum
-    // are equal (the env recipe hashes only the dependency files).
-    environment_setup_commit: cand.base_commit,
+    // Go and Python: one repository state per instance keeps env images exact, and env layers
+    // are still shared when go.mod/go.sum are equal (the env recipe hashes only the dependency
+    // files). C: the version tag's commit, whose kept build the instances of the version share.
+    environment_setup_commit: envCommit,
     version,
     test_dirs,
     ...(absent.length > 0 ? { absent_files: absent } : {}),
@@ -121,8 +133,9 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
  */
 export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
   name: 'swe5g.resolve',
-  // 2: object_missing / absent_files (issue 21)
-  version: 2,
+  // 2: object_missing / absent_files (issue 21); 3: a C instance's environment_setup_commit is
+  // its version tag's commit
+  version: 3,
   needs: ['swe5g.filter'],
   itemNeeds: sameKeyIn('swe5g.filter'),
   description:

@@ -347,8 +347,29 @@ _TOKEN = re.compile(
 )
 
 
+def live(src):
+    """Drops preprocessor directive lines and the lines of #if 0 / #elif 0 branches (dead code)."""
+    lines, stack = [], []
+    for line in src.split("\\n"):
+        m = re.match(r"\\s*#\\s*(\\w+)\\s*(.*)", line)
+        if m:
+            d, rest = m.group(1), re.sub(r"/\\*.*?\\*/|//.*", "", m.group(2)).strip()
+            if d in ("if", "ifdef", "ifndef"):
+                stack.append(d == "if" and re.match(r"^\\(?\\s*0\\s*\\)?$", rest) is not None)
+            elif d == "elif" and stack:
+                stack[-1] = re.match(r"^\\(?\\s*0\\s*\\)?$", rest) is not None
+            elif d == "else" and stack:
+                stack[-1] = False
+            elif d == "endif" and stack:
+                stack.pop()
+            lines.append("")
+            continue
+        lines.append("" if any(stack) else line)
+    return "\\n".join(lines)
+
+
 def tokens(src):
-    src = src.replace("\\\\\\n", "")
+    src = live(src.replace("\\\\\\n", ""))
     out = []
     for m in _TOKEN.finditer(src):
         if m.lastgroup in ("ws", "lc", "bc"):

@@ -249,9 +249,89 @@ function negationOperand(language: SourceLanguage, n: Node): Node | null {
   return ['identifier', 'field_expression', 'attribute'].includes(a.type) ? a : null;
 }
 
+/**
+ * C assertion and guard macros whose first argument is a checked condition (Open5GS's
+ * `ogs_assert(x)`, `ogs_expect(x)`, `ogs_expect_or_return(x)`, `ogs_expect_or_return_val(x, v)`;
+ * the C library's `assert`). `ogs_assert(sess)` is a null check of `sess`.
+ */
+export const C_ASSERTS: readonly string[] = [
+  'ogs_assert',
+  'ogs_expect',
+  'ogs_expect_or_return',
+  'ogs_expect_or_return_val',
+  'assert',
+];
+
+/** Whether `n` is an `if`/`while` condition, or an operand of `&&`/`||` (through parentheses) in one. */
+function inCondition(n: Node): boolean {
+  let x: Node | null = n.parent;
+  while (x) {
+    if (x.type === 'parenthesized_expression') {
+      const p = x.parent;
+      if (
+        p &&
+        (p.type === 'if_statement' || p.type === 'while_statement') &&
+        p.childForFieldName('condition')?.id === x.id
+      )
+        return true;
+    } else if (x.type === 'binary_expression') {
+      const op = x.childForFieldName('operator')?.text;
+      if (op !== '&&' && op !== '||') return false;
+    } else return false;
+    x = x.parent;
+  }
+  return false;
+}
+
+/**
+ * C guards of a plain operand (identifier or field path) other than comparisons and `!x`:
+ * truthiness in an `if`/`while` condition (`if (source_ue)`, `if (a && sess)`) and the first
+ * argument of a {@link C_ASSERTS} macro. Returns the operand, or null.
+ */
+function cGuardOperand(n: Node): Node | null {
+  const plain = (x: Node | null): x is Node =>
+    !!x && (x.type === 'identifier' || x.type === 'field_expression');
+  if (n.type === 'call_expression') {
+    const fn = n.childForFieldName('function');
+    if (!fn || fn.type !== 'identifier' || !C_ASSERTS.includes(fn.text)) return null;
+    const arg = n.childForFieldName('arguments')?.namedChildren[0] ?? null;
+    const a = arg ? unparen(arg) : null;
+    return plain(a) ? a : null;
+  }
+  if (plain(n) && inCondition(n)) return n;
+  return null;
+}
+
+/**
+ * The token sequences the C checker counts as one null check of an operand with tokens `t`:
+ * comparisons with NULL, `!t`, truthiness (`if (t)`, `while (t)`, `(t &&`, `&& t)`, ...) and the
+ * {@link C_ASSERTS} macros (`ogs_assert(t)`, `ogs_expect_or_return_val(t, ...`).
+ */
+export function cNullCheckVariants(t: readonly string[]): string[][] {
+  const out: string[][] = [
+    [...t, '!=', 'NULL'],
+    [...t, '==', 'NULL'],
+    ['NULL', '!=', ...t],
+    ['NULL', '==', ...t],
+    ['!', ...t],
+    ['if', '(', ...t, ')'],
+    ['while', '(', ...t, ')'],
+  ];
+  for (const op of ['&&', '||'])
+    out.push(['(', ...t, op], [op, ...t, ')'], [op, ...t, op === '&&' ? '&&' : '||']);
+  for (const m of C_ASSERTS) out.push([m, '(', ...t, m.endsWith('_val') ? ',' : ')']);
+  return out;
+}
+
 const CANDIDATE_TYPES: Record<SourceLanguage, Set<string>> = {
   go: new Set(['binary_expression', 'unary_expression', 'call_expression']),
-  c: new Set(['binary_expression', 'unary_expression', 'call_expression']),
+  c: new Set([
+    'binary_expression',
+    'unary_expression',
+    'call_expression',
+    'identifier',
+    'field_expression',
+  ]),
   python: new Set(['comparison_operator', 'boolean_operator', 'not_operator', 'call']),
 };
 
@@ -266,7 +346,11 @@ function classify(
   // C's idiomatic NULL check is `!p` / `!ctx->req` (Open5GS): a candidate there, counted as the
   // same null check as `p == NULL`; elsewhere negations are only counted as equivalents.
   const operand =
-    nullCheckOperand(language, n) ?? (language === 'c' ? negationOperand(language, n) : null);
+    nullCheckOperand(language, n) ??
+    (language === 'c' ? (negationOperand(language, n) ?? cGuardOperand(n)) : null);
+  // a bare C name or field is a candidate only as a guard (above)
+  if (!operand && language === 'c' && (n.type === 'identifier' || n.type === 'field_expression'))
+    return null;
   if (operand) {
     const key = operandKey(language, operand);
     if (key === 'err' || key === 'e' || key === 'ok') {
@@ -274,16 +358,7 @@ function classify(
       return { kind: 'expression', key: leafTokens(n).join('') };
     }
     const opTokens = leafTokens(unparen(operand));
-    const variants =
-      language === 'c'
-        ? [
-            [...opTokens, '!=', 'NULL'],
-            [...opTokens, '==', 'NULL'],
-            ['NULL', '!=', ...opTokens],
-            ['NULL', '==', ...opTokens],
-            ['!', ...opTokens],
-          ]
-        : undefined;
+    const variants = language === 'c' ? cNullCheckVariants(opTokens) : undefined;
     return {
       kind: 'null_check',
       key,
@@ -314,6 +389,59 @@ export function isVacuous(p: { kind: PatternKind; key: string }): boolean {
   return false;
 }
 
+/** Whether a C `#if`/`#elif` condition is the literal 0 (dead code, `#if 0 ... #endif`). */
+function isDeadCondition(n: Node): boolean {
+  const c = n.childForFieldName('condition');
+  return !!c && /^\(?\s*0\s*\)?$/.test(c.text.trim());
+}
+
+const PREPROC_BRANCHES = new Set([
+  'preproc_if',
+  'preproc_elif',
+  'preproc_else',
+  'preproc_ifdef',
+  'preproc_elifdef',
+]);
+
+/**
+ * The code tokens of a C subtree ({@link leafTokens}) as the C checker sees them: preprocessor
+ * directive lines are not code (`#define`, `#include`, the `#if` line itself), and the branches of
+ * `#if 0` / `#elif 0` are dead code (their `#else` part is kept), so neither ever counts.
+ */
+export function cLiveTokens(node: Node): string[] {
+  const out: string[] = [];
+  const walk = (n: Node): void => {
+    if ((n.type === 'preproc_if' || n.type === 'preproc_elif') && isDeadCondition(n)) {
+      const alt = n.childForFieldName('alternative');
+      if (alt) walk(alt);
+      return;
+    }
+    if (PREPROC_BRANCHES.has(n.type)) {
+      const skip = new Set(
+        [n.childForFieldName('condition')?.id, n.childForFieldName('name')?.id].filter(
+          (x) => x !== undefined,
+        ),
+      );
+      for (const c of n.namedChildren) if (c && !skip.has(c.id)) walk(c);
+      return;
+    }
+    if (n.type.startsWith('preproc_')) return; // #define, #include, other directive lines
+    if (n.childCount === 0 || !containsPreproc(n)) {
+      out.push(...leafTokens(n));
+      return;
+    }
+    for (const c of n.children) if (c) walk(c);
+  };
+  walk(node);
+  return out;
+}
+
+function containsPreproc(n: Node): boolean {
+  if (n.type.startsWith('preproc_')) return true;
+  for (const c of n.namedChildren) if (c && containsPreproc(c)) return true;
+  return false;
+}
+
 const NOT_BEFORE = new Set(['.', '->']);
 const NOT_AFTER = new Set(['.', '->', '[', '(']);
 
@@ -341,7 +469,7 @@ export function countPattern(
 ): number {
   if (!body) return 0;
   if (language === 'c') {
-    const tokens = leafTokens(body);
+    const tokens = cLiveTokens(body);
     return (pattern.variants ?? []).reduce((s, v) => s + countSubsequence(tokens, v), 0);
   }
   let n = 0;

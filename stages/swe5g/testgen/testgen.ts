@@ -28,7 +28,8 @@ const settingsOf = (cfg: HasSwe5g): TestgenSettings =>
  */
 export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   name: 'swe5g.testgen',
-  version: 2,
+  // 3: C guards (truthiness, ogs_assert/ogs_expect_or_return), #if 0 and directive lines not code
+  version: 3,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:

@@ -43,9 +43,12 @@ import {
   selectTestDirs,
   testSpec,
   usesMakeStep,
+  type ExcludedSuite,
   type RegistryCommands,
   type TestSelection,
 } from '../harness/spec.js';
+import { mesonSelection } from '../build/c-env.js';
+import type { EnvironmentSpec } from '../registry.js';
 import {
   environmentalReason,
   fixRuns,
@@ -77,7 +80,7 @@ export interface Validated extends ValidatedInstance {
    */
   test_commands?: RegistryCommands;
   /** Suites the registry excludes (they need a service), with the reason: never run, never failing. */
-  excluded_suites?: { suite: string; reason: string }[];
+  excluded_suites?: ExcludedSuite[];
 }
 
 /** Everything validation needs besides the instance. */
@@ -183,10 +186,11 @@ export async function validateInstance(
   // and fails in another is flaky (listed, dropped), not a failure at the parent.
   const s1 = await run('parent_p2p', {}, s.test_repeats);
   if (s1.parsed.build_failures.length > 0) {
+    const errors = firstErrorLines(s1.stored.map((r) => `${r.stdout}\n${r.stderr}`).join('\n'));
     throw new SkipItem(
       'build_failed_at_parent',
-      `${res.instance_id}: ${s1.parsed.build_failures.join(', ')} do not build at the parent`,
-      { build_failures: s1.parsed.build_failures, step_logs },
+      `${res.instance_id}: ${s1.parsed.build_failures.join(', ')} do not build at the parent${errors.length ? `: ${errors.join(' | ')}` : ''}`,
+      { build_failures: s1.parsed.build_failures, first_errors: errors, step_logs },
     );
   }
   const parentRuns: ParsedRun[] = [s1.parsed];
@@ -328,7 +332,10 @@ export async function isRepo(dir: string): Promise<boolean> {
 function registryTests(
   cfg: HasSwe5g,
   configFile: string,
-): Map<string, { scope: 'touched' | 'repo'; commands: RegistryCommands }> {
+): Map<
+  string,
+  { scope: 'touched' | 'repo'; commands: RegistryCommands; environment?: EnvironmentSpec }
+> {
   const file = resolvePath(dirname(configFile), swe5gSettings(cfg).registry);
   if (!existsSync(file)) return new Map();
   return new Map(
@@ -340,12 +347,49 @@ function registryTests(
           ...(e.test.command ? { test: e.test.command } : {}),
           ...(e.test.build ? { build: e.test.build } : {}),
         },
+        ...(e.environment ? { environment: e.environment } : {}),
       },
     ]),
   );
 }
 
 export { selectTestDirs, testCommand, type RegistryCommands } from '../harness/spec.js';
+
+/**
+ * The harness's test selection of a registry `environment` (C, meson): its suites and tests, the
+ * excluded ones with their reasons, and the kept build (docs/environments.md) whose steps build
+ * only the selected tests and the objects of the fix's files (`patch`).
+ */
+export function registrySelection(env: EnvironmentSpec, patch: string): TestSelection {
+  const sel = mesonSelection(env, filesOfPatch(patch))!;
+  return {
+    ...(sel.suites.length ? { suites: sel.suites } : {}),
+    ...(sel.tests.length ? { tests: sel.tests } : {}),
+    exclude: env.excluded,
+    keptBuild: { setupOptions: sel.setupOptions, compile: sel.compile },
+  };
+}
+
+/**
+ * The first lines of a build log that say what failed (ninja `FAILED:`, compiler `error:`, meson
+ * `ERROR:`, linker `undefined reference`, `fatal error`, Go `cannot find`/`undefined:`), at most
+ * `max`, each cut to 300 characters; the last non-empty lines when none matches.
+ */
+export function firstErrorLines(log: string, max = 5): string[] {
+  const esc = String.fromCharCode(27); // terminal colour codes (meson, gcc) are not text
+  const lines = log.split('\n').map((l) =>
+    l
+      .split(esc)
+      .join('')
+      .replace(/\[[0-9;]*m/g, '')
+      .trimEnd(),
+  );
+  const re =
+    /^FAILED: |\b(error|ERROR|fatal error|undefined reference|cannot find|undefined:|No such file or directory|Dependency .* not found|not found or not usable)\b/;
+  const hits = lines.filter((l) => re.test(l) && !/^# command:/.test(l));
+  const pick = hits.length > 0 ? hits : lines.filter((l) => l.trim() !== '').slice(-max);
+  return pick.slice(0, max).map((l) => (l.length > 300 ? `${l.slice(0, 297)}...` : l));
+}
 export { overlayFor } from '../harness/apply.js';
 
 /**
@@ -355,8 +399,9 @@ export { overlayFor } from '../harness/apply.js';
 export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   name: 'swe5g.validate',
   // 2: test dirs are Go packages / source folders (packages.ts), not every touched dir;
-  // 3: repeats in fresh processes/containers (issue 21), the harness's step log format (issue 22)
-  version: 3,
+  // 3: repeats in fresh processes/containers (issue 21), the harness's step log format (issue 22);
+  // 4: C registry `environment`: kept-build steps over the selected tests, first error lines
+  version: 4,
   needs: ['swe5g.build', 'swe5g.testgen'],
   description:
     'Three-step validation: existing tests pass at the parent, F2P tests fail there and pass after the fix (3 runs).',
@@ -404,6 +449,9 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
       executor,
       settings,
       ...(reg ? { registryScope: reg.scope, registryCommands: reg.commands } : {}),
+      ...(reg?.environment
+        ? { registrySelection: registrySelection(reg.environment, item.input.resolved.patch) }
+        : {}),
       saveLog: (step, text) => ctx.artifact(`step_logs/${step}`, text, 'text/plain'),
       log: (m) => ctx.log(m),
       signal: ctx.signal,

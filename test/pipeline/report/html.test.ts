@@ -40,6 +40,30 @@ describe('report page helper', () => {
     ).rejects.toMatchObject({ code: 'chart_render_failed' });
   });
 
+  it('an empty table says so (and why, when told) instead of showing a bare header', async () => {
+    const html = await renderReportPage({
+      title: 't',
+      sections: [
+        {
+          title: 's',
+          blocks: [
+            {
+              kind: 'table',
+              caption: 'Table VI',
+              header: ['model', 'dP'],
+              rows: [],
+              empty: 'skills are off.',
+            },
+            { kind: 'table', header: ['a'], rows: [] },
+          ],
+        },
+      ],
+    });
+    expect(html).toContain('<p class="empty">Table VI: skills are off.</p>');
+    expect(html).toContain('<p class="empty">no rows.</p>');
+    expect(html).not.toContain('<th>model</th>');
+  });
+
   it('escapes text', () => {
     expect(escapeHtml(`<a href="x">&'`)).toBe('&lt;a href=&quot;x&quot;&gt;&amp;&#39;');
   });

@@ -51,6 +51,8 @@ function input(
       settings: {},
       profile: dataset.id === 'teleresiliencebench' ? 'default' : null,
       provenanceNotes: [],
+      sample: null,
+      models: { generator: [], targets: [] },
     },
     funnel: [
       {
@@ -70,7 +72,7 @@ function input(
 
 const swe5gRows = () =>
   swe5gInstances()
-    .map(swe5gRowOf)
+    .map((v) => swe5gRowOf(v, 'api'))
     .filter((r) => r !== null);
 const resilienceRows = () =>
   [
@@ -94,8 +96,8 @@ function frontMatterOf(card: string): Record<string, unknown> {
 describe('release folder', () => {
   it('leaves incomplete SWE-Bench 5G candidates out and the schema refuses them', () => {
     const all = swe5gInstances();
-    expect(all.map(swe5gRowOf).filter((r) => r === null)).toHaveLength(1);
-    const bad = { ...swe5gRowOf(all[0]!)!, problem_statement: '' };
+    expect(all.map((v) => swe5gRowOf(v, 'api')).filter((r) => r === null)).toHaveLength(1);
+    const bad = { ...swe5gRowOf(all[0]!, 'api')!, problem_statement: '' };
     expect(() => planRelease(input(swe5gDataset as never, [bad], '1.0.0'))).toThrow(
       /problem_statement is empty/,
     );

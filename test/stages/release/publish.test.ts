@@ -37,6 +37,8 @@ function release(
       settings: {},
       profile: null,
       provenanceNotes: [],
+      sample: null,
+      models: { generator: [], targets: [] },
     },
     funnel: [],
     licenseEvidence: () => 'e',
@@ -49,7 +51,7 @@ function release(
 
 const baseRows = () =>
   swe5gInstances()
-    .map(swe5gRowOf)
+    .map((v) => swe5gRowOf(v, 'api'))
     .filter((r) => r !== null);
 
 async function caught(p: Promise<unknown>): Promise<TelebenchError> {
@@ -85,7 +87,7 @@ describe('publish to a local Hub', () => {
     const big = validated('free5gc/nrf', 500, {
       patch: `diff --git a/x b/x\n+${'y'.repeat(10.5 * 1024 * 1024)}\n`,
     });
-    release(state, '1.0.0', [...baseRows(), swe5gRowOf(big)!]);
+    release(state, '1.0.0', [...baseRows(), swe5gRowOf(big, 'api')!]);
     release(
       state,
       '1.1.0',

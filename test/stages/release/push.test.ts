@@ -35,7 +35,7 @@ async function tiny(name: string, mark: string): Promise<void> {
 }
 
 const rowWith = (image: string): Swe5gRow => ({
-  ...swe5gRowOf(validated('free5gc/amf', 161))!,
+  ...swe5gRowOf(validated('free5gc/amf', 161), 'api')!,
   image_name: image,
 });
 

@@ -28,6 +28,7 @@ beforeAll(async () => {
   const res = await resolveFixture(fx, state);
   row = swe5gRowOf(
     validatedFixture(res, fx.testgen, { FAIL_TO_PASS: [GO_F2P], PASS_TO_PASS: GO_P2P }),
+    'git',
   )!;
   writeFileSync(join(root, 'config.yaml'), 'version: 1\n');
 });

@@ -45,6 +45,7 @@ beforeAll(async () => {
       FAIL_TO_PASS: [GO_F2P, GO_EXACT_F2P],
       PASS_TO_PASS: GO_P2P,
     }),
+    'git',
   )!;
   baseTree = join(root, 'base');
   await exportCleanRepo(mirrorPath(state, res.repo), res.base_commit, baseTree);

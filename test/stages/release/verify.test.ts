@@ -53,6 +53,7 @@ function rowOf(fx: Fixture, state: string): Swe5gRow {
       version: '1.21',
       image_recipe: 'go',
     }),
+    'git',
   )!;
 }
 
@@ -154,6 +155,7 @@ describe('verify with the local executor', () => {
         test_patch: [test_patch, f2p_test_patch].join(''),
         image_recipe: 'go',
       }),
+      'git',
     )!;
     expect(rowTestDirs(row, entry, { test_scope: 'registry' })).toEqual(validation);
     expect(rowTestDirs(row, entry, { test_scope: 'repo' })).toBe('all');
@@ -187,6 +189,8 @@ describe('verify with the local executor', () => {
         settings: {},
         profile: null,
         provenanceNotes: [],
+        sample: null,
+        models: { generator: [], targets: [] },
       },
       funnel: [],
       licenseEvidence: () => 'e',

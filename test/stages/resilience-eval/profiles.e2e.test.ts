@@ -15,6 +15,8 @@ import { EmbeddedProvider } from '../../../pipeline/providers/llm/embedded.js';
 import { ollamaCut } from '../../../pipeline/providers/llm/truncation.js';
 import type { ChatRequest } from '../../../pipeline/providers/llm/types.js';
 import { ROOT, runCli, runPipelineCli } from '../../fixtures/cli.js';
+import { chatRequest, type FlatRequest } from '../../fixtures/chat-request.js';
+import { hasWarning } from '../../../pipeline/providers/llm/types.js';
 
 describe('ollamaCut (the published run: Ollama truncation, then its context shift)', () => {
   it('keeps the first 4 tokens and the tail, hand-computed', () => {
@@ -36,14 +38,15 @@ const LONG = Array.from(
   { length: 70 },
   (_, i) => `Sentence ${i + 1} says the timer in the radio link is stable.`,
 ).join(' ');
-const ask = (content: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
-  model: SMOLLM2_NAME,
-  messages: [{ role: 'user', content }],
-  temperature: 0,
-  numCtx: 256,
-  maxTokens: 24,
-  ...extra,
-});
+const ask = (content: string, extra: Partial<FlatRequest> = {}): ChatRequest =>
+  chatRequest({
+    model: SMOLLM2_NAME,
+    messages: [{ role: 'user', content }],
+    temperature: 0,
+    numCtx: 256,
+    maxTokens: 24,
+    ...extra,
+  });
 
 describe('embedded runtime (SmolLM2) honours both profiles', () => {
   let dir: string;
@@ -71,8 +74,8 @@ describe('embedded runtime (SmolLM2) honours both profiles', () => {
     const r = await provider.chat(
       ask(`${LONG} What is stable?`, { truncatePrompt: true, contextShift: true }),
     );
-    expect(r.promptTruncated).toBe(true);
-    expect(r.contextShifted).toBe(true);
+    expect(hasWarning(r, 'prompt-truncated')).toBe(true);
+    expect(hasWarning(r, 'context-shifted')).toBe(true);
     expect(r.promptTokens).toBe(256); // what Ollama reported for a cut prompt: the window
     expect(r.outputTokens).toBeGreaterThan(0);
     expect(r.outputTokens).toBeLessThanOrEqual(24);
@@ -81,7 +84,7 @@ describe('embedded runtime (SmolLM2) honours both profiles', () => {
     const short = await provider.chat(
       ask('What is 2 + 3?', { truncatePrompt: true, contextShift: true }),
     );
-    expect(short.promptTruncated).toBe(false);
+    expect(hasWarning(short, 'prompt-truncated')).toBe(false);
     expect(short.promptTokens).toBeLessThan(256);
   });
 
@@ -91,9 +94,9 @@ describe('embedded runtime (SmolLM2) honours both profiles', () => {
     const r = await provider.chat(
       ask(prompt, { numCtx: 96, maxTokens: 100, truncatePrompt: true, contextShift: true }),
     );
-    expect(r.promptTruncated).toBe(false);
+    expect(hasWarning(r, 'prompt-truncated')).toBe(false);
     expect(r.promptTokens! + r.outputTokens!).toBeGreaterThan(96);
-    expect(r.contextShifted).toBe(true);
+    expect(hasWarning(r, 'context-shifted')).toBe(true);
     expect(r.content).toMatch(/^1, 2, 3, 4, 5/);
     // without the shift the answer stops at the window (length), never past it
     const stopped = await provider.chat(
@@ -101,7 +104,7 @@ describe('embedded runtime (SmolLM2) honours both profiles', () => {
     );
     expect(stopped.promptTokens! + stopped.outputTokens!).toBe(96);
     expect(stopped.doneReason).toBe('length');
-    expect(stopped.contextShifted).toBe(false);
+    expect(hasWarning(stopped, 'context-shifted')).toBe(false);
   });
 });
 

@@ -6,14 +6,24 @@ import { join, resolve } from 'node:path';
 import { scoreFiles } from '../../../stages/resilience-eval/score.js';
 import { readEvalInstances } from '../../../stages/resilience-eval/eval-instance.js';
 import { DISCRETE_SUBSETS } from '../../../stages/resilience-eval/metrics.js';
-import { dataRoot } from '../../fixtures/data-root.js';
+import { realDataRoot } from '../../fixtures/real-data.js';
 
-// The published experiment files and instances (real data under $TELEBENCH_DATA_ROOT, never copied).
-const DATA = dataRoot('teleresiliencebench');
+// The published experiment files and instances (real data found like the product finds it, never
+// copied: test/fixtures/real-data.ts).
+const MODELS = ['gemma4_31b', 'nemotron-3-nano_4b'];
+const DATA = join(
+  await realDataRoot(
+    'teleresiliencebench/AuxiliaryBenchmark.json',
+    ...MODELS.flatMap((m) =>
+      ['main', 'aux'].map((f) => `teleresiliencebench/experiments/${m}/${f}.jsonl`),
+    ),
+  ),
+  'teleresiliencebench',
+);
 const EXP = join(DATA, 'experiments');
 const ROOT = resolve(import.meta.dirname, '../../..');
 
-// The shared data's README and the paper's Table I: published per-subset and macro CFR (Table I), TeleMath CR%.
+// The paper's Table I and the data's README: published per-subset and macro CFR (Table I), TeleMath CR%.
 const PUBLISHED = {
   'gemma4:31b': {
     teleqna: 32.9,

@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { realDataRoot } from '../../fixtures/real-data.js';
 import {
   halfTrace,
   lastReferenceSentenceEnd,
@@ -8,10 +9,11 @@ import {
   stripTrailingFinalAnswer,
 } from '../../../stages/resilience/half-trace.js';
 import { encodeCl100k, decodeCl100k } from '../../../pipeline/providers/tokenizer/cl100k.js';
-import { dataRoot } from '../../fixtures/data-root.js';
 
-// The published TeleMath instances (real data under $TELEBENCH_DATA_ROOT, never copied).
-const AUX = join(dataRoot('teleresiliencebench'), 'AuxiliaryBenchmark.json');
+// The published TeleMath instances (real data found like the product finds it, never copied:
+// test/fixtures/real-data.ts).
+const AUX_FILE = 'teleresiliencebench/AuxiliaryBenchmark.json';
+const AUX = join(await realDataRoot(AUX_FILE), AUX_FILE);
 
 describe('HalfTrace on hand-made traces (exact cuts)', () => {
   it('cuts at the last sentence end before the token midpoint', () => {

@@ -1,4 +1,4 @@
-import { describe, it, expect } from 'vitest';
+import { describe, it, expect, beforeAll } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { readRows, normaliseRows } from '../../../stages/resilience/adapters.js';
@@ -13,13 +13,13 @@ import { renderOptions } from '../../../stages/resilience/prompts.js';
 import { resilienceConfigSchema } from '../../../stages/resilience/config.js';
 import { parseConfigText } from '../../../pipeline/config/load.js';
 import { ConfigError } from '../../../pipeline/errors.js';
-import { dataRoot } from '../../fixtures/data-root.js';
+import { realDataRoot } from '../../fixtures/real-data.js';
 
-const DATA = dataRoot();
 const CONFIG = resolve(import.meta.dirname, '../../../config/default.yaml');
 
-function subset(entry: Record<string, unknown>): ResolvedSubset {
-  return resolveEntry(subsetEntrySchema.parse(entry), DATA, 'test_{subset}.json');
+/** An entry resolved under `root` (the real data root, or a folder nobody reads for inline rows). */
+function subset(entry: Record<string, unknown>, root = resolve(CONFIG, '..')): ResolvedSubset {
+  return resolveEntry(subsetEntrySchema.parse(entry), root, 'test_{subset}.json');
 }
 
 function run(entry: Record<string, unknown>, text: string, file = 'f.json') {
@@ -147,7 +147,15 @@ describe('ot-lite shapes', () => {
   });
 });
 
-describe('local sources from ../shared/data', () => {
+describe('local sources: the published ORAN-Bench-13K and srsRANBench files', () => {
+  // found like the product finds them (test/fixtures/real-data.ts)
+  let DATA = '';
+  beforeAll(async () => {
+    DATA = await realDataRoot(
+      ...['fin_E', 'fin_M', 'fin_H'].map((f) => `oran-bench-13k/${f}.json`),
+      'srsranbench/srsRANBench.json',
+    );
+  });
   const entry = (file: string, difficulty?: string) => ({
     name: file
       .toLowerCase()
@@ -168,7 +176,7 @@ describe('local sources from ../shared/data', () => {
       ['fin_M.json', 'medium', 9570],
       ['fin_H.json', 'hard', 3243],
     ] as const) {
-      const s = subset(entry(file, difficulty));
+      const s = subset(entry(file, difficulty), DATA);
       const path = resolve(DATA, 'oran-bench-13k', file);
       const read = readRows(readFileSync(path, 'utf8'), 'auto', path);
       expect(read.rows).toHaveLength(rows);
@@ -195,7 +203,7 @@ describe('local sources from ../shared/data', () => {
 
   it('a known bad row is reported with its file and row number', () => {
     const path = resolve(DATA, 'oran-bench-13k/fin_H.json');
-    const s = subset(entry('fin_H.json', 'hard'));
+    const s = subset(entry('fin_H.json', 'hard'), DATA);
     const n = normaliseRows(s, readRows(readFileSync(path, 'utf8'), 'auto', path).rows, path);
     expect(n.rejected.find((r) => r.row === 411)).toMatchObject({
       reason: 'no_options',
@@ -209,13 +217,16 @@ describe('local sources from ../shared/data', () => {
   });
 
   it('srsRANBench (GitHub, 1502 rows) keeps its own source name, never ot-lite', () => {
-    const s = subset({
-      name: 'srsranbench',
-      source: 'srsranbench',
-      adapter: 'gajjar-jsonl',
-      file: 'srsranbench/srsRANBench.json',
-      sub_benchmark: 'srsranbench-github',
-    });
+    const s = subset(
+      {
+        name: 'srsranbench',
+        source: 'srsranbench',
+        adapter: 'gajjar-jsonl',
+        file: 'srsranbench/srsRANBench.json',
+        sub_benchmark: 'srsranbench-github',
+      },
+      DATA,
+    );
     const path = s.path!;
     const out = buildSubset(
       s,

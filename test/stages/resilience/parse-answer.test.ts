@@ -9,7 +9,7 @@ import {
   ANSWER_RULES,
 } from '../../../stages/resilience/parse-answer.js';
 import { numbersMatch, pythonFloatRepr, parseNumber } from '../../../stages/resilience/numbers.js';
-import { dataRoot } from '../../fixtures/data-root.js';
+import { realDataRoot } from '../../fixtures/real-data.js';
 
 const opts = [
   'Valid Timing Advance (TA)',
@@ -154,10 +154,12 @@ describe('numeric answer parser and tolerance', () => {
     expect(firstNumber('about 7 × 10^3 bits')).toBe(7000);
   });
 
-  it('prints all 154 published TeleMath answers exactly as the authors did', () => {
-    const rows = JSON.parse(
-      readFileSync(join(dataRoot('teleresiliencebench'), 'AuxiliaryBenchmark.json'), 'utf8'),
-    ) as { correct_answer: string; incorrect_answer: string }[];
+  it('prints all 154 published TeleMath answers exactly as the authors did', async () => {
+    const file = 'teleresiliencebench/AuxiliaryBenchmark.json';
+    const rows = JSON.parse(readFileSync(join(await realDataRoot(file), file), 'utf8')) as {
+      correct_answer: string;
+      incorrect_answer: string;
+    }[];
     const texts = rows.flatMap((r) => [r.correct_answer, r.incorrect_answer]);
     expect(texts).toHaveLength(154);
     for (const t of texts) expect(pythonFloatRepr(Number(t))).toBe(t);

@@ -1,7 +1,8 @@
 /**
  * Local sources without a configured data root: `<state>/data` filled once from a local HTTP
- * server laid out like raw.githubusercontent.com (real srsRANBench bytes from ../shared/data when
- * present, else a small JSON Lines file), `$TELEBENCH_DATA_ROOT` honoured, unreachable URL named.
+ * server laid out like raw.githubusercontent.com (serving the real srsRANBench bytes, found by
+ * test/fixtures/real-data.ts), `$TELEBENCH_DATA_ROOT` honoured, unreachable URL named; and
+ * findDataRoot, the lookup the tests' real data goes through (env, beside the checkout, download).
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createServer, type Server } from 'node:http';
@@ -9,10 +10,16 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ensureSourceFile, readSourceRecord } from '../../../stages/resilience/sources.js';
+import {
+  CHECKOUT_DATA_DIR,
+  ensureSourceFile,
+  findDataRoot,
+  readSourceRecord,
+} from '../../../stages/resilience/sources.js';
+import { realDataRoot } from '../../fixtures/real-data.js';
 import {
   DATA_ROOT_ENV,
   SOURCE_FILES,
@@ -20,12 +27,9 @@ import {
   loadSubsets,
 } from '../../../stages/resilience/subsets.js';
 import { resilienceConfigSchema } from '../../../stages/resilience/config.js';
-import { dataRoot } from '../../fixtures/data-root.js';
 
-const SHARED = join(dataRoot('srsranbench'), 'srsRANBench.json');
-const BODY = existsSync(SHARED)
-  ? readFileSync(SHARED)
-  : Buffer.from('["Q?", ["1. a", "2. b"], "1"]\n');
+const SRSRAN = 'srsranbench/srsRANBench.json';
+const BODY = readFileSync(join(await realDataRoot(SRSRAN), SRSRAN));
 const CONFIG = resolve(import.meta.dirname, '../../../config/default.yaml');
 
 let server: Server;
@@ -109,6 +113,72 @@ describe('local sources downloaded into <state>/data', () => {
       if (saved === undefined) delete process.env[DATA_ROOT_ENV];
       else process.env[DATA_ROOT_ENV] = saved;
     }
+  });
+});
+
+describe('findDataRoot: the real data of tests and benchmarks, found like the product finds it', () => {
+  const file = SRSRAN;
+  const layout = (root: string) => {
+    mkdirSync(join(root, 'srsranbench'), { recursive: true });
+    writeFileSync(join(root, file), BODY);
+    return root;
+  };
+
+  it('$TELEBENCH_DATA_ROOT first, then the folder beside the checkout, else a download into the cache', async () => {
+    const top = mkdtempSync(join(dir, 'find-'));
+    const checkout = join(top, 'checkout');
+    mkdirSync(checkout);
+    const cacheDir = join(top, 'cache', 'data');
+    const envRoot = layout(join(top, 'env'));
+    const opts = { checkout, cacheDir, urlBase: base, env: { [DATA_ROOT_ENV]: envRoot } };
+    const n = requests.length;
+    expect(await findDataRoot([file], opts)).toEqual({ root: envRoot, via: 'env' });
+    // nothing beside the checkout: downloaded once from the publisher's URL, then reused
+    expect(await findDataRoot([file], { ...opts, env: {} })).toEqual({
+      root: cacheDir,
+      via: 'download',
+    });
+    expect(readFileSync(join(cacheDir, file)).equals(BODY)).toBe(true);
+    expect(readSourceRecord(join(cacheDir, file))?.url).toBe(`${base}/${SOURCE_FILES[file]}`);
+    expect(requests.length).toBe(n + 1);
+    await findDataRoot([file], { ...opts, env: {} });
+    expect(requests.length).toBe(n + 1);
+    const beside = layout(resolve(checkout, CHECKOUT_DATA_DIR));
+    expect(await findDataRoot([file], { ...opts, env: {} })).toEqual({
+      root: beside,
+      via: 'checkout',
+    });
+  });
+
+  it('without the data and without the publisher: one message saying how to provide it', async () => {
+    const top = mkdtempSync(join(dir, 'none-'));
+    const empty = join(top, 'empty');
+    mkdirSync(empty);
+    const cacheDir = join(top, 'cache', 'data');
+    const aux = 'teleresiliencebench/AuxiliaryBenchmark.json';
+    const ways = [`set $${DATA_ROOT_ENV} to a folder holding ${aux}`, CHECKOUT_DATA_DIR, base];
+    const offline = findDataRoot([aux], { checkout: top, cacheDir, urlBase: base, env: {} });
+    await expect(offline).rejects.toMatchObject({ code: 'data_missing' });
+    const msg = ((await offline.catch((e: unknown) => e)) as Error).message;
+    expect(msg).toContain(
+      `${aux} is not in ${resolve(top, CHECKOUT_DATA_DIR)}, and ${base}/${SOURCE_FILES[aux]} could not be downloaded (HTTP 404 Not Found). Provide`,
+    );
+    expect(msg).not.toContain('--retry-failed');
+    for (const w of ways) expect(msg).toContain(w);
+    expect(existsSync(join(cacheDir, aux))).toBe(false);
+    // a data root that lacks the file is named; nothing falls through behind the user's back
+    const env = { [DATA_ROOT_ENV]: empty };
+    const wrong = findDataRoot([aux], { checkout: top, cacheDir, urlBase: base, env });
+    await expect(wrong).rejects.toThrow(
+      `$${DATA_ROOT_ENV} is ${empty}, which has no ${aux}. Provide`,
+    );
+  });
+
+  it('every published file is found under one root, laid out as SOURCE_FILES names it', async () => {
+    const files = Object.keys(SOURCE_FILES);
+    expect(files).toContain('teleresiliencebench/experiments/gemma4_31b/main.jsonl');
+    const root = await realDataRoot(...files);
+    for (const f of files) expect(readFileSync(join(root, f)).length).toBeGreaterThan(500);
   });
 });
 

@@ -20,6 +20,7 @@ import { LlmPool } from '../../../../pipeline/providers/llm/pool.js';
 import { parseConfigText } from '../../../../pipeline/config/load.js';
 import { startLlmServer, type LlmServer } from '../../../servers/llm-server.js';
 import type { ChatRequest } from '../../../../pipeline/providers/llm/types.js';
+import { chatRequest, type FlatRequest } from '../../../fixtures/chat-request.js';
 
 const MODEL = 'qwen3.5:2b';
 const OLLAMA_SCOPE = { provider: 'ollama', modelDigest: 'a'.repeat(64) };
@@ -31,14 +32,15 @@ const fast = (kind: 'ollama' | 'openai-compatible', base_url: string, extra = {}
   max_backoff_ms: 20,
   ...extra,
 });
-const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
-  model: MODEL,
-  messages: [{ role: 'user', content: text }],
-  think: true,
-  temperature: 0,
-  numCtx: 4096,
-  ...extra,
-});
+const ask = (text: string, extra: Partial<FlatRequest> = {}): ChatRequest =>
+  chatRequest({
+    model: MODEL,
+    messages: [{ role: 'user', content: text }],
+    think: true,
+    temperature: 0,
+    numCtx: 4096,
+    ...extra,
+  });
 
 describe('response cache in the store', () => {
   let server: LlmServer;

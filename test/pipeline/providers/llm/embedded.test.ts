@@ -21,15 +21,18 @@ import type { TelebenchEvent } from '../../../../pipeline/events.js';
 import type { ChatRequest } from '../../../../pipeline/providers/llm/types.js';
 import { SMOLLM2_NAME, SMOLLM2_SHA256, smollm2Path } from '../../../fixtures/smollm2.js';
 import { smollm2Provider } from '../../../fixtures/smollm2-provider.js';
+import { chatRequest, type FlatRequest } from '../../../fixtures/chat-request.js';
+import { hasWarning } from '../../../../pipeline/providers/llm/types.js';
 
-const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
-  model: SMOLLM2_NAME,
-  messages: [{ role: 'user', content: text }],
-  temperature: 0,
-  numCtx: 1024,
-  maxTokens: 48,
-  ...extra,
-});
+const ask = (text: string, extra: Partial<FlatRequest> = {}): ChatRequest =>
+  chatRequest({
+    model: SMOLLM2_NAME,
+    messages: [{ role: 'user', content: text }],
+    temperature: 0,
+    numCtx: 1024,
+    maxTokens: 48,
+    ...extra,
+  });
 
 const QUESTIONS = [
   'What is 2 + 3? End with "Final Answer: <n>".',
@@ -84,7 +87,7 @@ describe('embedded provider (SmolLM2-135M, node-llama-cpp)', () => {
     expect(r.content.trim().length).toBeGreaterThan(0);
     expect(r.doneReason).toBe('stop');
     expect(r.budgetExhausted).toBe(false);
-    expect(r.promptTruncated).toBe(false);
+    expect(hasWarning(r, 'prompt-truncated')).toBe(false);
     expect(r.endpoint).toBe(`embedded:${SMOLLM2_NAME}`);
     // The prompt as SmolLM2's own template renders it (its default system prompt included; the
     // template adds no BOS), tokenized independently with special tokens.

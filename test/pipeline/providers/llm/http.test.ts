@@ -84,7 +84,9 @@ describe('retry policy over real HTTP', () => {
       script: [{ status: 400, error: '"qwen3.5:2b" does not support thinking' }],
     });
     const p = new OllamaProvider({ baseUrl: server.url, http: { retries: 3, minBackoffMs: 5 } });
-    const err = (await p.chat({ ...ask, think: true }).catch((e: unknown) => e)) as TelebenchError;
+    const err = (await p
+      .chat({ ...ask, providerOptions: { ollama: { think: true } } })
+      .catch((e: unknown) => e)) as TelebenchError;
     expect(err.code).toBe('llm_request_rejected');
     expect(err.tier).toBe('config');
     expect(err.message).toContain('does not support thinking');

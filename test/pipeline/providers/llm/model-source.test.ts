@@ -116,7 +116,7 @@ describe('model resolution', () => {
       messages: [{ role: 'user', content: 'Say hello.' }],
       temperature: 0,
       maxTokens: 8,
-      numCtx: 512,
+      providerOptions: { embedded: { numCtx: 512 } },
     });
     expect(answer.outputTokens).toBeGreaterThan(0);
     await provider.close();

@@ -8,16 +8,19 @@ import { BlobStore } from '../../../../pipeline/store/blobs.js';
 import { startLlmServer, type LlmServer } from '../../../servers/llm-server.js';
 import type { ChatRequest } from '../../../../pipeline/providers/llm/types.js';
 import type { TelebenchEvent } from '../../../../pipeline/events.js';
+import { chatRequest, type FlatRequest } from '../../../fixtures/chat-request.js';
+import { hasWarning } from '../../../../pipeline/providers/llm/types.js';
 
 const MODEL = 'qwen3.5:2b';
 const FAST = { idleTimeoutMs: 2000, minBackoffMs: 5, maxBackoffMs: 20, retries: 3 };
-const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
-  model: MODEL,
-  messages: [{ role: 'user', content: text }],
-  think: true,
-  temperature: 0,
-  ...extra,
-});
+const ask = (text: string, extra: Partial<FlatRequest> = {}): ChatRequest =>
+  chatRequest({
+    model: MODEL,
+    messages: [{ role: 'user', content: text }],
+    think: true,
+    temperature: 0,
+    ...extra,
+  });
 
 async function expectError(p: Promise<unknown>): Promise<TelebenchError> {
   try {
@@ -53,7 +56,7 @@ describe('OllamaProvider against the scripted server', () => {
     expect(r.doneReason).toBe('stop');
     expect(r.promptTokens).toBeGreaterThan(2);
     expect(r.outputTokens).toBeGreaterThan(5);
-    expect(r.promptTruncated).toBe(false);
+    expect(hasWarning(r, 'prompt-truncated')).toBe(false);
     expect(r.budgetExhausted).toBe(false);
     expect(r.cached).toBe(false);
     expect(r.endpoint).toBe(server.url);
@@ -108,7 +111,7 @@ describe('OllamaProvider against the scripted server', () => {
       ask('short question', { numCtx: 1024 }),
     );
     expect(r.promptTokens).toBe(1024);
-    expect(r.promptTruncated).toBe(true);
+    expect(hasWarning(r, 'prompt-truncated')).toBe(true);
   });
 
   // The scripted model splits digits one per token (like Qwen); cl100k groups three. A table of
@@ -136,7 +139,7 @@ describe('OllamaProvider against the scripted server', () => {
     const r = await p.chat(ask(numberTable, { numCtx: 1024 }));
     expect(r.promptTokensLocal!).toBeLessThan(1024 / 1.15 - 32);
     expect(r.promptTokens).toBe(1024);
-    expect(r.promptTruncated).toBe(true);
+    expect(hasWarning(r, 'prompt-truncated')).toBe(true);
   });
 
   it('a v0.30-style count of num_ctx - 1 is flagged too (default slack 1)', async () => {
@@ -144,7 +147,7 @@ describe('OllamaProvider against the scripted server', () => {
     const r = await new OllamaProvider({ baseUrl: server.url, http: FAST }).chat(
       ask('q', { numCtx: 2048 }),
     );
-    expect(r.promptTruncated).toBe(true);
+    expect(hasWarning(r, 'prompt-truncated')).toBe(true);
   });
 
   it('sends truncate: false and shift: false; an answer reaching the window stops with length', async () => {
@@ -155,7 +158,7 @@ describe('OllamaProvider against the scripted server', () => {
     expect(r.doneReason).toBe('length');
     expect(r.budgetExhausted).toBe(true);
     expect(r.promptTokens! + r.outputTokens!).toBe(256);
-    expect(r.contextShifted).toBe(false);
+    expect(hasWarning(r, 'context-shifted')).toBe(false);
   });
 
   it('contextShift: true lets the server slide the window, and the result says so', async () => {
@@ -165,7 +168,7 @@ describe('OllamaProvider against the scripted server', () => {
     expect(server.chatRequests()[0]!.body).toMatchObject({ shift: true });
     expect(r.doneReason).toBe('stop');
     expect(r.content).toBe('Final Answer: 1');
-    expect(r.contextShifted).toBe(true);
+    expect(hasWarning(r, 'context-shifted')).toBe(true);
   });
 
   it('truncatePrompt (paper profiles): an over-long prompt is sent, Ollama cuts it, and it is flagged', async () => {
@@ -179,10 +182,10 @@ describe('OllamaProvider against the scripted server', () => {
     expect(server.chatRequests()[0]!.body).toMatchObject({ truncate: true, shift: true });
     // current Ollama keeps about half the window, so its count is under it: the estimate flags it
     expect(r.promptTokens!).toBeLessThan(255);
-    expect(r.promptTruncated).toBe(true);
+    expect(hasWarning(r, 'prompt-truncated')).toBe(true);
     // a prompt that fits is not flagged
     const short = await p.chat(ask('q', { numCtx: 256, truncatePrompt: true }));
-    expect(short.promptTruncated).toBe(false);
+    expect(hasWarning(short, 'prompt-truncated')).toBe(false);
   });
 
   it('text without digits: the server count equals the local estimate, well under the window', async () => {
@@ -191,7 +194,7 @@ describe('OllamaProvider against the scripted server', () => {
       ask('Which network function handles mobility management in 5GC?', { numCtx: 2048 }),
     );
     expect(r.promptTokens).toBe(r.promptTokensLocal);
-    expect(r.promptTruncated).toBe(false);
+    expect(hasWarning(r, 'prompt-truncated')).toBe(false);
   });
 
   it('refuses to send a prompt that cannot fit num_ctx (prompt_too_long, tier content)', async () => {
@@ -209,7 +212,7 @@ describe('OllamaProvider against the scripted server', () => {
       ask('a question of a few words', { numCtx: 2048 }),
     );
     expect(r.promptTokens).toBeNull();
-    expect(r.promptTruncated).toBe(false);
+    expect(hasWarning(r, 'prompt-truncated')).toBe(false);
     expect(r.promptTokensLocal).toBeGreaterThan(5);
   });
 
@@ -221,7 +224,7 @@ describe('OllamaProvider against the scripted server', () => {
     const first = await p.chat(q);
     const second = await p.chat(q);
     expect(second.promptTokens!).toBeLessThan(first.promptTokens!);
-    expect(second.promptTruncated).toBe(false);
+    expect(hasWarning(second, 'prompt-truncated')).toBe(false);
     expect(second.promptTokensLocal).toBe(first.promptTokensLocal);
   });
 
@@ -359,9 +362,10 @@ describe('OllamaProvider against the scripted server', () => {
 
   it('/api/ps reports size_vram of loaded models', async () => {
     const p = new OllamaProvider({ baseUrl: server.url, http: FAST });
-    expect(await p.loadedModels()).toEqual([]);
+    expect(await p.psModels()).toEqual([]);
     await p.chat(ask('q'));
-    const ps = await p.loadedModels();
+    expect(await p.loadedModels()).toEqual([{ endpoint: p.endpoint, models: await p.psModels() }]);
+    const ps = await p.psModels();
     expect(ps).toHaveLength(1);
     expect(ps[0]!.name).toBe(MODEL);
     expect(ps[0]!.sizeVram).toBeGreaterThan(0);

@@ -4,17 +4,20 @@ import { PreflightError, TelebenchError } from '../../../../pipeline/errors.js';
 import { startLlmServer, type LlmServer } from '../../../servers/llm-server.js';
 import type { ChatRequest } from '../../../../pipeline/providers/llm/types.js';
 import type { TelebenchEvent } from '../../../../pipeline/events.js';
+import { chatRequest, type FlatRequest } from '../../../fixtures/chat-request.js';
+import { hasWarning } from '../../../../pipeline/providers/llm/types.js';
 
 const MODEL = 'qwen3.5:2b';
 const FAST = { idleTimeoutMs: 2000, minBackoffMs: 5, maxBackoffMs: 20, retries: 3 };
 const NO_KEY = {};
-const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
-  model: MODEL,
-  messages: [{ role: 'user', content: text }],
-  think: true,
-  temperature: 0,
-  ...extra,
-});
+const ask = (text: string, extra: Partial<FlatRequest> = {}): ChatRequest =>
+  chatRequest({
+    model: MODEL,
+    messages: [{ role: 'user', content: text }],
+    think: true,
+    temperature: 0,
+    ...extra,
+  });
 
 async function expectError(p: Promise<unknown>): Promise<TelebenchError> {
   try {
@@ -134,7 +137,7 @@ describe('OpenAiCompatibleProvider against the scripted server', () => {
   it('usage at the configured context length flags promptTruncated', async () => {
     server.enqueue({ content: 'x', promptEvalCount: 4096 });
     const r = await provider({ contextLength: 4096 }).chat(ask('q'));
-    expect(r.promptTruncated).toBe(true);
+    expect(hasWarning(r, 'prompt-truncated')).toBe(true);
   });
 
   it('refuses locally a prompt over the configured context length; a server 400 about context length is prompt_too_long too', async () => {

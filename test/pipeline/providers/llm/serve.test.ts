@@ -55,7 +55,10 @@ describe('serve-model: OpenAI-compatible endpoint over the embedded runtime', ()
     const info = await client(true).preflight(SMOLLM2_NAME);
     expect(info.serverVersion).toContain('telebench-serve-model node-llama-cpp 3.21.1');
     expect(info.serverVersion).toContain(`sha256:${SMOLLM2_SHA256}`);
-    const direct = await provider.chat(ask(QUESTION, { numCtx: 1024 }));
+    const direct = await provider.chat({
+      ...ask(QUESTION),
+      providerOptions: { embedded: { numCtx: 1024 } },
+    });
     const streamed = await client(true).chat(ask(QUESTION));
     const whole = await client(false).chat(ask(QUESTION));
     for (const r of [streamed, whole]) {

@@ -58,7 +58,7 @@ describe('scripted server as a standalone process (for pipeline runs without a m
     const standIn = await p.chat({
       model: 'qwen3.5:2b',
       messages: [{ role: 'user', content: q }],
-      think: true,
+      providerOptions: { ollama: { think: true }, embedded: { think: true } },
     });
     const n = Number(/Final Answer: (\d+)/.exec(standIn.content)?.[1]);
     expect([1, 2, 3, 4]).toContain(n);

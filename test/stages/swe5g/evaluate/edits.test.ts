@@ -30,16 +30,37 @@ const block = (file: string, search: string, replace: string): string =>
   `${file}\n\`\`\`go\n<<<<<<< SEARCH\n${search}\n=======\n${replace}\n>>>>>>> REPLACE\n\`\`\`\n`;
 
 describe('SEARCH/REPLACE parsing', () => {
-  it('reads path, search and replace of fenced blocks and reuses the previous path', () => {
-    const answer = `I will fix it.\n\n${block('ngap/handler.go', 'a', 'b')}\nand\n\n\`\`\`go\n<<<<<<< SEARCH\nc\n=======\nd\n>>>>>>> REPLACE\n\`\`\``;
+  it('reads path, search and replace of fenced blocks; a block without a path reuses the previous file', () => {
+    const answer = `I will fix it.\n\n${block('ngap/handler.go', '\treturn req.Name', '\treturn req.Name + "!"')}\nand\n\n\`\`\`go\n<<<<<<< SEARCH\n\treturn req.Name + "!"\n=======\n\treturn req.Name + "?"\n>>>>>>> REPLACE\n\`\`\``;
     const p = parseEditBlocks(answer);
     expect(p.malformed).toEqual([]);
+    expect(p.files).toEqual(['ngap/handler.go']);
     expect(p.blocks).toEqual([
-      { index: 1, file: 'ngap/handler.go', search: 'a', replace: 'b' },
-      { index: 2, file: 'ngap/handler.go', search: 'c', replace: 'd' },
+      {
+        index: 1,
+        file: 'ngap/handler.go',
+        named: ['ngap/handler.go'],
+        path_from: 'line',
+        search: '\treturn req.Name',
+        replace: '\treturn req.Name + "!"',
+      },
+      {
+        index: 2,
+        file: '',
+        named: [],
+        path_from: 'none',
+        search: '\treturn req.Name + "!"',
+        replace: '\treturn req.Name + "?"',
+      },
     ]);
+    const r = applyEdits(read, p);
+    expect(r.outcomes.map((o) => [o.file, o.applied, o.path_from])).toEqual([
+      ['ngap/handler.go', true, 'line'],
+      ['ngap/handler.go', true, 'previous'],
+    ]);
+    expect(r.files.get('ngap/handler.go')!.after).toContain('\treturn req.Name + "?"\n');
   });
-  it('reports a block without divider, without end, without path, and a stray end marker', () => {
+  it('reports a block without divider, without end, with a path outside the repository, and a stray end marker', () => {
     const p = parseEditBlocks(
       [
         'x.go',
@@ -65,12 +86,19 @@ describe('SEARCH/REPLACE parsing', () => {
     );
     expect(p.malformed.map((m) => [m.index, m.reason.split(' ')[0]])).toEqual([
       [1, '>>>>>>>'],
-      [2, 'no'],
       [3, 'path'],
       [4, 'no'],
     ]);
-    // block 2 has no path line of its own and none to reuse (block 1 was malformed)
-    expect(p.blocks).toEqual([]);
+    // block 2 has no path line of its own; the answer names no file it could be for
+    expect(p.blocks.map((b) => [b.index, b.path_from])).toEqual([[2, 'none']]);
+    const r = applyEdits(read, p);
+    expect(r.outcomes.map((o) => [o.index, o.reason])).toEqual([
+      [1, 'malformed'],
+      [2, 'no_path'],
+      [3, 'malformed'],
+      [4, 'malformed'],
+    ]);
+    expect(r.files.size).toBe(0);
     expect(parseEditBlocks('no blocks here\n>>>>>>> REPLACE').malformed[0]!.reason).toContain(
       'without a preceding',
     );
@@ -90,7 +118,14 @@ describe('applying edits: exact, whitespace, fuzzy, failures', () => {
       ),
     );
     expect(r.outcomes).toEqual([
-      { index: 1, file: 'ngap/handler.go', applied: true, rule: 'exact', detail: 'lines 7-7' },
+      {
+        index: 1,
+        file: 'ngap/handler.go',
+        applied: true,
+        rule: 'exact',
+        detail: 'lines 7-7',
+        path_from: 'line',
+      },
     ]);
     expect(r.files.get('ngap/handler.go')!.after).toContain(
       '\tif req.ID == nil {\n\t\treturn "", nil\n\t}\n\treturn req.ID.Value',
@@ -184,5 +219,77 @@ describe('applying edits: exact, whitespace, fuzzy, failures', () => {
     expect(similarity('abcd', 'abcd')).toBe(1);
     expect(similarity('abcd', 'abxd')).toBeCloseTo(0.75, 5);
     expect(similarity('abcd', 'wxyz', 0.5)).toBe(0);
+  });
+});
+
+describe('what already worked keeps working', () => {
+  it('a fence inside the REPLACE code is content, not the end of the block', () => {
+    const py = 'def usage():\n    return "run it"\n';
+    const answer = [
+      'lte/usage.py',
+      '```python',
+      '<<<<<<< SEARCH',
+      '    return "run it"',
+      '=======',
+      '    return """',
+      '```sh',
+      'run it',
+      '```',
+      '"""',
+      '>>>>>>> REPLACE',
+      '```',
+    ].join('\n');
+    const r = applyEdits((p) => (p === 'lte/usage.py' ? py : null), parseEditBlocks(answer));
+    expect(r.outcomes[0]).toMatchObject({ applied: true, rule: 'exact' });
+    expect(r.files.get('lte/usage.py')!.after).toBe(
+      'def usage():\n    return """\n```sh\nrun it\n```\n"""\n',
+    );
+  });
+  it('prose before, between and after the blocks is ignored', () => {
+    const answer =
+      'The nil check is missing.\n\nHere is the fix:\n\n' +
+      block('ngap/handler.go', '\treturn req.Name', '\treturn req.Name + "!"') +
+      '\nThis makes the handler safe.\n\nThat is all; the tests should now pass.\n';
+    const r = applyEdits(read, parseEditBlocks(answer));
+    expect(r.outcomes).toHaveLength(1);
+    expect(r.outcomes[0]).toMatchObject({ applied: true, rule: 'exact', path_from: 'line' });
+  });
+  it('a rename: the new file created from an empty SEARCH, the old one emptied by a whole-file SEARCH', () => {
+    const answer =
+      block('ngap/handler_v2.go', '', handler.trimEnd()) +
+      block('ngap/handler.go', handler.trimEnd(), '');
+    const r = applyEdits(read, parseEditBlocks(answer));
+    expect(r.outcomes.map((o) => [o.file, o.rule])).toEqual([
+      ['ngap/handler_v2.go', 'create'],
+      ['ngap/handler.go', 'exact'],
+    ]);
+    expect(r.files.get('ngap/handler_v2.go')).toEqual({ before: null, after: handler });
+    expect(r.files.get('ngap/handler.go')).toEqual({ before: handler, after: '' });
+  });
+  it('deletions: an empty REPLACE removes the lines, also at the end of a file without a final newline', () => {
+    const r = applyEdits(
+      read,
+      parseEditBlocks(block('ngap/handler.go', '\tif req == nil {\n\t\treturn ""\n\t}', '')),
+    );
+    expect(r.files.get('ngap/handler.go')!.after).toContain(
+      'func Other(req *Req) string {\n\treturn req.Name',
+    );
+    const end = applyEdits(
+      (p) => (p === 'a.py' ? 'x = 1\ny = 2' : null),
+      parseEditBlocks(block('a.py', 'y = 2', '')),
+    );
+    expect(end.files.get('a.py')!.after).toBe('x = 1');
+  });
+  it('empty patches: no block changes nothing, and a block whose REPLACE equals its SEARCH leaves the text as it was', () => {
+    expect(applyEdits(read, parseEditBlocks('I could not find the bug.'))).toEqual({
+      outcomes: [],
+      files: new Map(),
+    });
+    const same = applyEdits(
+      read,
+      parseEditBlocks(block('ngap/handler.go', '\treturn req.Name', '\treturn req.Name')),
+    );
+    expect(same.outcomes[0]).toMatchObject({ applied: true });
+    expect(same.files.get('ngap/handler.go')!.after).toBe(handler);
   });
 });

@@ -90,7 +90,8 @@ const att = (over: Partial<Attempt>): Attempt => ({
 });
 
 describe('metrics against hand counts', () => {
-  // 6 attempts of one run: resolved, incomplete, compile, apply, format, excluded
+  // 7 attempts of one run: resolved, incomplete, compile, apply (git apply refused the patch),
+  // format (malformed), excluded, format (a SEARCH that matched nothing: the paper's format error)
   const attempts: Attempt[] = [
     att({ instance_id: 'i1' }),
     att({
@@ -105,9 +106,8 @@ describe('metrics against hand counts', () => {
     att({
       instance_id: 'i4',
       files_named: ['b.go'],
-      last_edits: [{ index: 1, file: 'b.go', applied: false, reason: 'no_match', detail: '' }],
-      model_patch: '',
-      grade: { patch_applied: true, resolved: false, build_failures: [] },
+      model_patch: 'diff --git a/b.go b/b.go\n',
+      grade: { patch_applied: false, resolved: false, build_failures: [] },
     }),
     att({
       instance_id: 'i5',
@@ -117,12 +117,20 @@ describe('metrics against hand counts', () => {
       grade: { patch_applied: true, resolved: false, build_failures: [] },
     }),
     att({ instance_id: 'i6', excluded: 'prompt_too_long', grade: null, tokens: 0 }),
+    att({
+      instance_id: 'i7',
+      bug_category: 'logic',
+      files_named: ['b.go'],
+      last_edits: [{ index: 1, file: 'b.go', applied: false, reason: 'no_match', detail: '' }],
+      model_patch: '',
+      grade: { patch_applied: true, resolved: false, build_failures: [] },
+    }),
   ];
   it('funnel, failure stages, tokens', () => {
     const [s] = summarize(attempts);
-    expect(s).toMatchObject({ attempted: 6, excluded: 1, diagnosed: 4, applied: 3, resolved: 1 });
-    expect(s!.stages).toEqual({ format: 1, apply: 1, compile: 1, incomplete: 1 });
-    expect(s!.tokens_total).toBe(5000);
+    expect(s).toMatchObject({ attempted: 7, excluded: 1, diagnosed: 4, applied: 3, resolved: 1 });
+    expect(s!.stages).toEqual({ format: 2, apply: 1, compile: 1, incomplete: 1 });
+    expect(s!.tokens_total).toBe(6000);
     expect(failureStage(attempts[0]!)).toBeNull();
     expect(failureStage(attempts[5]!)).toBeNull();
   });
@@ -135,6 +143,7 @@ describe('metrics against hand counts', () => {
       ['i4', 'apply'],
       ['i5', 'format'],
       ['i6', 'excluded (prompt_too_long)'],
+      ['i7', 'format'],
     ]);
   });
   it('resolve rate by category (Table IV)', () => {
@@ -145,7 +154,7 @@ describe('metrics against hand counts', () => {
       rate: 0.25,
     });
     expect(cats.find((c) => c.category === 'logic')).toMatchObject({
-      attempted: 2,
+      attempted: 3,
       resolved: 0,
       rate: 0,
     });

@@ -81,7 +81,12 @@ describe('multi-turn sandbox runs', () => {
           endpoints: [{ kind: 'ollama', base_url: server.url }],
           cache: false,
         }),
-        request: { model: 'm-late', numCtx: 8192, maxTokens: 256, temperature: 0 },
+        request: {
+          model: 'm-late',
+          maxTokens: 256,
+          temperature: 0,
+          providerOptions: { ollama: { numCtx: 8192 } },
+        },
         readBase: (p) => (p === 'ngap/id.go' ? base : null),
         runTests,
         saveAnswer: (t) => `answer-${t}`,

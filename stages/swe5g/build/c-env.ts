@@ -1,0 +1,278 @@
+/**
+ * Host-side inputs of a C (`c-meson`) environment with a kept build (registry `environment`,
+ * docs/environments.md): the source tree at `environment_setup_commit`, the meson subprojects its
+ * `subprojects/*.wrap` files name (read from the mirrors, never downloaded by meson), and the delta
+ * from that tree to an instance's `base_commit`, which the instance layer writes over the env
+ * layer's tree so that the kept build directory rebuilds only what changed.
+ */
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { join, posix } from 'node:path';
+import type * as Zx from 'zx';
+import { TelebenchError } from '../../../pipeline/errors.js';
+import { lazy } from '../../../pipeline/lazy.js';
+import { hashJson } from '../../../pipeline/hash.js';
+import { ensureMirror, fileAt, git, gitPaths } from '../../../pipeline/providers/git/repo.js';
+import { mirrorSource } from '../resolve/resolve.js';
+import type { MesonSelection } from '../../../pipeline/providers/docker/meson-step.js';
+import type { EnvironmentSpec } from '../registry.js';
+
+const zx = lazy<typeof Zx>('zx');
+
+/** One `[wrap-git]` subproject as resolved on the host. */
+export interface ResolvedSubproject {
+  /** Folder name under `subprojects/` (the wrap's `directory`, else the wrap file's name). */
+  directory: string;
+  /** `owner/name` of the wrap's GitHub URL. */
+  repo: string;
+  /** The wrap's `revision` (a branch, tag or commit). */
+  revision: string;
+  /** The commit used: a branch revision is the branch's last commit at or before the env commit's date. */
+  commit: string;
+}
+
+/** A subproject the host could not provide (meson then fails only if the build really needs it). */
+export interface MissingSubproject {
+  directory: string;
+  url: string;
+  reason: string;
+}
+
+/** Parses a meson `.wrap` file's `[wrap-git]` section: `{ url, revision, directory }` or null. */
+export function parseWrapGit(
+  text: string,
+  fileName: string,
+): {
+  url: string;
+  revision: string;
+  directory: string;
+} | null {
+  let section = '';
+  const kv: Record<string, string> = {};
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
+    const sec = /^\[(.+)\]$/.exec(line);
+    if (sec) {
+      section = sec[1]!.trim();
+      continue;
+    }
+    const m = /^([A-Za-z_-]+)\s*=\s*(.*)$/.exec(line);
+    if (m && section === 'wrap-git') kv[m[1]!] = m[2]!.trim();
+  }
+  if (!kv.url) return null;
+  return {
+    url: kv.url,
+    revision: kv.revision ?? 'HEAD',
+    directory: kv.directory ?? fileName.replace(/\.wrap$/, ''),
+  };
+}
+
+/** `owner/name` of a GitHub clone URL (`https://github.com/open5gs/freeDiameter.git`), or null. */
+export function githubRepoOfUrl(url: string): string | null {
+  const m = /github\.com[/:]([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(?:\.git)?\/?$/.exec(url);
+  return m ? `${m[1]}/${m[2]}` : null;
+}
+
+/**
+ * Resolves the `[wrap-git]` subprojects of `subprojects/*.wrap` at `commit` from local mirrors
+ * (`<mirrors_dir>/<owner>+<name>/repo`) or `<git_url_base>/<owner>/<name>.git`, and checks each
+ * out (no `.git`) under `<dest>/<directory>`. A branch revision is pinned to the branch's last
+ * commit at or before `commit`'s committer date, so an old environment gets the subproject of its
+ * time. A wrap whose repository cannot be had is returned in `missing` (many wraps are fallbacks
+ * of a system library the base layer installs).
+ * @param stateDir where subproject mirrors are kept (`<state>/git/<owner>+<name>.git`)
+ * @returns resolved and missing subprojects; `dest` holds the resolved trees
+ */
+export async function resolveSubprojects(opts: {
+  mirror: string;
+  commit: string;
+  dest: string;
+  stateDir: string;
+  gitUrlBase: string;
+  mirrorsDir: string | undefined;
+}): Promise<{ resolved: ResolvedSubproject[]; missing: MissingSubproject[] }> {
+  const wraps = (
+    await gitPaths(opts.mirror, ['ls-tree', '-z', '--name-only', opts.commit, 'subprojects/'])
+  ).filter((p) => p.endsWith('.wrap'));
+  const date = (await git(opts.mirror).raw(['show', '-s', '--format=%cI', opts.commit])).trim();
+  const resolved: ResolvedSubproject[] = [];
+  const missing: MissingSubproject[] = [];
+  rmSync(opts.dest, { recursive: true, force: true });
+  mkdirSync(opts.dest, { recursive: true });
+  for (const path of wraps.sort()) {
+    const text = (await fileAt(opts.mirror, opts.commit, path)) ?? '';
+    const wrap = parseWrapGit(text, posix.basename(path));
+    if (!wrap) continue; // wrap-file / wrap-svn: not resolved here
+    const repo = githubRepoOfUrl(wrap.url);
+    if (!repo) {
+      missing.push({ directory: wrap.directory, url: wrap.url, reason: 'not a GitHub URL' });
+      continue;
+    }
+    const source = mirrorSource(repo, opts.gitUrlBase, opts.mirrorsDir);
+    const dir = join(opts.stateDir, 'git', `${repo.replace('/', '+')}.git`);
+    try {
+      await ensureMirror(source, dir);
+    } catch (err) {
+      missing.push({ directory: wrap.directory, url: wrap.url, reason: (err as Error).message });
+      continue;
+    }
+    const g = git(dir);
+    const rev = wrap.revision;
+    let commit = '';
+    const isBranch = (await g.raw(['branch', '--list', rev])).trim() !== '';
+    if (isBranch) {
+      commit = (await g.raw(['rev-list', '-1', `--before=${date}`, rev])).trim();
+      if (!commit) commit = (await g.raw(['rev-list', '--max-parents=0', '-1', rev])).trim();
+    } else {
+      commit = (
+        await g.raw(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]).catch(() => '')
+      ).trim();
+    }
+    if (!commit) {
+      missing.push({
+        directory: wrap.directory,
+        url: wrap.url,
+        reason: `revision ${rev} not in ${source}`,
+      });
+      continue;
+    }
+    await exportTree(dir, commit, join(opts.dest, wrap.directory));
+    resolved.push({ directory: wrap.directory, repo, revision: rev, commit });
+  }
+  return { resolved, missing };
+}
+
+/**
+ * Writes the tree of `commit` (no `.git`) into `dest` (replaced) with `git archive`.
+ * @throws TelebenchError `git_export_failed` (tier infra) naming the commit and git's message
+ *   (an object absent from the mirror is named there)
+ */
+export async function exportTree(mirror: string, commit: string, dest: string): Promise<void> {
+  const part = `${dest}.part`;
+  rmSync(part, { recursive: true, force: true });
+  mkdirSync(part, { recursive: true });
+  try {
+    await zx().$({
+      quiet: true,
+    })`git -C ${mirror} archive --format=tar ${commit} | tar -x -C ${part}`;
+  } catch (err) {
+    rmSync(part, { recursive: true, force: true });
+    const text = String((err as { stderr?: string }).stderr ?? (err as Error).message).trim();
+    throw new TelebenchError(
+      'git_export_failed',
+      `could not export the tree of ${commit} from ${mirror}: ${text.split('\n').slice(0, 3).join(' ')}`,
+      { tier: 'infra', context: { mirror, commit }, cause: err },
+    );
+  }
+  rmSync(dest, { recursive: true, force: true });
+  renameSync(part, dest);
+}
+
+/** Files that differ between the env tree and a base commit (repository-relative, sorted). */
+export interface TreeDelta {
+  /** Added or changed at the base commit (written by the instance layer). */
+  changed: string[];
+  /** Present at the env commit, absent at the base commit (removed by the instance layer). */
+  deleted: string[];
+}
+
+/**
+ * The delta from `envCommit` to `baseCommit` (`git diff --no-renames`; type changes count as
+ * changed). Empty when the two are equal.
+ */
+export async function treeDelta(
+  mirror: string,
+  envCommit: string,
+  baseCommit: string,
+): Promise<TreeDelta> {
+  if (envCommit === baseCommit) return { changed: [], deleted: [] };
+  const changed = await gitPaths(mirror, [
+    'diff',
+    '-z',
+    '--name-only',
+    '--no-renames',
+    '--diff-filter=d',
+    envCommit,
+    baseCommit,
+  ]);
+  const deleted = await gitPaths(mirror, [
+    'diff',
+    '-z',
+    '--name-only',
+    '--no-renames',
+    '--diff-filter=D',
+    envCommit,
+    baseCommit,
+  ]);
+  return { changed: [...changed].sort(), deleted: [...deleted].sort() };
+}
+
+/**
+ * Builds the instance layer's copy folder: the delta's changed files and the clean repository's
+ * `.git` (only `base_commit`), taken from `cleanRepo` (made by `exportCleanRepo`).
+ * @returns the folder (replaced) and the NUL-separated list of paths to delete
+ */
+export function deltaContext(
+  cleanRepo: string,
+  delta: TreeDelta,
+  dest: string,
+): {
+  dir: string;
+  deletedList: string;
+} {
+  rmSync(dest, { recursive: true, force: true });
+  mkdirSync(dest, { recursive: true });
+  cpSync(join(cleanRepo, '.git'), join(dest, '.git'), { recursive: true, verbatimSymlinks: true });
+  for (const p of delta.changed) {
+    const src = join(cleanRepo, p);
+    if (!existsSync(src) && !isSymlink(src)) continue; // a submodule entry: not a file
+    mkdirSync(join(dest, posix.dirname(p)), { recursive: true });
+    cpSync(src, join(dest, p), { recursive: true, verbatimSymlinks: true });
+  }
+  const deletedList = delta.deleted.map((p) => `${p}\0`).join('');
+  mkdirSync(join(dest, '.git', 'info'), { recursive: true });
+  writeFileSync(join(dest, '.git', 'info', 'exclude'), '.telebench/\nsubprojects/*/\n', {
+    flag: 'a',
+  });
+  return { dir: dest, deletedList };
+}
+
+function isSymlink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Content key of an env tree plus its subprojects (names the env image). */
+export function cEnvKey(repo: string, envCommit: string, subs: ResolvedSubproject[]): string {
+  return hashJson({ repo, envCommit, subs: subs.map((s) => [s.directory, s.commit]) });
+}
+
+/**
+ * The meson step's selection for a registry entry's `environment` (undefined without one: the
+ * C recipe then configures and builds the whole project in each step, as before).
+ * @param compile repository-relative files whose objects are built (the fix's C/C++ sources and
+ *   headers; none for the env layer, which instances share)
+ */
+export function mesonSelection(
+  env: EnvironmentSpec | undefined,
+  compile: readonly string[] = [],
+): MesonSelection | undefined {
+  if (!env) return undefined;
+  return {
+    suites: env.suites ?? [],
+    tests: env.tests ?? [],
+    setupOptions: env.meson_options,
+    compile: compile.filter((f) => /\.(c|cc|cpp|cxx|h|hh|hpp)$/.test(f)).sort(),
+  };
+}

@@ -1,0 +1,265 @@
+/**
+ * Go modules of an instance's env layer: the `go.mod`/`go.sum` of the environment commit and,
+ * when the fix changes them (a dependency bump), the ones after the fix, so the fixed code
+ * compiles in the test steps (`GOPROXY=off`); the `go_modules: host` module cache; and the one
+ * reading of a failed module download as `dependency_unavailable` with the module and version.
+ */
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type * as Zx from 'zx';
+import { TelebenchError } from '../../../pipeline/errors.js';
+import { fileAt, hostEnv } from '../../../pipeline/providers/git/repo.js';
+import { hashJson } from '../../../pipeline/hash.js';
+import { lazy } from '../../../pipeline/lazy.js';
+import type { Resolved } from '../types.js';
+
+const zx = lazy<typeof Zx>('zx');
+
+/**
+ * The Go dependency files of an instance's env layer: `go.mod`/`go.sum` at
+ * `environment_setup_commit`, plus `fix.go.mod`/`fix.go.sum` at `merge_commit` when they differ
+ * (the patch is base..merge of the non-test files, so these are the files after the fix); without
+ * a `merge_commit` (a released row rebuilt by `telebench verify`) only the former.
+ * @param mirror the repository's bare mirror; @param moduleDir the module's folder ('' = root)
+ * @returns name -> content (absent names: the file does not exist at that commit)
+ */
+export async function goDepFiles(
+  mirror: string,
+  res: Pick<Resolved, 'environment_setup_commit'> & Partial<Pick<Resolved, 'merge_commit'>>,
+  moduleDir: string,
+): Promise<Record<string, string>> {
+  const at = (commit: string, n: string): Promise<string | undefined> =>
+    fileAt(mirror, commit, moduleDir ? `${moduleDir}/${n}` : n);
+  const out: Record<string, string> = {};
+  for (const n of ['go.mod', 'go.sum']) {
+    const text = await at(res.environment_setup_commit, n);
+    if (text !== undefined) out[n] = text;
+  }
+  // no merge commit (a released row): the files at the environment commit only
+  if (out['go.mod'] === undefined || !res.merge_commit) return out;
+  const fixMod = await at(res.merge_commit, 'go.mod');
+  const fixSum = await at(res.merge_commit, 'go.sum');
+  if (
+    fixMod !== undefined &&
+    (fixMod !== out['go.mod'] || (fixSum ?? '') !== (out['go.sum'] ?? ''))
+  ) {
+    out['fix.go.mod'] = fixMod;
+    out['fix.go.sum'] = fixSum ?? '';
+  }
+  return out;
+}
+
+/** A failed module download, read from `go` output. */
+export interface GoModuleFailure {
+  /** `module@version`. */
+  module: string;
+  /** What go said after the module (`reading https://...: 403 Forbidden`, `unknown revision ...`). */
+  reason: string;
+  /** The URL go was reading, when it says. */
+  url?: string;
+  /** HTTP status, when go says one. */
+  status?: number;
+  /** The version will not appear by retrying: 403/404/410, an unknown revision or version. */
+  permanent: boolean;
+}
+
+/**
+ * The first failed module of `go mod download` / `go build` output, or null when the text names
+ * none. Reads `go: <module>@<version>: <reason>` (and the `reading <url>: <status>` inside it).
+ */
+export function goModuleFailure(text: string): GoModuleFailure | null {
+  const m = /(?:^|\s)(?:go: )?((?:[\w.~-]+\/)*[\w.~-]+@v[\w.+-]+): ([^\n]+)/m.exec(text);
+  if (!m) return null;
+  const reason = m[2]!.trim();
+  const r = /reading (\S+): (\d{3})\b/.exec(reason);
+  const status = r ? Number(r[2]) : undefined;
+  const permanent =
+    (status !== undefined && [403, 404, 410].includes(status)) ||
+    /unknown revision|invalid version|no matching versions|not found/.test(reason);
+  return {
+    module: m[1]!,
+    reason,
+    ...(r ? { url: r[1]!.replace(/:$/, ''), status } : {}),
+    permanent,
+  };
+}
+
+/** Go variables `go mod download` on the host may see (proxy, checksum database, caches). */
+const GO_ENV_VARS = [
+  'GOPROXY',
+  'GOFLAGS',
+  'GOMODCACHE',
+  'GOSUMDB',
+  'GONOSUMDB',
+  'GONOPROXY',
+  'GOPRIVATE',
+  'GOINSECURE',
+  'GOPATH',
+  'GOCACHE',
+  'GOTOOLCHAIN',
+  'GOROOT',
+];
+
+/** The time a pseudo-version names (`v0.0.0-20260527123456-abcdef`), else `fallback`. */
+function versionTime(version: string, fallback: Date): string {
+  const m = /(\d{14})-[0-9a-f]{12}$/.exec(version);
+  if (!m) return fallback.toISOString().replace(/\.\d+Z$/, 'Z');
+  const t = m[1]!;
+  return `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}T${t.slice(8, 10)}:${t.slice(10, 12)}:${t.slice(12, 14)}Z`;
+}
+
+/**
+ * Writes the `.info` files a module download directory lacks into `out` (same layout): Go's
+ * `file://` proxy asks `<version>.info` before `.mod` and `.zip`, and a host cache filled by
+ * `go build` / `go mod download` of exact versions often holds only `.mod` and `.zip`. The host
+ * cache itself is never written. `Time` comes from a pseudo-version, else the `.mod` file's mtime.
+ * @param downloads the host's `<GOMODCACHE>/cache/download`
+ * @returns how many `.info` files were written
+ */
+export function infoOverlay(downloads: string, out: string): number {
+  let written = 0;
+  const walk = (dir: string): void => {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    if (dir.endsWith('@v')) {
+      const have = new Set(names);
+      for (const n of names) {
+        if (!n.endsWith('.mod')) continue;
+        const v = n.slice(0, -'.mod'.length);
+        if (have.has(`${v}.info`)) continue;
+        const target = join(out, relative(downloads, dir));
+        mkdirSync(target, { recursive: true });
+        const time = versionTime(v, statSync(join(dir, n)).mtime);
+        writeFileSync(join(target, `${v}.info`), JSON.stringify({ Version: v, Time: time }));
+        written++;
+      }
+      return;
+    }
+    for (const n of names) {
+      const p = join(dir, n);
+      if (statSync(p, { throwIfNoEntry: false })?.isDirectory()) walk(p);
+    }
+  };
+  walk(downloads);
+  return written;
+}
+
+/** Which of a module version's files the host cache holds (`.info`, `.mod`, `.zip`). */
+function hostHas(downloads: string, moduleAtVersion: string): string[] {
+  const at = moduleAtVersion.lastIndexOf('@');
+  const escaped = moduleAtVersion.slice(0, at).replace(/[A-Z]/g, (c) => `!${c.toLowerCase()}`);
+  const v = moduleAtVersion.slice(at + 1);
+  const dir = join(downloads, escaped, '@v');
+  return ['info', 'mod', 'zip'].filter((e) => existsSync(join(dir, `${v}.${e}`)));
+}
+
+/**
+ * Fills a module cache on the host for the `go_modules: host` mode, keyed by the hash of the
+ * dependency files: `go mod download` of the environment commit's go.mod (and of the fix's,
+ * `fix.go.mod`, when it differs) with the host's Go in the minimal {@link hostEnv} environment
+ * (no tokens) plus the user's Go variables (GOPROXY, GOFLAGS, GOMODCACHE, ...). The host's own
+ * module cache (`go env GOMODCACHE`) is read first, as a `file://` proxy ahead of the user's
+ * GOPROXY, with the `.info` files it lacks supplied from an overlay ({@link infoOverlay}), so a
+ * module the host already holds is never downloaded again and a module the proxy refuses still
+ * builds.
+ * @param depFiles {@link goDepFiles}' result
+ * @returns the cache folder (only these go.mod files' modules: it is copied into the env image)
+ * @throws TelebenchError `dependency_unavailable` (tier infra) naming `module@version`, what the
+ *   host cache holds of it and what the proxy said (`permanent` for 403/404/410 or an unknown
+ *   revision); `go_mod_download_failed` (tier transient) for any other failure
+ */
+export async function hostModCache(
+  stateDir: string,
+  depFiles: Record<string, string>,
+): Promise<string> {
+  const key = hashJson(depFiles).slice(0, 16);
+  const cache = join(stateDir, 'swe5g', 'gomodcache', key);
+  if (existsSync(join(cache, '.complete'))) return join(cache, 'mod');
+  const works = [{ dir: join(cache, 'work'), mod: 'go.mod', sum: 'go.sum' }];
+  if (depFiles['fix.go.mod'] !== undefined)
+    works.push({ dir: join(cache, 'work-fix'), mod: 'fix.go.mod', sum: 'fix.go.sum' });
+  for (const w of works) {
+    mkdirSync(w.dir, { recursive: true });
+    writeFileSync(join(w.dir, 'go.mod'), depFiles[w.mod] ?? '');
+    writeFileSync(join(w.dir, 'go.sum'), depFiles[w.sum] ?? '');
+  }
+  const userEnv = hostEnv(GO_ENV_VARS);
+  const goEnv = async (name: string): Promise<string> =>
+    (
+      await zx().$({ cwd: works[0]!.dir, quiet: true, env: userEnv, nothrow: true })`go env ${name}`
+    ).stdout.trim();
+  const hostCache = await goEnv('GOMODCACHE');
+  const userProxy = (await goEnv('GOPROXY')) || 'https://proxy.golang.org,direct';
+  const hostDownloads = hostCache ? join(hostCache, 'cache', 'download') : '';
+  const proxies: string[] = [];
+  if (hostDownloads && existsSync(hostDownloads)) {
+    const overlay = join(cache, 'info-overlay');
+    if (infoOverlay(hostDownloads, overlay) > 0) proxies.push(`file://${overlay}`);
+    proxies.push(`file://${hostDownloads}`);
+  }
+  const proxy = [...proxies, userProxy].join(',');
+  const userFlags = (userEnv.GOFLAGS ?? '').replace(/-mod=\S+/g, '').trim();
+  for (const w of works) {
+    try {
+      await zx().$({
+        cwd: w.dir,
+        quiet: true,
+        env: {
+          ...userEnv,
+          GOPROXY: proxy,
+          GOMODCACHE: join(cache, 'mod'),
+          GOFLAGS: `${userFlags} -mod=mod`.trim(),
+        },
+      })`go mod download`;
+    } catch (err) {
+      const text = String((err as { stderr?: string }).stderr ?? (err as Error).message);
+      const f = goModuleFailure(text);
+      if (f) throw unavailableOnHost(f, w.mod, hostCache, hostDownloads, err);
+      throw new TelebenchError(
+        'go_mod_download_failed',
+        `go mod download on the host (${w.mod}) failed: ${text}`,
+        { tier: 'transient', cause: err },
+      );
+    }
+  }
+  await zx().$({ quiet: true })`chmod -R u+w ${join(cache, 'mod')}`;
+  writeFileSync(join(cache, '.complete'), '');
+  return join(cache, 'mod');
+}
+
+/** The `dependency_unavailable` of a failed host download, saying what the host cache holds. */
+function unavailableOnHost(
+  f: GoModuleFailure,
+  goMod: string,
+  hostCache: string,
+  hostDownloads: string,
+  cause: unknown,
+): TelebenchError {
+  const held = hostDownloads ? hostHas(hostDownloads, f.module) : [];
+  const where = !hostCache
+    ? 'the host has no module cache'
+    : held.length === 0
+      ? `the host module cache (${hostCache}) does not hold it`
+      : `the host module cache (${hostCache}) holds only its ${held.map((e) => `.${e}`).join(', ')}`;
+  return new TelebenchError(
+    'dependency_unavailable',
+    `go mod download on the host (${goMod === 'go.mod' ? 'the base go.mod' : "the fix's go.mod"}): ${f.module} cannot be had: ${where}, and the proxy: ${f.reason}; fill the host cache (go mod download in a checkout of that commit) or set GOPROXY/GOFLAGS to a proxy that serves it`,
+    {
+      tier: 'infra',
+      context: {
+        module: f.module,
+        ...(f.url ? { url: f.url } : {}),
+        ...(f.status !== undefined ? { status: f.status } : {}),
+        hostCache,
+        host_cache_files: held,
+        go_mod: goMod,
+        permanent: f.permanent,
+      },
+      cause,
+    },
+  );
+}
