@@ -11,7 +11,8 @@ their `parse_mc_output(raw, choices)` / `extract_float_answer(raw)` return on th
 Option texts: TeleLogs' C1..C8 (their gsma_loader builds them); other subsets' texts are not in
 the experiment files, so `choices` is N empty strings (N from OPTION_COUNTS or the row's
 `num_options` when present), which their label rule skips. Needs `tiktoken` (their module imports
-it). Used by test/stages/resilience-eval/published-agreement.test.ts and docs/resilience-scoring.md.
+it). Used by test/stages/resilience-eval/published-scorer.test.ts, scripts/record-trb-verdicts.ts
+and docs/resilience-scoring.md.
 """
 import json
 import os
