@@ -17,6 +17,7 @@ import {
   type EvalInstancesInput,
   type EvalInstancesOutput,
   type EvalScoreOutput,
+  evalScore,
 } from './stages.js';
 import { fmtRate } from './metrics.js';
 import {
@@ -30,6 +31,7 @@ import {
 import { PARSE_MODES, type ParseMode } from './parse-modes.js';
 import { paperFigures, tableOneBlock, type FigureModel } from './figures.js';
 import { evalSettings, type HasResilienceEval } from './config.js';
+import { resilienceTruncate } from '../resilience/truncate.js';
 
 /** The targets as the figures take them (VRAM in GiB, measured). */
 const figureModels = (scores: readonly EvalScoreOutput[], mode: ParseMode): FigureModel[] =>
@@ -41,7 +43,7 @@ const figureModels = (scores: readonly EvalScoreOutput[], mode: ParseMode): Figu
   }));
 
 const scoresOf = (ctx: StageContext<unknown>): EvalScoreOutput[] =>
-  [...ctx.store.outputs<EvalScoreOutput>('resilience-eval.score')].map((o) => o.output);
+  [...ctx.store.outputs(evalScore)].map((o) => o.output);
 
 /**
  * Why `stage` did not start in the newest run whose event log says so (`<state>/runs/<id>/
@@ -88,7 +90,7 @@ export function whyNoScores(ctx: StageContext<HasResilienceEval>): string {
     const why = whyNotStarted(ctx, 'resilience-eval.instances');
     if (why) return `No instances to evaluate: resilience-eval.instances ${why}.`;
     if (src === 'project') {
-      const built = [...ctx.store.outputs('resilience.truncate')].length;
+      const built = [...ctx.store.outputs(resilienceTruncate)].length;
       if (built === 0)
         return 'No instances to evaluate: the construction has produced none in this state folder (resilience.truncate has no output; see `telebench report resilience` for its funnel). Run `telebench run resilience`, or evaluate published files (resilience_eval.input.source: file or hub).';
     }
@@ -178,7 +180,7 @@ export function staleNote(ctx: StageContext<HasResilienceEval>): string | null {
   if (item?.state !== 'done') return null;
   const read = (item.input as { construction?: string | null } | null)?.construction;
   if (read === constructionDigest(ctx.store)) return null;
-  const now = [...ctx.store.outputs('resilience.truncate')].length;
+  const now = [...ctx.store.outputs(resilienceTruncate)].length;
   return `The constructed instances changed after this evaluation read them (resilience.truncate has ${now} now): run \`telebench run resilience-eval\` again to evaluate the current ones; the figures below are of the earlier set.`;
 }
 

@@ -18,8 +18,9 @@ import { defineStage, type StoreReader } from '../../pipeline/stage.js';
 import { hashJson, sha256 } from '../../pipeline/hash.js';
 import { resilienceSettings, type HasResilience } from './config.js';
 import type { ResilienceInstance } from './instance.js';
-import type { SubsetLoadOutput } from './types.js';
 import type { GenerateInput } from './generate.js';
+import { resilienceLoad } from './load.js';
+import { resilienceTruncate } from './truncate.js';
 
 export interface InstancesOutput {
   dir: string;
@@ -63,7 +64,7 @@ export function constructionSummary(store: StoreReader): ConstructionSummary {
   const by: Record<string, FunnelRow> = {};
   const subOf = new Map<string, string>();
   const row = (sb: string): FunnelRow => (by[sb] ??= emptyRow());
-  for (const o of store.outputs<SubsetLoadOutput>('resilience.load')) {
+  for (const o of store.outputs(resilienceLoad)) {
     const r = row(o.output.sub_benchmark);
     r.rows += o.output.rows_read;
     r.rejected += o.output.rejected.length;
@@ -142,10 +143,7 @@ export const resilienceInstances = defineStage<
     'Writes the instances (published schema + provenance) as JSON Lines and the construction summary.',
   *plan(ctx) {
     resilienceSettings(ctx.config);
-    const list = [...ctx.store.outputs<ResilienceInstance>('resilience.truncate')].map((o) => [
-      o.key,
-      hashJson(o.output),
-    ]);
+    const list = [...ctx.store.outputs(resilienceTruncate)].map((o) => [o.key, hashJson(o.output)]);
     yield {
       key: 'instances',
       input: {
@@ -158,9 +156,7 @@ export const resilienceInstances = defineStage<
   async run(_item, ctx) {
     const dir = join(ctx.stateDir, 'resilience', 'instances');
     mkdirSync(dir, { recursive: true });
-    const all = [...ctx.store.outputs<ResilienceInstance>('resilience.truncate')]
-      .map((o) => o.output)
-      .sort(byRow);
+    const all = [...ctx.store.outputs(resilienceTruncate)].map((o) => o.output).sort(byRow);
     const files: InstancesOutput['files'] = {};
     const write = (name: string, rows: ResilienceInstance[]) => {
       const path = join(dir, `${name}.jsonl`);

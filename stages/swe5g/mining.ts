@@ -3,7 +3,7 @@
  * stages and the funnel report (mined, linked, kept, and counts per reject reason), per repository.
  */
 import type { Stage, StageContext } from '../../pipeline/stage.js';
-import { swe5gMine, type MineOutput } from './mine/mine.js';
+import { swe5gMine } from './mine/mine.js';
 import { swe5gLink } from './link/link.js';
 import { swe5gFilter } from './filter/filter.js';
 import type { LinkedPR } from './types.js';
@@ -59,7 +59,7 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
     }
     return r;
   };
-  for (const { output } of ctx.store.outputs<MineOutput>('swe5g.mine')) {
+  for (const { output } of ctx.store.outputs(swe5gMine)) {
     const r = row(output.registry_id);
     r.source = output.source;
     r.mined += output.prs.length;
@@ -117,7 +117,7 @@ export interface MiningNotes {
  */
 export function miningNotes(ctx: StageContext<HasSwe5g>): MiningNotes[] {
   const out: MiningNotes[] = [];
-  for (const { output } of ctx.store.outputs<MineOutput>('swe5g.mine')) {
+  for (const { output } of ctx.store.outputs(swe5gMine)) {
     const landings: Record<string, number> = {};
     for (const p of output.prs) landings[p.merge_style] = (landings[p.merge_style] ?? 0) + 1;
     const skipped: Record<string, number> = {};

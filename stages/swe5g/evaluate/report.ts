@@ -26,6 +26,7 @@ import {
   whySkillsEmpty,
   type ReportTable as Table,
 } from './report-view.js';
+import { gradeStage } from './stages.js';
 
 /**
  * How a report names the predictions file of an external row: `<file name>@<first 8 hex of its
@@ -40,9 +41,9 @@ export function predictionsLabel(origin: GradeInput['origin']): string {
 /** Reads every attempt of the state (solves with their grades, external grades). */
 export function collectAttempts(ctx: StageContext<HasSwe5g>): Attempt[] {
   const inst = new Map<string, Validated>();
-  for (const o of ctx.store.outputs<Validated>('swe5g.validate')) inst.set(o.key, o.output);
+  for (const o of ctx.store.outputs(validateStage)) inst.set(o.key, o.output);
   const grades = new Map<string, GradeOutput>();
-  for (const o of ctx.store.outputs<GradeOutput>('swe5g.eval.grade')) grades.set(o.key, o.output);
+  for (const o of ctx.store.outputs(gradeStage)) grades.set(o.key, o.output);
   const out: Attempt[] = [];
   for (const rec of ctx.store.items('swe5g.eval.solve')) {
     if (rec.state !== 'done' && rec.state !== 'skipped') continue;
