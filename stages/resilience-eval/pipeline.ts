@@ -18,6 +18,8 @@ import {
   type EvalInstancesOutput,
   type EvalScoreOutput,
   evalScore,
+  evalContinue,
+  evalInstances,
 } from './stages.js';
 import { fmtRate } from './metrics.js';
 import {
@@ -85,7 +87,7 @@ export function whyNoScores(ctx: StageContext<HasResilienceEval>): string {
       : src === 'hub'
         ? `the Hub files ${cfg.input.hub.files.join(', ')} of ${cfg.input.hub.dataset}@${cfg.input.hub.revision}`
         : `the input files ${cfg.input.files.join(', ') || '(none listed in resilience_eval.input.files)'}`;
-  const rec = [...ctx.store.items('resilience-eval.instances')][0];
+  const rec = [...ctx.store.items(evalInstances)][0];
   if (!rec) {
     const why = whyNotStarted(ctx, 'resilience-eval.instances');
     if (why) return `No instances to evaluate: resilience-eval.instances ${why}.`;
@@ -109,7 +111,7 @@ export function whyNoScores(ctx: StageContext<HasResilienceEval>): string {
   }
   if (cfg.targets.length === 0)
     return `${n} instances read from ${where}, but no target model is configured: add \`resilience_eval.targets\` and run \`telebench run resilience-eval\`.`;
-  const cont = [...ctx.store.items('resilience-eval.continue')];
+  const cont = [...ctx.store.items(evalContinue)];
   const done = cont.filter((c) => c.state === 'done').length;
   if (done === 0) {
     const failed = cont.filter((c) => c.state === 'failed');
@@ -176,7 +178,7 @@ export function evalMarkdown(
  */
 export function staleNote(ctx: StageContext<HasResilienceEval>): string | null {
   if (evalSettings(ctx.config).input.source !== 'project') return null;
-  const item = ctx.store.item('resilience-eval.instances', 'instances');
+  const item = ctx.store.item(evalInstances, 'instances');
   if (item?.state !== 'done') return null;
   const read = (item.input as { construction?: string | null } | null)?.construction;
   if (read === constructionDigest(ctx.store)) return null;

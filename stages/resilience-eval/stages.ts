@@ -463,7 +463,7 @@ export const evalScore = defineStage<
     const outs = [...ctx.store.outputs(evalContinue)]
       .map((o) => o.output)
       .filter((o) => o.target === item.input.target);
-    const failed = [...ctx.store.items('resilience-eval.continue')].filter(
+    const failed = [...ctx.store.items(evalContinue)].filter(
       (r) => r.key.startsWith(`${item.input.target}::`) && r.state === 'failed',
     ).length;
     const modes = Object.fromEntries(

@@ -21,6 +21,7 @@ import type { ResilienceInstance } from './instance.js';
 import type { GenerateInput } from './generate.js';
 import { resilienceLoad } from './load.js';
 import { resilienceTruncate } from './truncate.js';
+import { resilienceGenerate } from './generate.js';
 
 export interface InstancesOutput {
   dir: string;
@@ -72,7 +73,7 @@ export function constructionSummary(store: StoreReader): ConstructionSummary {
   }
   let profile: string | null = null;
   let generator: string | null = null;
-  for (const rec of store.items('resilience.generate')) {
+  for (const rec of store.items(resilienceGenerate)) {
     const sb = subOf.get(rec.key);
     if (!sb) continue;
     const input = rec.input as GenerateInput;
@@ -87,7 +88,7 @@ export function constructionSummary(store: StoreReader): ConstructionSummary {
       r.skipped[rec.skipReason] = (r.skipped[rec.skipReason] ?? 0) + 1;
     }
   }
-  for (const rec of store.items('resilience.truncate')) {
+  for (const rec of store.items(resilienceTruncate)) {
     const sb = subOf.get(rec.key);
     if (!sb) continue;
     const r = row(sb);

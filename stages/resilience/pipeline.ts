@@ -54,7 +54,7 @@ export function resilienceReport(ctx: StageContext<HasResilience>): string {
     `Half traces under ${t.min_half_tokens} cl100k tokens (resilience.truncate.min_half_tokens): ${short} kept and flagged (half_trace.short)${t.short_half === 'drop' ? '; short_half is drop, so the others are skipped as short_half_trace' : '; set resilience.truncate.short_half: drop to drop them'}.`,
   );
   // Subsets that did not load are part of the funnel too: named, with the reason (issue 15).
-  const notLoaded = [...ctx.store.items('resilience.load')].filter(
+  const notLoaded = [...ctx.store.items(resilienceLoad)].filter(
     (r) =>
       r.state === 'failed' ||
       r.state === 'skipped' ||

@@ -64,7 +64,7 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
     r.source = output.source;
     r.mined += output.prs.length;
   }
-  for (const rec of ctx.store.items('swe5g.link')) {
+  for (const rec of ctx.store.items(swe5gLink)) {
     if (rec.state !== 'done') continue;
     const pr = rec.output as LinkedPR;
     const r = row(pr.registry_id);
@@ -72,7 +72,7 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
     if (pr.issues.some((i) => i.state === 'closed')) r.issue_closed++;
     else if (pr.issues.length > 0) r.issue_open_only++;
   }
-  for (const rec of ctx.store.items('swe5g.filter')) {
+  for (const rec of ctx.store.items(swe5gFilter)) {
     const pr = (rec.input as { pr?: LinkedPR } | null)?.pr;
     if (!pr) continue;
     const r = row(pr.registry_id);
@@ -163,7 +163,7 @@ export function miningFunnelMarkdown(ctx: StageContext<HasSwe5g>): string {
   }
   // repositories of the registry with no row above: skipped (no mirror, ...) or failed
   const notMined = new Map<string, string[]>();
-  for (const r of ctx.store.items('swe5g.mine')) {
+  for (const r of ctx.store.items(swe5gMine)) {
     if (r.state !== 'skipped' && r.state !== 'failed') continue;
     const why =
       r.state === 'skipped'
