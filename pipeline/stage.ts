@@ -16,14 +16,38 @@ export interface WorkItem<In> {
   readonly input: In;
 }
 
+/** One done item of a stage as {@link StoreReader.outputs} lists it. */
+export interface StageOutput<In, Out> {
+  key: string;
+  input: In;
+  output: Out;
+}
+
+/**
+ * Names a stage for the store's record readers: its handle (what {@link defineStage} returned), or
+ * its name where the name comes from configuration (release sources, funnels).
+ */
+export type StageRef = string | { readonly name: string };
+
 /** Read access to other stages' results. Only items `done` at the stage's current version are listed. */
 export interface StoreReader {
-  /** Done outputs of `stage`, in key order. */
-  outputs<T = unknown>(stage: string): Iterable<{ key: string; input: unknown; output: T }>;
+  /**
+   * Done outputs of `stage`, in key order, typed by its handle: `ctx.store.outputs(buildStage)`
+   * is `Iterable<StageOutput<BuildInput, BuildOutput>>`, so a renamed stage or a changed output
+   * type fails to compile instead of at run time.
+   * @throws TelebenchError `unknown_stage` (tier bug) for a stage not in the run's registry
+   */
+  outputs<In, Out>(stage: Stage<In, Out, any>): Iterable<StageOutput<In, Out>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /**
+   * Done outputs of the stage named `stage`, untyped: for generic readers whose stage names come
+   * from configuration (`release.sources`). Stages read each other through {@link outputs}.
+   * @throws TelebenchError `unknown_stage` for a name not in the run's registry
+   */
+  outputsNamed(stage: string): Iterable<StageOutput<unknown, unknown>>;
   /** One item's full record (any state), or undefined. */
-  item(stage: string, key: string): ItemRecord | undefined;
+  item(stage: StageRef, key: string): ItemRecord | undefined;
   /** All records of a stage (any state), in key order. */
-  items(stage: string): Iterable<ItemRecord>;
+  items(stage: StageRef): Iterable<ItemRecord>;
 }
 
 /** What every stage hook receives. `Cfg` is the whole validated configuration. */
@@ -118,7 +142,15 @@ export interface Pipeline<Cfg = unknown> {
   report?(ctx: StageContext<Cfg>): string | Promise<string>;
 }
 
-/** Helper that keeps the stage's generic types when declaring it as an object literal. */
+/**
+ * Declares a stage and returns its handle: the stage itself, with its input and output types, which
+ * other stages pass to `ctx.store.outputs(handle)` to read its outputs typed (never by name).
+ */
 export function defineStage<In, Out, Cfg>(stage: Stage<In, Out, Cfg>): Stage<In, Out, Cfg> {
   return stage;
+}
+
+/** The name of a stage reference. */
+export function stageName(stage: StageRef): string {
+  return typeof stage === 'string' ? stage : stage.name;
 }

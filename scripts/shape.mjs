@@ -21,7 +21,8 @@ for (const d of ['pipeline', 'stages']) walk(join(root, d));
 
 const functions = [];
 const bigFiles = [];
-let stringReads = 0;
+let outputReads = 0;
+let recordReads = 0;
 let castReads = 0;
 const providerInstanceof = [];
 const PROVIDERS =
@@ -46,7 +47,8 @@ for (const file of files) {
   visit(sf);
   if (rel.startsWith('stages/')) {
     for (const m of text.matchAll(/\.(outputs|items|item)(<[^>]*>)?\(\s*['"`]/g)) {
-      stringReads++;
+      if (m[1] === 'outputs') outputReads++;
+      else recordReads++;
       if (m[2]) castReads++;
     }
   }
@@ -61,7 +63,8 @@ const out = {
   longest: over80.slice(0, top),
   filesOver400: bigFiles.length,
   largest: bigFiles.slice(0, top),
-  stringNamedReadsInStages: stringReads,
+  stringNamedOutputReadsInStages: outputReads,
+  stringNamedRecordReadsInStages: recordReads,
   ofThemWithExplicitType: castReads,
   providerInstanceofOutsideLlm: providerInstanceof,
 };
@@ -72,7 +75,7 @@ else {
   console.log(`files over 400 lines: ${out.filesOver400}`);
   for (const f of out.largest) console.log(`  ${f.lines}\t${f.file}`);
   console.log(
-    `string-named reads of stages (outputs/items/item) in stages/: ${stringReads} (${castReads} with an explicit type)`,
+    `string-named reads in stages/: outputs ${outputReads}, item records (items/item) ${recordReads} (${castReads} with an explicit type)`,
   );
   console.log(
     `instanceof on LLM providers outside pipeline/providers/llm/: ${providerInstanceof.length}`,

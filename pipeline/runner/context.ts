@@ -1,5 +1,12 @@
 /** The contexts the runner hands to stage hooks: a {@link StageContext} and one item's {@link RunContext}. */
-import type { StageContext, RunContext, StoreReader } from '../stage.js';
+import {
+  stageName,
+  type Stage,
+  type StageContext,
+  type RunContext,
+  type StageOutput,
+  type StoreReader,
+} from '../stage.js';
 import type { Store } from '../store/store.js';
 import type { BlobStore } from '../store/blobs.js';
 import type { EventBus } from '../events.js';
@@ -9,8 +16,8 @@ import type { StageRegistry } from './select.js';
 
 /**
  * A {@link StageContext} over `store`, as the runner gives every stage hook (and `telebench report`
- * gives a pipeline's report): `store.outputs(stage)` lists done outputs at the stage's version in
- * `registry`, `kv` is `store`, and `memo` keeps one instance per key in `memo` (pass the same map
+ * gives a pipeline's report): `store.outputs(handle)` (typed) and `store.outputsNamed(name)` list
+ * done outputs at the stage's version in `registry`, `kv` is `store`, and `memo` keeps one instance per key in `memo` (pass the same map
  * to share instances between contexts).
  * @throws TelebenchError `unknown_stage` (tier bug) from `store.outputs` for a stage not in `registry`
  */
@@ -20,16 +27,7 @@ export function stageContext<Cfg>(
   registry: StageRegistry,
   memo: Map<string, unknown> = new Map(),
 ): StageContext<Cfg> {
-  const reader: StoreReader = {
-    outputs: <T>(stage: string) => {
-      const s = registry.get(stage);
-      if (!s)
-        throw new TelebenchError('unknown_stage', `no stage named "${stage}"`, { tier: 'bug' });
-      return store.doneOutputs<T>(stage, s.version);
-    },
-    item: (stage, key) => store.item(stage, key),
-    items: (stage) => store.items(stage),
-  };
+  const reader = storeReader(store, (name) => registry.get(name)?.version, 'bug');
   return {
     ...base,
     store: reader,
@@ -38,6 +36,31 @@ export function stageContext<Cfg>(
       if (!memo.has(key)) memo.set(key, make());
       return memo.get(key) as T;
     },
+  };
+}
+
+/**
+ * The {@link StoreReader} over `store`: done outputs at the version `versionOf` gives a stage name.
+ * @param tier the tier of the `unknown_stage` error for a name `versionOf` does not know (`bug`
+ *   inside a run, where every stage is registered; `config` where the name comes from a file)
+ */
+export function storeReader(
+  store: Store,
+  versionOf: (name: string) => number | undefined,
+  tier: 'bug' | 'config' = 'bug',
+): StoreReader {
+  const named = (stage: string): Iterable<StageOutput<unknown, unknown>> => {
+    const v = versionOf(stage);
+    if (v === undefined)
+      throw new TelebenchError('unknown_stage', `no stage named "${stage}"`, { tier });
+    return store.doneOutputs<unknown>(stage, v);
+  };
+  return {
+    outputs: <In, Out>(stage: Stage<In, Out, unknown>) =>
+      named(stage.name) as Iterable<StageOutput<In, Out>>,
+    outputsNamed: named,
+    item: (stage, key) => store.item(stageName(stage), key),
+    items: (stage) => store.items(stageName(stage)),
   };
 }
 

@@ -281,13 +281,13 @@ export function licenseEvidence(datasetId: string, spdx: string): string {
  * Done outputs of a source stage, or a clear error when the stage is not registered.
  * @throws TelebenchError `release_source_missing` (tier config) naming the stage and the config key
  */
-export function sourceOutputs<T>(
+export function sourceOutputs(
   store: StoreReader,
   stage: string,
   datasetId: string,
-): { key: string; output: T }[] {
+): { key: string; output: unknown }[] {
   try {
-    return [...store.outputs<T>(stage)];
+    return [...store.outputsNamed(stage)];
   } catch (err) {
     throw new TelebenchError(
       'release_source_missing',

@@ -12,6 +12,7 @@ import { PROJECT_ROOT } from '../../pipeline/manifest.js';
 import { secret } from '../../pipeline/secrets.js';
 import { TelebenchError } from '../../pipeline/errors.js';
 import type { StoreReader } from '../../pipeline/stage.js';
+import { storeReader } from '../../pipeline/runner.js';
 import { appConfigSchema } from '../config.js';
 import { datasetByName } from '../../datasets/index.js';
 import { releaseDataset, type ReleaseWiring } from './release.js';
@@ -38,16 +39,7 @@ function withState<T>(
 ): Promise<T> {
   const dir = resolveStateDir(stateFlag);
   const state = openState(dir);
-  const reader: StoreReader = {
-    outputs: <O>(stage: string) => {
-      const v = wiring.stageVersion(stage);
-      if (v === undefined)
-        throw new TelebenchError('unknown_stage', `no stage named "${stage}"`, { tier: 'config' });
-      return state.store.doneOutputs<O>(stage, v);
-    },
-    item: (s, k) => state.store.item(s, k),
-    items: (s) => state.store.items(s),
-  };
+  const reader = storeReader(state.store, (name) => wiring.stageVersion(name), 'config');
   return fn({ dir, reader, kv: state.store }).finally(() => state.close());
 }
 

@@ -9,7 +9,7 @@ import { TelebenchError } from '../../pipeline/errors.js';
 import type { DatasetDefinition } from '../../datasets/definition.js';
 import type { VerifySummary } from '../../datasets/card.js';
 import { MAIN_SUBSETS, type Swe5gRow } from '../../datasets/index.js';
-import type { Candidate, CandidateSource, ValidatedInstance } from '../swe5g/types.js';
+import type { CandidateSource, ValidatedInstance } from '../swe5g/types.js';
 import {
   planRelease,
   writeRelease,
@@ -32,6 +32,7 @@ import {
   resilienceInstancesOf,
 } from './collect.js';
 import { releaseSettings } from './config.js';
+import { swe5gFilter } from '../swe5g/filter/filter.js';
 
 /** What the release code needs from the composition root (stages/index.ts), without importing it. */
 export interface ReleaseWiring {
@@ -86,8 +87,11 @@ export function collectRows(ctx: ReleaseContextLike, dataset: DatasetDefinition)
     const rows: Swe5gRow[] = [];
     let incomplete = 0;
     const mined = minedBy(ctx.store);
-    for (const o of sourceOutputs<ValidatedInstance>(ctx.store, source, dataset.id)) {
-      const r = swe5gRowOf(o.output, mined.get(o.output.instance_id) ?? 'git');
+    for (const o of sourceOutputs(ctx.store, source, dataset.id)) {
+      // the source stage is named in the configuration (release.sources): its outputs are the
+      // validated instances, and every row is checked against the row schema (validateRows)
+      const v = o.output as ValidatedInstance;
+      const r = swe5gRowOf(v, mined.get(v.instance_id) ?? 'git');
       if (r) rows.push(r);
       else incomplete++;
     }
@@ -173,7 +177,7 @@ export function collectRows(ctx: ReleaseContextLike, dataset: DatasetDefinition)
 function minedBy(store: StoreReader): Map<string, CandidateSource> {
   const out = new Map<string, CandidateSource>();
   try {
-    for (const o of store.outputs<Candidate>('swe5g.filter')) out.set(o.key, o.output.source);
+    for (const o of store.outputs(swe5gFilter)) out.set(o.key, o.output.source);
   } catch {
     // swe5g.filter not registered (a release command on a state from elsewhere): all `git`
   }

@@ -67,7 +67,7 @@ export function makeLocalReleaseStage(args: {
       const cfg = releaseSettings(ctx.config);
       const source = cfg.sources[dataset.id as keyof typeof cfg.sources];
       if (!args.preflight || wiring.stageVersion(source) === undefined) return;
-      if ([...ctx.store.outputs(source)].length === 0) return;
+      if ([...ctx.store.outputsNamed(source)].length === 0) return;
       await args.preflight(ctx.config);
     },
     *plan(ctx) {
@@ -79,7 +79,7 @@ export function makeLocalReleaseStage(args: {
         );
         return;
       }
-      const outputs = [...ctx.store.outputs(source)];
+      const outputs = [...ctx.store.outputsNamed(source)];
       yield {
         key: dataset.id,
         input: {

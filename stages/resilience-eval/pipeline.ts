@@ -17,6 +17,9 @@ import {
   type EvalInstancesInput,
   type EvalInstancesOutput,
   type EvalScoreOutput,
+  evalScore,
+  evalContinue,
+  evalInstances,
 } from './stages.js';
 import { fmtRate } from './metrics.js';
 import {
@@ -30,6 +33,7 @@ import {
 import { PARSE_MODES, type ParseMode } from './parse-modes.js';
 import { paperFigures, tableOneBlock, type FigureModel } from './figures.js';
 import { evalSettings, type HasResilienceEval } from './config.js';
+import { resilienceTruncate } from '../resilience/truncate.js';
 
 /** The targets as the figures take them (VRAM in GiB, measured). */
 const figureModels = (scores: readonly EvalScoreOutput[], mode: ParseMode): FigureModel[] =>
@@ -41,7 +45,7 @@ const figureModels = (scores: readonly EvalScoreOutput[], mode: ParseMode): Figu
   }));
 
 const scoresOf = (ctx: StageContext<unknown>): EvalScoreOutput[] =>
-  [...ctx.store.outputs<EvalScoreOutput>('resilience-eval.score')].map((o) => o.output);
+  [...ctx.store.outputs(evalScore)].map((o) => o.output);
 
 /**
  * Why `stage` did not start in the newest run whose event log says so (`<state>/runs/<id>/
@@ -83,12 +87,12 @@ export function whyNoScores(ctx: StageContext<HasResilienceEval>): string {
       : src === 'hub'
         ? `the Hub files ${cfg.input.hub.files.join(', ')} of ${cfg.input.hub.dataset}@${cfg.input.hub.revision}`
         : `the input files ${cfg.input.files.join(', ') || '(none listed in resilience_eval.input.files)'}`;
-  const rec = [...ctx.store.items('resilience-eval.instances')][0];
+  const rec = [...ctx.store.items(evalInstances)][0];
   if (!rec) {
     const why = whyNotStarted(ctx, 'resilience-eval.instances');
     if (why) return `No instances to evaluate: resilience-eval.instances ${why}.`;
     if (src === 'project') {
-      const built = [...ctx.store.outputs('resilience.truncate')].length;
+      const built = [...ctx.store.outputs(resilienceTruncate)].length;
       if (built === 0)
         return 'No instances to evaluate: the construction has produced none in this state folder (resilience.truncate has no output; see `telebench report resilience` for its funnel). Run `telebench run resilience`, or evaluate published files (resilience_eval.input.source: file or hub).';
     }
@@ -107,7 +111,7 @@ export function whyNoScores(ctx: StageContext<HasResilienceEval>): string {
   }
   if (cfg.targets.length === 0)
     return `${n} instances read from ${where}, but no target model is configured: add \`resilience_eval.targets\` and run \`telebench run resilience-eval\`.`;
-  const cont = [...ctx.store.items('resilience-eval.continue')];
+  const cont = [...ctx.store.items(evalContinue)];
   const done = cont.filter((c) => c.state === 'done').length;
   if (done === 0) {
     const failed = cont.filter((c) => c.state === 'failed');
@@ -174,11 +178,11 @@ export function evalMarkdown(
  */
 export function staleNote(ctx: StageContext<HasResilienceEval>): string | null {
   if (evalSettings(ctx.config).input.source !== 'project') return null;
-  const item = ctx.store.item('resilience-eval.instances', 'instances');
+  const item = ctx.store.item(evalInstances, 'instances');
   if (item?.state !== 'done') return null;
   const read = (item.input as { construction?: string | null } | null)?.construction;
   if (read === constructionDigest(ctx.store)) return null;
-  const now = [...ctx.store.outputs('resilience.truncate')].length;
+  const now = [...ctx.store.outputs(resilienceTruncate)].length;
   return `The constructed instances changed after this evaluation read them (resilience.truncate has ${now} now): run \`telebench run resilience-eval\` again to evaluate the current ones; the figures below are of the earlier set.`;
 }
 

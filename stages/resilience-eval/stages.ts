@@ -27,7 +27,6 @@ import { chatRequestOf, type GenerationRequest } from '../resilience/request.js'
 import { countCl100k } from '../../pipeline/providers/tokenizer/cl100k.js';
 import { hashJson } from '../../pipeline/hash.js';
 import { downloadHubFile } from '../../pipeline/providers/hub/download.js';
-import type { ResilienceInstance } from '../resilience/instance.js';
 import { chooseNumCtx } from '../resilience/generate.js';
 import {
   loadPromptTemplates,
@@ -52,6 +51,7 @@ import {
 } from './parse-modes.js';
 import { classifyOutcome, modeMetrics, type ModeMetrics, type Outcome } from './metrics.js';
 import { measureVram, type VramSample } from './vram.js';
+import { resilienceTruncate } from '../resilience/truncate.js';
 
 /** Output of `resilience-eval.instances`. */
 export interface EvalInstancesOutput {
@@ -112,9 +112,7 @@ const relTo = (ctx: StageContext<unknown>, p: string) => resolve(dirname(ctx.con
  * evaluation with `input.source: project` read the instances of one digest.
  */
 export function constructionDigest(store: StageContext<unknown>['store']): string {
-  return hashJson(
-    [...store.outputs('resilience.truncate')].map((o) => [o.key, hashJson(o.output)]),
-  );
+  return hashJson([...store.outputs(resilienceTruncate)].map((o) => [o.key, hashJson(o.output)]));
 }
 
 /** Where `source: hub` reads from (the plan's input, so a changed pin is a new input). */
@@ -221,7 +219,7 @@ export const evalInstances = defineStage<
       instances = got.instances;
       hub_commits = got.commits;
     } else if (source === 'project') {
-      instances = [...ctx.store.outputs<ResilienceInstance>('resilience.truncate')].map((o) =>
+      instances = [...ctx.store.outputs(resilienceTruncate)].map((o) =>
         toEvalInstance(o.output, `resilience.truncate ${o.key}`),
       );
     } else {
@@ -272,9 +270,7 @@ export function continuationPrompt(
 }
 
 const evalInstancesOf = (ctx: StageContext<unknown>): EvalInstance[] =>
-  [...ctx.store.outputs<EvalInstancesOutput>('resilience-eval.instances')].flatMap(
-    (o) => o.output.instances,
-  );
+  [...ctx.store.outputs(evalInstances)].flatMap((o) => o.output.instances);
 
 /**
  * Stage `resilience-eval.continue`: one item per (target, instance), key `<target>::<sample_id>`.
@@ -452,7 +448,7 @@ export const evalScore = defineStage<
     'CFR/NFR/WFR, parse failures, macro and micro, bootstrap intervals per target and parse mode.',
   *plan(ctx) {
     const byTarget = new Map<string, string[]>();
-    for (const o of ctx.store.outputs<ContinueOutput>('resilience-eval.continue')) {
+    for (const o of ctx.store.outputs(evalContinue)) {
       const list = byTarget.get(o.output.target) ?? [];
       list.push(`${o.key}:${hashJson(o.output.outcomes)}`);
       byTarget.set(o.output.target, list);
@@ -464,10 +460,10 @@ export const evalScore = defineStage<
   },
   async run(item, ctx) {
     const t = evalSettings(ctx.config).targets.find((x) => targetName(x) === item.input.target)!;
-    const outs = [...ctx.store.outputs<ContinueOutput>('resilience-eval.continue')]
+    const outs = [...ctx.store.outputs(evalContinue)]
       .map((o) => o.output)
       .filter((o) => o.target === item.input.target);
-    const failed = [...ctx.store.items('resilience-eval.continue')].filter(
+    const failed = [...ctx.store.items(evalContinue)].filter(
       (r) => r.key.startsWith(`${item.input.target}::`) && r.state === 'failed',
     ).length;
     const modes = Object.fromEntries(

@@ -27,8 +27,9 @@ import {
   type AnswerRule,
 } from './parse-answer.js';
 import { numbersMatch, pythonFloatRepr } from './numbers.js';
-import type { PromptedItem, SubsetLoadOutput } from './types.js';
+import type { PromptedItem } from './types.js';
 import { chatRequestOf, type GenerationRequest } from './request.js';
+import { resilienceLoad } from './load.js';
 
 /** Settings of the `paper` profile (paper section IV; collect_metadata.json). */
 export const PAPER_PROFILE = {
@@ -84,7 +85,7 @@ export interface GenerateOutput {
 
 /** Items of the done load outputs (Hub and local subsets), in subset key order. */
 export function* loadedItems(ctx: StageContext<unknown>): Iterable<PromptedItem> {
-  for (const o of ctx.store.outputs<SubsetLoadOutput>('resilience.load')) yield* o.output.items;
+  for (const o of ctx.store.outputs(resilienceLoad)) yield* o.output.items;
 }
 
 /**

@@ -18,8 +18,10 @@ import { defineStage, type StoreReader } from '../../pipeline/stage.js';
 import { hashJson, sha256 } from '../../pipeline/hash.js';
 import { resilienceSettings, type HasResilience } from './config.js';
 import type { ResilienceInstance } from './instance.js';
-import type { SubsetLoadOutput } from './types.js';
 import type { GenerateInput } from './generate.js';
+import { resilienceLoad } from './load.js';
+import { resilienceTruncate } from './truncate.js';
+import { resilienceGenerate } from './generate.js';
 
 export interface InstancesOutput {
   dir: string;
@@ -63,7 +65,7 @@ export function constructionSummary(store: StoreReader): ConstructionSummary {
   const by: Record<string, FunnelRow> = {};
   const subOf = new Map<string, string>();
   const row = (sb: string): FunnelRow => (by[sb] ??= emptyRow());
-  for (const o of store.outputs<SubsetLoadOutput>('resilience.load')) {
+  for (const o of store.outputs(resilienceLoad)) {
     const r = row(o.output.sub_benchmark);
     r.rows += o.output.rows_read;
     r.rejected += o.output.rejected.length;
@@ -71,7 +73,7 @@ export function constructionSummary(store: StoreReader): ConstructionSummary {
   }
   let profile: string | null = null;
   let generator: string | null = null;
-  for (const rec of store.items('resilience.generate')) {
+  for (const rec of store.items(resilienceGenerate)) {
     const sb = subOf.get(rec.key);
     if (!sb) continue;
     const input = rec.input as GenerateInput;
@@ -86,7 +88,7 @@ export function constructionSummary(store: StoreReader): ConstructionSummary {
       r.skipped[rec.skipReason] = (r.skipped[rec.skipReason] ?? 0) + 1;
     }
   }
-  for (const rec of store.items('resilience.truncate')) {
+  for (const rec of store.items(resilienceTruncate)) {
     const sb = subOf.get(rec.key);
     if (!sb) continue;
     const r = row(sb);
@@ -142,10 +144,7 @@ export const resilienceInstances = defineStage<
     'Writes the instances (published schema + provenance) as JSON Lines and the construction summary.',
   *plan(ctx) {
     resilienceSettings(ctx.config);
-    const list = [...ctx.store.outputs<ResilienceInstance>('resilience.truncate')].map((o) => [
-      o.key,
-      hashJson(o.output),
-    ]);
+    const list = [...ctx.store.outputs(resilienceTruncate)].map((o) => [o.key, hashJson(o.output)]);
     yield {
       key: 'instances',
       input: {
@@ -158,9 +157,7 @@ export const resilienceInstances = defineStage<
   async run(_item, ctx) {
     const dir = join(ctx.stateDir, 'resilience', 'instances');
     mkdirSync(dir, { recursive: true });
-    const all = [...ctx.store.outputs<ResilienceInstance>('resilience.truncate')]
-      .map((o) => o.output)
-      .sort(byRow);
+    const all = [...ctx.store.outputs(resilienceTruncate)].map((o) => o.output).sort(byRow);
     const files: InstancesOutput['files'] = {};
     const write = (name: string, rows: ResilienceInstance[]) => {
       const path = join(dir, `${name}.jsonl`);

@@ -11,8 +11,6 @@ import { resilienceGenerate } from './generate.js';
 import { resilienceTruncate } from './truncate.js';
 import { resilienceInstances, constructionSummary } from './instances.js';
 import { resilienceSettings, type HasResilience } from './config.js';
-import type { ResilienceInstance } from './instance.js';
-import type { SubsetLoadOutput } from './types.js';
 
 export const resilienceStages = [
   resilienceLoad,
@@ -48,7 +46,7 @@ export function resilienceReport(ctx: StageContext<HasResilience>): string {
     `Not scored (no silent truncation): prompt_too_long ${s.truncation.prompt_too_long}, prompt_truncated ${s.truncation.prompt_truncated}, budget_exhausted ${s.truncation.budget_exhausted}.`,
   );
   const t = resilienceSettings(ctx.config).truncate;
-  const short = [...ctx.store.outputs<ResilienceInstance>('resilience.truncate')].filter(
+  const short = [...ctx.store.outputs(resilienceTruncate)].filter(
     (o) => o.output.half_trace.short,
   ).length;
   lines.push(
@@ -56,7 +54,7 @@ export function resilienceReport(ctx: StageContext<HasResilience>): string {
     `Half traces under ${t.min_half_tokens} cl100k tokens (resilience.truncate.min_half_tokens): ${short} kept and flagged (half_trace.short)${t.short_half === 'drop' ? '; short_half is drop, so the others are skipped as short_half_trace' : '; set resilience.truncate.short_half: drop to drop them'}.`,
   );
   // Subsets that did not load are part of the funnel too: named, with the reason (issue 15).
-  const notLoaded = [...ctx.store.items('resilience.load')].filter(
+  const notLoaded = [...ctx.store.items(resilienceLoad)].filter(
     (r) =>
       r.state === 'failed' ||
       r.state === 'skipped' ||
@@ -79,9 +77,7 @@ export function resilienceReport(ctx: StageContext<HasResilience>): string {
       lines.push(`- ${r.key}: ${why}`);
     }
   }
-  const rejected = [...ctx.store.outputs<SubsetLoadOutput>('resilience.load')].flatMap(
-    (o) => o.output.rejected,
-  );
+  const rejected = [...ctx.store.outputs(resilienceLoad)].flatMap((o) => o.output.rejected);
   if (rejected.length) {
     const shown = rejected.slice(0, 20);
     lines.push(

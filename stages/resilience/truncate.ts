@@ -10,6 +10,7 @@ import { resilienceSettings, type HasResilience } from './config.js';
 import { halfTrace, type Boundary, type NoSentenceEndPolicy } from './half-trace.js';
 import type { GenerateInput, GenerateOutput } from './generate.js';
 import { resilienceInstanceSchema, type ResilienceInstance } from './instance.js';
+import { resilienceGenerate } from './generate.js';
 
 export interface TruncateInput {
   generation: GenerateOutput;
@@ -34,7 +35,7 @@ export const resilienceTruncate = defineStage<TruncateInput, ResilienceInstance,
   concurrency: () => 2,
   *plan(ctx) {
     const t = resilienceSettings(ctx.config).truncate;
-    for (const o of ctx.store.outputs<GenerateOutput>('resilience.generate')) {
+    for (const o of ctx.store.outputs(resilienceGenerate)) {
       const gi = o.input as GenerateInput;
       yield {
         key: o.key,

@@ -116,8 +116,7 @@ export const selftestEcho = defineStage<
   itemNeeds: (item) => ({ 'selftest.items': [item.key] }),
   *plan(ctx) {
     if (!settings(ctx.config).echo) return;
-    for (const o of ctx.store.outputs<{ n: number; attempt: string }>('selftest.items'))
-      yield { key: o.key, input: o.output };
+    for (const o of ctx.store.outputs(selftestItems)) yield { key: o.key, input: o.output };
   },
   async run(item, ctx) {
     const s = settings(ctx.config);
@@ -138,7 +137,7 @@ export const selftestSummary = defineStage<
   *plan(ctx) {
     let count = 0;
     let sum = 0;
-    for (const o of ctx.store.outputs<{ n: number }>('selftest.items')) {
+    for (const o of ctx.store.outputs(selftestItems)) {
       count++;
       sum += o.output.n;
     }

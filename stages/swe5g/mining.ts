@@ -3,7 +3,7 @@
  * stages and the funnel report (mined, linked, kept, and counts per reject reason), per repository.
  */
 import type { Stage, StageContext } from '../../pipeline/stage.js';
-import { swe5gMine, type MineOutput } from './mine/mine.js';
+import { swe5gMine } from './mine/mine.js';
 import { swe5gLink } from './link/link.js';
 import { swe5gFilter } from './filter/filter.js';
 import type { LinkedPR } from './types.js';
@@ -59,12 +59,12 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
     }
     return r;
   };
-  for (const { output } of ctx.store.outputs<MineOutput>('swe5g.mine')) {
+  for (const { output } of ctx.store.outputs(swe5gMine)) {
     const r = row(output.registry_id);
     r.source = output.source;
     r.mined += output.prs.length;
   }
-  for (const rec of ctx.store.items('swe5g.link')) {
+  for (const rec of ctx.store.items(swe5gLink)) {
     if (rec.state !== 'done') continue;
     const pr = rec.output as LinkedPR;
     const r = row(pr.registry_id);
@@ -72,7 +72,7 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
     if (pr.issues.some((i) => i.state === 'closed')) r.issue_closed++;
     else if (pr.issues.length > 0) r.issue_open_only++;
   }
-  for (const rec of ctx.store.items('swe5g.filter')) {
+  for (const rec of ctx.store.items(swe5gFilter)) {
     const pr = (rec.input as { pr?: LinkedPR } | null)?.pr;
     if (!pr) continue;
     const r = row(pr.registry_id);
@@ -117,7 +117,7 @@ export interface MiningNotes {
  */
 export function miningNotes(ctx: StageContext<HasSwe5g>): MiningNotes[] {
   const out: MiningNotes[] = [];
-  for (const { output } of ctx.store.outputs<MineOutput>('swe5g.mine')) {
+  for (const { output } of ctx.store.outputs(swe5gMine)) {
     const landings: Record<string, number> = {};
     for (const p of output.prs) landings[p.merge_style] = (landings[p.merge_style] ?? 0) + 1;
     const skipped: Record<string, number> = {};
@@ -163,7 +163,7 @@ export function miningFunnelMarkdown(ctx: StageContext<HasSwe5g>): string {
   }
   // repositories of the registry with no row above: skipped (no mirror, ...) or failed
   const notMined = new Map<string, string[]>();
-  for (const r of ctx.store.items('swe5g.mine')) {
+  for (const r of ctx.store.items(swe5gMine)) {
     if (r.state !== 'skipped' && r.state !== 'failed') continue;
     const why =
       r.state === 'skipped'

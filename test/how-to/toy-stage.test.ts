@@ -36,7 +36,7 @@ const countStage = (version: number) =>
     description: 'counts the words of every loaded text',
     itemNeeds: (item) => ({ 'toy.load': [item.key] }),
     *plan(ctx) {
-      for (const o of ctx.store.outputs<{ text: string }>('toy.load'))
+      for (const o of ctx.store.outputs(loadStage))
         yield { key: o.key, input: { text: o.output.text } };
     },
     async run(item) {

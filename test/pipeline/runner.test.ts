@@ -253,7 +253,7 @@ describe('runner', () => {
         description: '',
         *plan(ctx) {
           // a stage sees the outputs of what it needs
-          for (const n of needs) expect([...ctx.store.outputs(n)].length).toBe(1);
+          for (const n of needs) expect([...ctx.store.outputsNamed(n)].length).toBe(1);
           yield { key: 'only', input: null };
         },
         async run() {
@@ -398,7 +398,7 @@ describe('runner', () => {
       description: '',
       *plan(ctx) {
         let sum = 0;
-        for (const o of ctx.store.outputs<number>('r.remote')) sum += o.output;
+        for (const o of ctx.store.outputsNamed('r.remote')) sum += o.output as number;
         yield { key: 'sum', input: { sum } };
       },
       run: async (item) => item.input.sum,
@@ -520,8 +520,8 @@ describe('streaming between stages (itemNeeds)', () => {
       concurrency: () => 2,
       itemNeeds: (item) => ({ 's.up': [item.key] }),
       *plan(ctx) {
-        for (const o of ctx.store.outputs<{ i: number; tag: number }>('s.up'))
-          yield { key: o.key, input: o.output };
+        for (const o of ctx.store.outputsNamed('s.up'))
+          yield { key: o.key, input: o.output as { i: number; tag: number } };
       },
       async run(item) {
         log.push(`down:${item.key}:${item.input.tag}`);
@@ -577,7 +577,7 @@ describe('streaming between stages (itemNeeds)', () => {
       needs: ['s.down'],
       description: '',
       *plan(ctx) {
-        yield { key: 'sum', input: { count: [...ctx.store.outputs('s.down')].length } };
+        yield { key: 'sum', input: { count: [...ctx.store.outputsNamed('s.down')].length } };
       },
       async run(item) {
         log.push('sum');

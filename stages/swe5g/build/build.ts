@@ -49,6 +49,7 @@ import type { EnvironmentsSettings } from '../environments-config.js';
 import { mirrorPath } from '../resolve/resolve.js';
 import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
 import { goDepFiles, goModuleFailure, hostModCache } from './go-modules.js';
+import { testgenStage } from '../testgen/testgen.js';
 
 export { hostModCache } from './go-modules.js';
 
@@ -539,7 +540,7 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   async preflight(ctx) {
     await executorPreflight(swe5gSettings(ctx.config).environments);
   },
-  plan: (ctx) => planPerResolved(ctx, 'swe5g.testgen'),
+  plan: (ctx) => planPerResolved(ctx, testgenStage),
   async run(item, ctx) {
     const settings = swe5gSettings(ctx.config).environments;
     const docker = ctx.memo('docker', () => new DockerClient());

@@ -26,6 +26,7 @@ import {
   whySkillsEmpty,
   type ReportTable as Table,
 } from './report-view.js';
+import { gradeStage, skillsStage, solveStage } from './stages.js';
 
 /**
  * How a report names the predictions file of an external row: `<file name>@<first 8 hex of its
@@ -40,11 +41,11 @@ export function predictionsLabel(origin: GradeInput['origin']): string {
 /** Reads every attempt of the state (solves with their grades, external grades). */
 export function collectAttempts(ctx: StageContext<HasSwe5g>): Attempt[] {
   const inst = new Map<string, Validated>();
-  for (const o of ctx.store.outputs<Validated>('swe5g.validate')) inst.set(o.key, o.output);
+  for (const o of ctx.store.outputs(validateStage)) inst.set(o.key, o.output);
   const grades = new Map<string, GradeOutput>();
-  for (const o of ctx.store.outputs<GradeOutput>('swe5g.eval.grade')) grades.set(o.key, o.output);
+  for (const o of ctx.store.outputs(gradeStage)) grades.set(o.key, o.output);
   const out: Attempt[] = [];
-  for (const rec of ctx.store.items('swe5g.eval.solve')) {
+  for (const rec of ctx.store.items(solveStage)) {
     if (rec.state !== 'done' && rec.state !== 'skipped') continue;
     const input = rec.input as {
       instance: { instance_id: string; bug_category: string; patch: string };
@@ -79,7 +80,7 @@ export function collectAttempts(ctx: StageContext<HasSwe5g>): Attempt[] {
   for (const [key, g] of grades) {
     if (g.source !== 'external') continue;
     const v = inst.get(g.instance_id);
-    const input = ctx.store.item('swe5g.eval.grade', key)?.input as GradeInput | undefined;
+    const input = ctx.store.item(gradeStage, key)?.input as GradeInput | undefined;
     const patch = input?.model_patch ?? '';
     out.push({
       run: `${g.model_name_or_path} (${predictionsLabel(input?.origin)})`,
@@ -112,7 +113,7 @@ export function collectAttempts(ctx: StageContext<HasSwe5g>): Attempt[] {
  */
 export function whyNothingGraded(ctx: StageContext<HasSwe5g>): string[] {
   const out: string[] = [];
-  const validate = [...ctx.store.items('swe5g.validate')];
+  const validate = [...ctx.store.items(validateStage)];
   const current = validate.filter(
     (r) => r.state === 'done' && r.stageVersion === validateStage.version,
   );
@@ -150,8 +151,8 @@ export function whyNothingGraded(ctx: StageContext<HasSwe5g>): string[] {
     return out;
   }
   const models = swe5gSettings(ctx.config).evaluation.models;
-  const solves = [...ctx.store.items('swe5g.eval.solve')].filter((r) => r.state !== 'orphaned');
-  const grades = [...ctx.store.items('swe5g.eval.grade')].filter((r) => r.state !== 'orphaned');
+  const solves = [...ctx.store.items(solveStage)].filter((r) => r.state !== 'orphaned');
+  const grades = [...ctx.store.items(gradeStage)].filter((r) => r.state !== 'orphaned');
   const external = grades.filter((r) => (r.input as GradeInput | undefined)?.source === 'external');
   if (models.length === 0 && external.length === 0) {
     out.push(
@@ -192,7 +193,7 @@ const countBy = (xs: readonly string[]): string => {
  */
 export function skillsTable(ctx: StageContext<HasSwe5g>): Table {
   const rows: string[][] = [];
-  for (const r of ctx.store.items('swe5g.eval.skills')) {
+  for (const r of ctx.store.items(skillsStage)) {
     if (r.state === 'done') {
       const o = r.output as SkillOutput;
       const a = o.model_attempt;

@@ -36,7 +36,7 @@ import { swe5gSettings, type HasSwe5g } from '../config.js';
 import { loadRegistry } from '../registry.js';
 import type { Resolved, TestGen } from '../types.js';
 import type { Built } from '../build/build.js';
-import { selectTestDirs, type Validated } from '../validate/validate.js';
+import { selectTestDirs, validateStage } from '../validate/validate.js';
 import type { EvalModel, EvaluationSettings } from './config.js';
 import { chooseContext, type ContextChunk } from './context.js';
 import { runPatch, type EvalInstance, type Grade } from './grade.js';
@@ -78,7 +78,7 @@ export function evalInstances(
       existsSync(regFile) ? loadRegistry(regFile).map((e) => [e.id, e.test.scope] as const) : [],
     );
     const out = new Map<string, EvalInstance & { language: Resolved['language'] }>();
-    for (const o of ctx.store.outputs<Validated>('swe5g.validate')) {
+    for (const o of ctx.store.outputs(validateStage)) {
       const v = o.output;
       if (v.incomplete || v.problem_statement.trim() === '') continue;
       const input = o.input as { resolved: Resolved; testgen: TestGen; built: Built };
@@ -355,7 +355,7 @@ export function abSubset(ctx: Ctx): Map<string, SkillOutput> {
   const s = evalSettings(ctx);
   const out = new Map<string, SkillOutput>();
   if (!s.skills.enabled) return out;
-  const accepted = [...ctx.store.outputs<SkillOutput>('swe5g.eval.skills')]
+  const accepted = [...ctx.store.outputs(skillsStage)]
     .map((o) => o.output)
     .sort((a, b) => a.instance_id.localeCompare(b.instance_id))
     .slice(0, s.skills.ab_size);
@@ -562,7 +562,7 @@ export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
     const instances = evalInstances(ctx);
     let n = 0;
     const within = (): boolean => ctx.limit === undefined || n++ < ctx.limit;
-    for (const o of ctx.store.outputs<SolveOutput>('swe5g.eval.solve')) {
+    for (const o of ctx.store.outputs(solveStage)) {
       if (!within()) return;
       const s = o.output;
       yield {
@@ -702,7 +702,7 @@ export const exportStage = defineStage<ExportInput, { file: string; rows: number
   description: "Writes each model run's patches as SWE-bench predictions (JSON Lines).",
   *plan(ctx) {
     const groups = new Map<string, Prediction[]>();
-    for (const o of ctx.store.outputs<SolveOutput>('swe5g.eval.solve')) {
+    for (const o of ctx.store.outputs(solveStage)) {
       const s = o.output;
       const name = `${s.model_name_or_path.replace(/[^\w.+@-]+/g, '_')}.${s.mode}.${s.condition}`;
       const rows = groups.get(name) ?? [];

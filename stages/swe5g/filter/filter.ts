@@ -25,6 +25,7 @@ import { SkipItem } from '../../../pipeline/errors.js';
 import { swe5gSettings, type FilterSettings, type HasSwe5g } from '../config.js';
 import type { Candidate, LinkedPR } from '../types.js';
 import { fileKind } from './files.js';
+import { swe5gLink } from '../link/link.js';
 
 /** Reason codes of the filter, in rule order. */
 export const FILTER_REASONS = [
@@ -190,7 +191,7 @@ export const swe5gFilter = defineStage<FilterInput, Candidate, HasSwe5g>({
   *plan(ctx) {
     const rules = swe5gSettings(ctx.config).filter;
     let n = 0;
-    for (const o of ctx.store.outputs<LinkedPR>('swe5g.link')) {
+    for (const o of ctx.store.outputs(swe5gLink)) {
       if (ctx.limit !== undefined && n >= ctx.limit) return;
       n++;
       yield {

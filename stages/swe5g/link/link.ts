@@ -15,7 +15,6 @@ import { defineStage } from '../../../pipeline/stage.js';
 import { issueWithComments } from '../../../pipeline/providers/github/pulls.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { IssueComment, LinkEvidence, LinkedIssue, LinkedPR, MinedPR } from '../types.js';
-import type { MineOutput } from '../mine/mine.js';
 import {
   refsInText,
   refsInBranch,
@@ -27,6 +26,7 @@ import { loadIssuesData } from './issues-file.js';
 import { resolveCandidates } from './candidates.js';
 import { githubClient } from '../mine/source.js';
 import { selectedEntries } from '../mine/source.js';
+import { swe5gMine } from '../mine/mine.js';
 
 /** Input of one link item: the PR and the evidence found in its texts (computed in plan). */
 export interface LinkInput {
@@ -116,7 +116,7 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
       : undefined;
     const issuesRepoOf = new Map(selectedEntries(ctx).map((e) => [e.id, e.issues_repo]));
     let n = 0;
-    for (const { output } of ctx.store.outputs<MineOutput>('swe5g.mine')) {
+    for (const { output } of ctx.store.outputs(swe5gMine)) {
       const issuesRepo = issuesRepoOf.get(output.registry_id) ?? output.repo;
       const numbers = new Set([
         ...output.prs.filter((p) => !p.foreign_forge).map((p) => p.pr_number),

@@ -3,8 +3,9 @@
  * `swe5g.testgen`), and their item-level readiness (`itemNeeds`: item `k` reads item `k` of the
  * named stages, so it starts as soon as those exist: streaming, see pipeline/README.md).
  */
-import type { PlanContext, WorkItem } from '../../../pipeline/stage.js';
+import type { PlanContext, Stage, WorkItem } from '../../../pipeline/stage.js';
 import type { Resolved } from '../types.js';
+import { resolveStage } from './resolve.js';
 
 /**
  * One work item per stored Resolved instance, in key order (key = instance_id, the resolve
@@ -15,13 +16,13 @@ import type { Resolved } from '../types.js';
  */
 export function* planPerResolved<Cfg>(
   ctx: PlanContext<Cfg>,
-  onlyDoneIn?: string,
+  onlyDoneIn?: Stage<unknown, unknown, any>, // eslint-disable-line @typescript-eslint/no-explicit-any
 ): Generator<WorkItem<Resolved>> {
   let n = 0;
   const keep = onlyDoneIn
     ? new Set([...ctx.store.outputs(onlyDoneIn)].map((o) => o.key))
     : undefined;
-  for (const o of ctx.store.outputs<Resolved>('swe5g.resolve')) {
+  for (const o of ctx.store.outputs(resolveStage)) {
     if (keep && !keep.has(o.key)) continue;
     if (ctx.limit !== undefined && n >= ctx.limit) return;
     n++;

@@ -28,6 +28,7 @@ import { sameKeyIn } from './plan.js';
 import { packageDirs } from './packages.js';
 import { type HasSwe5g } from '../config.js';
 import { gitUrlBase, mirrorsDir } from '../mine/source.js';
+import { swe5gFilter } from '../filter/filter.js';
 
 /** Local folder of the bare mirror of `owner/name` inside the state folder. */
 export function mirrorPath(stateDir: string, repo: string): string {
@@ -143,7 +144,7 @@ export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
   concurrency: () => 4,
   *plan(ctx) {
     let n = 0;
-    for (const o of ctx.store.outputs<Candidate>('swe5g.filter')) {
+    for (const o of ctx.store.outputs(swe5gFilter)) {
       if (ctx.limit !== undefined && n >= ctx.limit) return;
       n++;
       yield { key: o.key, input: o.output };

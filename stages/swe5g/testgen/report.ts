@@ -6,6 +6,7 @@
 import type { StageContext } from '../../../pipeline/stage.js';
 import type { TestGen } from '../types.js';
 import { countInto, formatCounts, repoOfInstance } from '../report-counts.js';
+import { testgenStage } from './testgen.js';
 
 /** Counts of one repository (or `total`). */
 export interface TestgenRow {
@@ -33,7 +34,7 @@ export function testgenRows(ctx: Pick<StageContext, 'store'>): TestgenRow[] {
     failed: 0,
     categories: {},
   };
-  for (const rec of ctx.store.items('swe5g.testgen')) {
+  for (const rec of ctx.store.items(testgenStage)) {
     const repo = repoOfInstance(rec.key);
     let r = rows.get(repo);
     if (!r) {

@@ -7,6 +7,8 @@
 import type { StageContext } from '../../../pipeline/stage.js';
 import type { Validated } from './validate.js';
 import { countInto, formatCounts, repoOfInstance } from '../report-counts.js';
+import { buildStage } from '../build/build.js';
+import { validateStage } from './validate.js';
 
 /** Counts of one repository (or `total`). */
 export interface ValidationRow {
@@ -57,14 +59,14 @@ export function validationRows(ctx: Pick<StageContext, 'store'>): ValidationRow[
   };
   const total = row('total');
   rows.delete('total');
-  for (const rec of ctx.store.items('swe5g.build')) {
+  for (const rec of ctx.store.items(buildStage)) {
     for (const r of [row(repoOfInstance(rec.key)), total]) {
       if (rec.state === 'done') r.built++;
       else if (rec.state === 'skipped') countInto(r.buildRejected, rec.skipReason ?? 'unknown');
       else if (rec.state === 'failed') r.failed++;
     }
   }
-  for (const rec of ctx.store.items('swe5g.validate')) {
+  for (const rec of ctx.store.items(validateStage)) {
     const repo = repoOfInstance(rec.key);
     for (const [name, r] of [
       [repo, row(repo)],

@@ -58,6 +58,9 @@ import {
   parentVerdict,
   shippedFailToPass,
 } from './verdicts.js';
+import { buildStage } from '../build/build.js';
+import { testgenStage } from '../testgen/testgen.js';
+import { resolveStage } from '../resolve/resolve.js';
 
 export { environmentalReason, goTestOutput } from './verdicts.js';
 
@@ -416,12 +419,10 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   itemNeeds: sameKeyIn('swe5g.build', 'swe5g.testgen'),
   *plan(ctx) {
     let n = 0;
-    const tests = new Map(
-      [...ctx.store.outputs<TestGen>('swe5g.testgen')].map((t) => [t.key, t.output]),
-    );
-    for (const b of ctx.store.outputs<Built>('swe5g.build')) {
+    const tests = new Map([...ctx.store.outputs(testgenStage)].map((t) => [t.key, t.output]));
+    for (const b of ctx.store.outputs(buildStage)) {
       const testgen = tests.get(b.key);
-      const resolved = ctx.store.item('swe5g.resolve', b.key);
+      const resolved = ctx.store.item(resolveStage, b.key);
       if (!testgen || resolved?.state !== 'done' || !resolved.output) continue;
       if (ctx.limit !== undefined && n >= ctx.limit) return;
       n++;

@@ -27,6 +27,7 @@ import { validated } from './rows.js';
 import { openState } from '../../../pipeline/state.js';
 import { releaseDataset } from '../../../stages/release/release.js';
 import type { ValidatedInstance } from '../../../stages/swe5g/types.js';
+import { storeReader } from '../../../pipeline/runner.js';
 
 /** The validated instance of a fixture as swe5g.validate stores it. */
 function instanceOf(fx: Fixture, row: Swe5gRow): ValidatedInstance {
@@ -229,11 +230,7 @@ describe('verify with the local executor', () => {
     try {
       const out = await releaseDataset({
         ctx: {
-          store: {
-            outputs: <T>(s: string) => st.store.doneOutputs<T>(s, 1),
-            item: (s, k) => st.store.item(s, k),
-            items: (s) => st.store.items(s),
-          },
+          store: storeReader(st.store, () => 1),
           config,
           stateDir: state,
           log: () => undefined,

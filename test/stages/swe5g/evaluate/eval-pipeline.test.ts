@@ -9,7 +9,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runPipeline } from '../../../../pipeline/runner.js';
+import { runPipeline, storeReader } from '../../../../pipeline/runner.js';
 import { openState, type OpenState } from '../../../../pipeline/state.js';
 import { EventBus } from '../../../../pipeline/events.js';
 import { defineStage, type Pipeline, type StageContext } from '../../../../pipeline/stage.js';
@@ -197,8 +197,7 @@ const testgenFixture = defineStage<Resolved, TestGen, unknown>({
   needs: ['swe5g.resolve'],
   description: 'fixture F2P tests',
   *plan(ctx) {
-    for (const o of ctx.store.outputs<Resolved>('swe5g.resolve'))
-      yield { key: o.key, input: o.output };
+    for (const o of ctx.store.outputs(resolveStage)) yield { key: o.key, input: o.output };
   },
   run: async () => fx.testgen,
 });
@@ -260,15 +259,10 @@ function reportCtx(cfg: ReturnType<typeof config>): StageContext<never> {
     configFile: join(root, 'config.yaml'),
     stateDir: state.dir,
     runId: 'report',
-    store: {
-      outputs: (s) =>
-        state.store.doneOutputs(
-          s,
-          (registry.get(s) as unknown as { version: number } | undefined)?.version ?? -1,
-        ),
-      item: (s, k) => state.store.item(s, k),
-      items: (s) => state.store.items(s),
-    },
+    store: storeReader(
+      state.store,
+      (s) => (registry.get(s) as unknown as { version: number } | undefined)?.version ?? -1,
+    ),
     kv: state.store,
     blobs: state.blobs,
     signal: new AbortController().signal,

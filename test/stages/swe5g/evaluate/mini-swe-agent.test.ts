@@ -129,8 +129,7 @@ const testgenFixture = defineStage<Resolved, TestGen, unknown>({
   needs: ['swe5g.resolve'],
   description: 'fixture F2P tests',
   *plan(ctx) {
-    for (const o of ctx.store.outputs<Resolved>('swe5g.resolve'))
-      yield { key: o.key, input: o.output };
+    for (const o of ctx.store.outputs(resolveStage)) yield { key: o.key, input: o.output };
   },
   run: async () => fx.testgen,
 });

@@ -15,6 +15,7 @@ import { TelebenchError } from '../../../../pipeline/errors.js';
 import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
 import { validateStage } from '../../../../stages/swe5g/validate/validate.js';
 import { swe5gEvalMarkdown, whyNothingGraded } from '../../../../stages/swe5g/evaluate/report.js';
+import { storeReader } from '../../../../pipeline/runner.js';
 
 const states: OpenState[] = [];
 afterAll(() => states.forEach((s) => s.close()));
@@ -82,13 +83,8 @@ async function setup(
     configFile: join(root, 'config.yaml'),
     stateDir: state.dir,
     runId: 'report',
-    store: {
-      // the report reads outputs at the stages' real versions, as `telebench report` does
-      outputs: (s) =>
-        state.store.doneOutputs(s, s === 'swe5g.validate' ? validateStage.version : 1),
-      item: (s, k) => state.store.item(s, k),
-      items: (s) => state.store.items(s),
-    },
+    // the report reads outputs at the stages' real versions, as `telebench report` does
+    store: storeReader(state.store, (s) => (s === 'swe5g.validate' ? validateStage.version : 1)),
     kv: state.store,
     blobs: state.blobs,
     signal: new AbortController().signal,

@@ -13,6 +13,7 @@ import { resolveStage } from '../../../../stages/swe5g/resolve/resolve.js';
 import { buildStage } from '../../../../stages/swe5g/build/build.js';
 import { testgenStage } from '../../../../stages/swe5g/testgen/testgen.js';
 import type { Resolved } from '../../../../stages/swe5g/types.js';
+import { storeReader } from '../../../../pipeline/runner.js';
 
 const store = new Store(join(mkdtempSync(join(tmpdir(), 'telebench-plan-')), 'state.db'));
 afterAll(() => store.close());
@@ -38,11 +39,7 @@ function record(key: string, state: 'done' | 'failed' | 'skipped', stage = 'swe5
   );
 }
 
-const reader: StoreReader = {
-  outputs: <T>(stage: string) => store.doneOutputs<T>(stage, VERSIONS[stage]!),
-  item: (stage, key) => store.item(stage, key),
-  items: (stage) => store.items(stage),
-};
+const reader: StoreReader = storeReader(store, (stage) => VERSIONS[stage]);
 const ctx = (limit: number | undefined): PlanContext<never> =>
   ({ store: reader, limit }) as unknown as PlanContext<never>;
 const keys = async (

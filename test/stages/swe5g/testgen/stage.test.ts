@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runPipeline } from '../../../../pipeline/runner.js';
+import { runPipeline, storeReader } from '../../../../pipeline/runner.js';
 import { openState } from '../../../../pipeline/state.js';
 import { EventBus } from '../../../../pipeline/events.js';
 import { hashJson } from '../../../../pipeline/hash.js';
@@ -136,7 +136,7 @@ describe('swe5g.testgen stage', () => {
       ]),
     );
     const md = testgenMarkdown({
-      store: { items: (st) => state.store.items(st), outputs: () => [], item: () => undefined },
+      store: storeReader(state.store, () => undefined),
     });
     expect(md).toContain('| test/go | 1 | 1 | 0 | no_fix_pattern 1 | 0 | nil_pointer 2 |');
     const second = await run();

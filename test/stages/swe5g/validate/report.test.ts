@@ -9,6 +9,7 @@ import {
   validationRows,
 } from '../../../../stages/swe5g/validate/report.js';
 import type { StageContext } from '../../../../pipeline/stage.js';
+import { storeReader } from '../../../../pipeline/runner.js';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -25,7 +26,7 @@ function storeWith(
     store.finishItem(stage, key, `a-${key}`, end);
   }
   const ctx: Pick<StageContext, 'store'> = {
-    store: { outputs: () => [], item: (s, k) => store.item(s, k), items: (s) => store.items(s) },
+    store: storeReader(store, () => undefined),
   };
   return { store, ctx };
 }
