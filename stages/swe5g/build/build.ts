@@ -342,8 +342,16 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   }
   const cEnv = recipe === 'c-meson' && spec ? await cEnvironment(res, bc, mirror, spec) : undefined;
   const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, goModCache, cEnv?.spec);
-  if (cEnv && !(await bc.docker.hasImage(env.name)))
-    await exportTree(mirror, res.environment_setup_commit, cEnv.spec.source);
+  if (cEnv && !(await bc.docker.hasImage(env.name))) {
+    // one export per env image in this process (the items of a version build at once)
+    let p = envTrees.get(env.name);
+    if (!p) {
+      p = exportTree(mirror, res.environment_setup_commit, cEnv.spec.source);
+      envTrees.set(env.name, p);
+      p.catch(() => envTrees.delete(env.name));
+    }
+    await p;
+  }
   const tEnv = await ensureImage(bc, env, { 'telebench.parent': base.name }).catch(
     (err: unknown) => {
       // A module the proxy no longer (or not yet) serves: say so instead of a generic build failure.
@@ -430,6 +438,12 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   };
 }
 
+const envTrees = new Map<string, Promise<void>>();
+const subprojectRuns = new Map<
+  string,
+  Promise<{ resolved: ResolvedSubproject[]; missing: MissingSubproject[] }>
+>();
+
 /**
  * The env layer's kept-build inputs of a C instance: the subprojects of its wraps (resolved once
  * per environment commit into `<state>/swe5g/subprojects/<repo>@<commit>`) and where the env tree
@@ -443,20 +457,29 @@ async function cEnvironment(
 ): Promise<{ spec: CBuildSpec; subprojects: ResolvedSubproject[]; missing: MissingSubproject[] }> {
   const tag = `${res.repo.replace('/', '+')}@${res.environment_setup_commit}`;
   const subDir = join(bc.stateDir, 'swe5g', 'subprojects', tag);
-  const marker = join(subDir, '.telebench-subprojects.json');
+  // beside the folder, not in it: the folder is copied into /testbed/subprojects
+  const marker = `${subDir}.json`;
   let subs: { resolved: ResolvedSubproject[]; missing: MissingSubproject[] };
   if (existsSync(marker)) {
     subs = JSON.parse(readFileSync(marker, 'utf8')) as typeof subs;
   } else {
-    subs = await resolveSubprojects({
-      mirror,
-      commit: res.environment_setup_commit,
-      dest: subDir,
-      stateDir: bc.stateDir,
-      gitUrlBase: bc.settings.git_url_base,
-      mirrorsDir: bc.mirrorsDir,
-    });
-    writeFileSync(marker, JSON.stringify(subs));
+    let p = subprojectRuns.get(subDir);
+    if (!p) {
+      p = resolveSubprojects({
+        mirror,
+        commit: res.environment_setup_commit,
+        dest: subDir,
+        stateDir: bc.stateDir,
+        gitUrlBase: bc.settings.git_url_base,
+        mirrorsDir: bc.mirrorsDir,
+      }).then((r) => {
+        writeFileSync(marker, JSON.stringify(r));
+        return r;
+      });
+      subprojectRuns.set(subDir, p);
+      p.catch(() => subprojectRuns.delete(subDir));
+    }
+    subs = await p;
   }
   for (const m of subs.missing)
     bc.log?.(

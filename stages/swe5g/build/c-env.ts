@@ -255,7 +255,13 @@ function isSymlink(p: string): boolean {
 
 /** Content key of an env tree plus its subprojects (names the env image). */
 export function cEnvKey(repo: string, envCommit: string, subs: ResolvedSubproject[]): string {
-  return hashJson({ repo, envCommit, subs: subs.map((s) => [s.directory, s.commit]) });
+  // layout 2: nothing of telebench's own inside /testbed/subprojects (a clean git status)
+  return hashJson({
+    layout: 2,
+    repo,
+    envCommit,
+    subs: subs.map((s) => [s.directory, s.commit]),
+  });
 }
 
 /**

@@ -304,10 +304,11 @@ function cGuardOperand(n: Node): Node | null {
 
 /**
  * The token sequences the C checker counts as one null check of an operand with tokens `t`:
- * comparisons with NULL, `!t`, truthiness (`if (t)`, `while (t)`, `(t &&`, `&& t)`, ...) and the
- * {@link C_ASSERTS} macros (`ogs_assert(t)`, `ogs_expect_or_return_val(t, ...`).
+ * comparisons with NULL, `!t`, truthiness (`if (t)`, `while (t)`, `(t &&`, `&& t)`, ...) and,
+ * with `withAsserts` (the site is an added assertion), the {@link C_ASSERTS} macros
+ * (`ogs_assert(t)`, `ogs_expect_or_return_val(t, ...`).
  */
-export function cNullCheckVariants(t: readonly string[]): string[][] {
+export function cNullCheckVariants(t: readonly string[], withAsserts: boolean): string[][] {
   const out: string[][] = [
     [...t, '!=', 'NULL'],
     [...t, '==', 'NULL'],
@@ -319,7 +320,8 @@ export function cNullCheckVariants(t: readonly string[]): string[][] {
   ];
   for (const op of ['&&', '||'])
     out.push(['(', ...t, op], [op, ...t, ')'], [op, ...t, op === '&&' ? '&&' : '||']);
-  for (const m of C_ASSERTS) out.push([m, '(', ...t, m.endsWith('_val') ? ',' : ')']);
+  if (withAsserts)
+    for (const m of C_ASSERTS) out.push([m, '(', ...t, m.endsWith('_val') ? ',' : ')']);
   return out;
 }
 
@@ -358,7 +360,11 @@ function classify(
       return { kind: 'expression', key: leafTokens(n).join('') };
     }
     const opTokens = leafTokens(unparen(operand));
-    const variants = language === 'c' ? cNullCheckVariants(opTokens) : undefined;
+    // An added assertion (`ogs_assert(x)`) is satisfied by any null check of x; an added
+    // graceful check (`if (!x) return`) is not satisfied by an assertion, which aborts: Open5GS
+    // fixes often turn `ogs_assert(x)` into `if (!x) { ogs_error(...); return ...; }`.
+    const fromAssert = language === 'c' && n.type === 'call_expression';
+    const variants = language === 'c' ? cNullCheckVariants(opTokens, fromAssert) : undefined;
     return {
       kind: 'null_check',
       key,

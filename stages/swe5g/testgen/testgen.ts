@@ -29,7 +29,8 @@ const settingsOf = (cfg: HasSwe5g): TestgenSettings =>
 export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   name: 'swe5g.testgen',
   // 3: C guards (truthiness, ogs_assert/ogs_expect_or_return), #if 0 and directive lines not code
-  version: 3,
+  // 4: an assertion does not satisfy an added graceful null check (ogs_assert -> if (!x) return)
+  version: 4,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:

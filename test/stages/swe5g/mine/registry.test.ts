@@ -62,6 +62,39 @@ repositories:
     }
   });
 
+  it('reads the environment keys and names a bad package or an exclusion without suite or test', () => {
+    const o5gs = loadRegistry(join(ROOT, 'config', 'repos.yaml')).find(
+      (e) => e.id === 'open5gs/open5gs',
+    )!;
+    expect(o5gs.environment?.compilers).toEqual(['gcc', 'g++']);
+    expect(o5gs.environment?.packages).toContain('libmongoc-dev');
+    expect(o5gs.environment?.suites).toEqual(['unit']);
+    expect(o5gs.environment?.excluded.map((e) => e.suite ?? e.test)).toEqual([
+      'unit',
+      'app',
+      '5gc',
+      'epc',
+    ]);
+    const dir = mkdtempSync(join(tmpdir(), 'telebench-reg-'));
+    const file = join(dir, 'repos.yaml');
+    const entry = (env: string): string =>
+      `version: 1\nrepositories:\n  - { id: a/b, owner: a, name: b, language: c, nf: AMF, issues_repo: a/b, license: MIT, test: { scope: repo }, image: c-meson, environment: ${env} }\n`;
+    try {
+      writeFileSync(file, entry('{ packages: [LibFoo_Dev] }'));
+      expect(() => loadRegistry(file)).toThrow(
+        /repositories\[0\]\.environment\.packages\[0\].*Debian package name/,
+      );
+      writeFileSync(file, entry("{ excluded: [{ suite: app, test: x, reason: 'r' }] }"));
+      expect(() => loadRegistry(file)).toThrow(
+        /environment\.excluded\[0\].*either a suite or a test/,
+      );
+      writeFileSync(file, entry("{ meson_options: ['fuzzing=true'] }"));
+      expect(() => loadRegistry(file)).toThrow(/-Dname=value/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('restricts to swe5g.repos and rejects unknown ids', () => {
     const entries = loadRegistry(join(ROOT, 'config/repos.yaml'));
     expect(selectRepos(entries, ['free5gc/smf', 'free5gc/amf']).map((e) => e.id)).toEqual([

@@ -76,8 +76,28 @@ describe('Strategy B C guards (tree-sitter)', () => {
       expect(sites[0]?.pattern.kind).toBe('null_check');
       // the checker counts every equivalent form of the null check of source_ue
       expect(sites[0]?.pattern.variants).toContainEqual(['source_ue', '==', 'NULL']);
-      expect(sites[0]?.pattern.variants).toContainEqual(['ogs_assert', '(', 'source_ue', ')']);
     }
+    // an added assertion is met by any null check; a graceful check is not met by an assertion
+    const assertSite = (await sitesOf(guarded('    ogs_assert(source_ue);'))).sites[0]!;
+    expect(assertSite.pattern.variants).toContainEqual(['ogs_assert', '(', 'source_ue', ')']);
+    const ifSite = (await sitesOf(guarded('    if (source_ue) rv = 1;'))).sites[0]!;
+    expect(ifSite.pattern.variants).not.toContainEqual(['ogs_assert', '(', 'source_ue', ')']);
+  });
+
+  it('finds the fix that turns ogs_assert(x) into if (!x) { ogs_error(...); return }', async () => {
+    const parent = PARENT.replace('    int rv = 0;', '    int rv = 0;\n    ogs_assert(sess);');
+    const fix = parent.replace(
+      '    ogs_assert(sess);',
+      '    if (!sess) {\n        ogs_error("no session");\n        return -1;\n    }',
+    );
+    const { sites } = await deriveFixSites({
+      file: 'src/smf/context.c',
+      language: 'c',
+      parentSource: parent,
+      fixSource: fix,
+      addedLines: added(parent, fix),
+    });
+    expect(sites.map((s) => [s.pattern.key, s.parentCount, s.fixCount])).toEqual([['sess', 0, 1]]);
   });
 
   it.each([
