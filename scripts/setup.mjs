@@ -143,4 +143,20 @@ with z.open(sys.argv[2]) as src, open(sys.argv[3], 'wb') as dst: shutil.copyfile
   }
   echo(`setup: ${SMOL.file} ready (sha256 ${SMOL.sha256.slice(0, 12)}...)`);
 }
+// --- mini-swe-agent: the outside agent of test/stages/swe5g/evaluate/mini-swe-agent.test.ts ----
+// That test runs mini-swe-agent from PyPI unchanged (its `mini-extra swebench` runner) on a
+// fixture release; pinned so the run is reproducible. TELEBENCH_SKIP_AGENT=1 skips this part.
+const MINI = 'mini-swe-agent==2.4.6';
+if (process.env.TELEBENCH_SKIP_AGENT !== '1') {
+  const have = await $`python3 -m pip show mini-swe-agent`.nothrow();
+  if (have.exitCode !== 0 || !/^Version: 2\.4\.6$/m.test(have.stdout)) {
+    const pip = await step(`installing ${MINI} (pip)`, () =>
+      $`python3 -m pip install --quiet --disable-pip-version-check ${MINI}`.nothrow(),
+    );
+    if (pip.exitCode !== 0) {
+      echo(`setup: pip could not install ${MINI} (is python3-pip installed?):\n${pip.stderr}`);
+      process.exit(3);
+    }
+  }
+}
 echo(`setup: done in ${secs(started)}`);
