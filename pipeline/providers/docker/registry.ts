@@ -46,7 +46,7 @@ const pushed = new Map<string, Promise<string>>();
 /**
  * Tags `name` as `<registry>/<name>` and pushes it; concurrent and repeated calls for the same
  * image (name and id) and registry in one process share one push (a push of layers the registry holds only
- * checks them).
+ * checks them); a name the engine no longer holds answers with this process's last push of it.
  * @param name a local image (`telebench-instance:<hash>`)
  * @param configKey where the registry was named, for the error (`release --push`)
  * @returns the digest reference the nodes pull (`<registry>/<repo>:<tag>@sha256:<hex>`)
@@ -60,8 +60,15 @@ export async function pushImage(
   configKey = 'swe5g.environments.swarm.registry',
 ): Promise<string> {
   // keyed by the image id too: a name rebuilt since (other bytes) is pushed again
-  const id = (await client.inspect(name))?.Id ?? '';
-  const key = `${registry}\u0000${name}\u0000${id}`;
+  const id = (await client.inspect(name))?.Id;
+  const prefix = `${registry}\u0000${name}\u0000`;
+  if (id === undefined) {
+    // the engine no longer holds the image (removed after its push): nothing newer can be pushed,
+    // so this process's last push of that name is the reference the nodes pull
+    const earlier = [...pushed.keys()].filter((k) => k.startsWith(prefix)).pop();
+    if (earlier) return pushed.get(earlier)!;
+  }
+  const key = `${prefix}${id ?? ''}`;
   let p = pushed.get(key);
   if (!p) {
     p = doPush(client, name, registry, configKey);
