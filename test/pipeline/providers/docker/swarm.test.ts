@@ -377,8 +377,16 @@ describe('SwarmExecutor (single-node swarm, local registry)', () => {
   });
 });
 
-/** The steps executor docker runs for one instance (validate.test.ts asserts the same list). */
+/** The steps executor docker runs for one Go instance (validate.test.ts asserts the same list). */
 const DOCKER_STEPS = ['parent_p2p', 'parent_f2p', 'fix_1', 'fix_2', 'fix_3'];
+/**
+ * The same for a runner whose repeats are fresh containers (C, Python: the harness runs each
+ * repeated step `test_repeats` = 3 times, logs `<step>_run2`, `<step>_run3`; Go repeats are fresh
+ * `go test` processes inside one step).
+ */
+const FRESH_CONTAINER_STEPS = DOCKER_STEPS.flatMap((s) =>
+  s === 'parent_f2p' ? [s] : [s, `${s}_run2`, `${s}_run3`],
+);
 
 /** candidate -> resolved -> built -> validated with `executor` (SkipItem message on failure). */
 async function validateWith(fx: Fixture, executor: Executor, state: string): Promise<Validated> {
@@ -404,10 +412,22 @@ describe('swe5g.validate through executor swarm = through docker', { timeout: 1_
   const root = mkdtempSync(join(tmpdir(), 'telebench-swarm-validate-'));
   const state = join(root, 'state');
   it.each([
-    ['C (meson)', () => cFixture(join(root, 'src')), [C_F2P], [C_P2P]],
-    ['Python (pytest)', () => pyFixture(join(root, 'src')), [PY_F2P], [PY_P2P]],
-    ['Go (go test -json)', () => goFixture(join(root, 'src'), 'good'), [GO_F2P], GO_P2P],
-  ] as const)('%s: same FAIL_TO_PASS / PASS_TO_PASS', async (_name, fx, f2p, p2p) => {
+    ['C (meson)', () => cFixture(join(root, 'src')), [C_F2P], [C_P2P], FRESH_CONTAINER_STEPS],
+    [
+      'Python (pytest)',
+      () => pyFixture(join(root, 'src')),
+      [PY_F2P],
+      [PY_P2P],
+      FRESH_CONTAINER_STEPS,
+    ],
+    [
+      'Go (go test -json)',
+      () => goFixture(join(root, 'src'), 'good'),
+      [GO_F2P],
+      GO_P2P,
+      DOCKER_STEPS,
+    ],
+  ] as const)('%s: same FAIL_TO_PASS / PASS_TO_PASS', async (_name, fx, f2p, p2p, steps) => {
     const viaSwarm = await validateWith(
       fx(),
       new SwarmExecutor(docker, { registry: registry.address }),
@@ -416,7 +436,7 @@ describe('swe5g.validate through executor swarm = through docker', { timeout: 1_
     expect(viaSwarm.executor).toBe('swarm');
     expect(viaSwarm.FAIL_TO_PASS).toEqual([...f2p]);
     expect(viaSwarm.PASS_TO_PASS).toEqual([...p2p]);
-    expect(Object.keys(viaSwarm.step_logs)).toEqual(DOCKER_STEPS);
+    expect(Object.keys(viaSwarm.step_logs)).toEqual(steps);
   });
 });
 
