@@ -6,7 +6,7 @@ import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runPipeline } from '../../../../pipeline/runner.js';
+import { runPipeline, storeReader } from '../../../../pipeline/runner.js';
 import { openState, type OpenState } from '../../../../pipeline/state.js';
 import { EventBus, type StampedEvent } from '../../../../pipeline/events.js';
 import type { Pipeline } from '../../../../pipeline/stage.js';
@@ -156,15 +156,10 @@ describe('swe5g mining on the GitHub API', () => {
     // the funnel counts linked PRs by the state of their issues (168's issue stayed open)
     const ctx = {
       config: config(),
-      store: {
-        outputs: <T>(stage: string) =>
-          state.store.doneOutputs<T>(
-            stage,
-            swe5gMiningStages.find((s) => s.name === stage)!.version,
-          ),
-        item: (st: string, k: string) => state.store.item(st, k),
-        items: (st: string) => state.store.items(st),
-      },
+      store: storeReader(
+        state.store,
+        (name) => swe5gMiningStages.find((s) => s.name === name)?.version,
+      ),
     } as unknown as StageContext<HasSwe5g>;
     const amf = miningFunnel(ctx).find((r) => r.repo === 'free5gc/amf')!;
     expect(amf).toMatchObject({
