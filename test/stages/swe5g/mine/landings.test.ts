@@ -4,6 +4,7 @@
  * reports for commits it does not take. Real repositories built here, cloned with
  * `git clone --mirror` (keeps `refs/pull/*`) or `git clone --bare` (drops them).
  */
+import { storeReader } from '../../../../pipeline/runner.js';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -182,15 +183,10 @@ describe('git mirror source: rebase-merged and manually merged PRs', () => {
     });
     const ctx = {
       config,
-      store: {
-        outputs: <T>(stage: string) =>
-          state.store.doneOutputs<T>(
-            stage,
-            swe5gMiningStages.find((s) => s.name === stage)!.version,
-          ),
-        item: (st: string, k: string) => state.store.item(st, k),
-        items: (st: string) => state.store.items(st),
-      },
+      store: storeReader(
+        state.store,
+        (name) => swe5gMiningStages.find((s) => s.name === name)?.version,
+      ),
     } as unknown as StageContext<HasSwe5g>;
     expect(miningNotes(ctx).map((n) => [n.repo, n.skipped])).toEqual([
       ['free5gc/amf', { follow_up: 1 }],
