@@ -11,7 +11,6 @@ import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../../pipeline/errors.js';
-import { noUsableRow, readPredictions } from './predictions.js';
 
 /**
  * Registers `telebench evaluate`. The action:
@@ -33,6 +32,8 @@ export function addEvaluateCommand(program: Command): void {
       const abs = resolve(flags.predictions);
       if (!existsSync(abs))
         throw new ConfigError(`--predictions: file not found: ${abs}`, { file: abs });
+      // loaded here, not at start: predictions.ts brings zod (test/pipeline/cli-package.test.ts)
+      const { noUsableRow, readPredictions } = await import('./predictions.js');
       const read = readPredictions(abs);
       const why = noUsableRow(abs, read);
       if (why) {
