@@ -16,6 +16,7 @@ import { openState } from '../../../../pipeline/state.js';
 import { defineStage, type StageContext } from '../../../../pipeline/stage.js';
 import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
 import { validateStage } from '../../../../stages/swe5g/validate/validate.js';
+import { storeReader } from '../../../../pipeline/runner.js';
 import {
   gradeStage,
   solveStage,
@@ -157,11 +158,10 @@ const reportCtx = (): StageContext<never> =>
   ({
     config,
     stateDir: state.dir,
-    store: {
-      outputs: (s: string) => state.store.doneOutputs(s, registry.get(s)?.['version'] ?? 1),
-      item: (s: string, k: string) => state.store.item(s, k),
-      items: (s: string) => state.store.items(s),
-    },
+    store: storeReader(
+      state.store,
+      (name: string) => (registry.get(name) as { version: number } | undefined)?.version,
+    ),
   }) as never;
 
 describe('two predictions files keep both results', () => {
