@@ -22,6 +22,7 @@ import {
 import type { Fixture } from '../../../fixtures/repos/builder.js';
 import { generateTestGen } from '../../../../stages/swe5g/testgen/generate.js';
 import { testgenSchema } from '../../../../stages/swe5g/testgen/config.js';
+import { readStepLog } from '../../../../stages/swe5g/harness/step-log.js';
 
 const docker = new DockerClient();
 let root: string;
@@ -164,7 +165,10 @@ describe('swe5g.validate with the local executor', () => {
     const { v, skip, logs } = await validate(go('gomod'), 'local');
     expect(skip?.message).toBeUndefined();
     expect(v!.FAIL_TO_PASS).toEqual([GO_F2P]);
-    const cmd = /^# command: (.*)$/m.exec(logs.get('parent_p2p') ?? '')?.[1] ?? '';
+    // the go test invocation inside the command the harness stored in the step log (a loop of
+    // fresh processes around it)
+    const stored = readStepLog(logs.get('parent_p2p') ?? '').command;
+    const cmd = /go test [^;)&|]*/.exec(stored)?.[0]?.trim() ?? '';
     expect(cmd).toMatch(/ \.\/ngap$/);
     expect(cmd).not.toMatch(/ \.( |$)/);
   });
