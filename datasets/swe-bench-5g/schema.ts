@@ -97,12 +97,6 @@ const fields: FieldSpec[] = [
     description: 'Title and body of the linked issue(s), as `problem_statement_source` gave them.',
   },
   {
-    name: 'problem_statement_source',
-    parquet: 'STRING',
-    description:
-      'Where problem_statement came from: `issues_api` (GitHub issues API) or `issues_file` (an issues file given to the pipeline, exported from GitHub or written by hand; the card names it).',
-  },
-  {
     name: 'hints_text',
     parquet: 'STRING',
     description: 'Issue comments written before the fix merged.',
@@ -129,6 +123,13 @@ const fields: FieldSpec[] = [
     name: 'PASS_TO_PASS',
     parquet: 'LIST_STRING',
     description: 'Test ids that pass both before and after the gold patch.',
+  },
+  // after SWE-bench's own fields, which come first
+  {
+    name: 'problem_statement_source',
+    parquet: 'STRING',
+    description:
+      'Where problem_statement came from: `issues_api` (GitHub issues API) or `issues_file` (an issues file given to the pipeline, exported from GitHub or written by hand; the card names it).',
   },
   {
     name: 'alias',
