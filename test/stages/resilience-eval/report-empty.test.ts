@@ -72,9 +72,13 @@ ${evalSection}`,
       '  input: { source: file, files: [nope.jsonl] }\n  targets: []\n',
     );
     const s1 = join(dir, 's-missing');
-    expect((await run(s1, missing)).code).not.toBe(0);
+    // the file is checked with the configuration, before any stage runs: a config error (exit 2)
+    // naming the key and the file, and the report says nothing was read
+    const r1 = await run(s1, missing);
+    expect(r1.code).toBe(2);
+    expect(r1.stderr).toMatch(/resilience_eval\.input\.files\[0\]: "nope\.jsonl".*does not exist/);
     expect(await report(s1, missing)).toMatch(
-      /No instances to evaluate: reading the input files nope\.jsonl failed \(input_missing: cannot read instances .*nope\.jsonl/,
+      /No instances read yet from the input files nope\.jsonl: run `telebench run resilience-eval`/,
     );
     const empty = config(
       'empty',
