@@ -6,39 +6,14 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { openState } from '../../../../pipeline/state.js';
 import { runSwe5gMining } from '../../../fixtures/swe5g-mining-run.js';
 import { swe5gConfigSchema, type HasSwe5g } from '../../../../stages/swe5g/config.js';
 import type { Candidate, LinkedPR } from '../../../../stages/swe5g/types.js';
+import { git, commit } from '../../../fixtures/git-repo.js';
 
 let root: string;
-
-function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd: dir,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: root,
-      GIT_AUTHOR_NAME: 'Dev',
-      GIT_AUTHOR_EMAIL: 'dev@example.org',
-      GIT_COMMITTER_NAME: 'Dev',
-      GIT_COMMITTER_EMAIL: 'dev@example.org',
-      GIT_CONFIG_NOSYSTEM: '1',
-    },
-  }).trim();
-}
-
-function commit(dir: string, files: Record<string, string>, message: string): void {
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, p)), { recursive: true });
-    writeFileSync(join(dir, p), text);
-  }
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', message);
-}
 
 /** A GitHub merge of branch `branch` as PR `n`, with one commit `message` changing a Go file. */
 function pr(dir: string, n: number, branch: string, message: string): void {

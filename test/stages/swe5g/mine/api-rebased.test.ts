@@ -8,45 +8,19 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { openState } from '../../../../pipeline/state.js';
 import { runSwe5gMining } from '../../../fixtures/swe5g-mining-run.js';
 import { swe5gConfigSchema, type HasSwe5g } from '../../../../stages/swe5g/config.js';
 import type { MineOutput } from '../../../../stages/swe5g/mine/mine.js';
 import { startGithubServer, type GithubServer } from '../../../servers/github-server.js';
 import { free5gcCorpus } from '../../../servers/github-fixtures.js';
+import { git, commit } from '../../../fixtures/git-repo.js';
 
 let dir: string;
 let server: GithubServer;
 const c: Record<string, string> = {};
 const savedEnv = { ...process.env };
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: dir,
-      GIT_AUTHOR_NAME: 'Dev',
-      GIT_AUTHOR_EMAIL: 'dev@example.org',
-      GIT_COMMITTER_NAME: 'Dev',
-      GIT_COMMITTER_EMAIL: 'dev@example.org',
-      GIT_CONFIG_NOSYSTEM: '1',
-    },
-  }).trim();
-}
-
-function commit(cwd: string, files: Record<string, string>, message: string): string {
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(cwd, p)), { recursive: true });
-    writeFileSync(join(cwd, p), text);
-  }
-  git(cwd, 'add', '-A');
-  git(cwd, 'commit', '-q', '-m', message);
-  return git(cwd, 'rev-parse', 'HEAD');
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'telebench-api-rebased-'));

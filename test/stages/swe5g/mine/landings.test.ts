@@ -8,8 +8,7 @@ import { storeReader } from '../../../../pipeline/runner.js';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { openState } from '../../../../pipeline/state.js';
 import type { StageContext } from '../../../../pipeline/stage.js';
 import { runSwe5gMining } from '../../../fixtures/swe5g-mining-run.js';
@@ -22,35 +21,10 @@ import {
 import type { MineOutput } from '../../../../stages/swe5g/mine/mine.js';
 import type { LinkedPR, MinedPR } from '../../../../stages/swe5g/types.js';
 import { mineMirror } from '../../../../pipeline/providers/git/mirror-source.js';
+import { git, commit } from '../../../fixtures/git-repo.js';
 
 let root: string;
 const c: Record<string, string> = {};
-
-function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd: dir,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: root,
-      GIT_AUTHOR_NAME: 'Dev',
-      GIT_AUTHOR_EMAIL: 'dev@example.org',
-      GIT_COMMITTER_NAME: 'Dev',
-      GIT_COMMITTER_EMAIL: 'dev@example.org',
-      GIT_CONFIG_NOSYSTEM: '1',
-    },
-  }).trim();
-}
-
-function commit(dir: string, files: Record<string, string>, message: string): string {
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, p)), { recursive: true });
-    writeFileSync(join(dir, p), text);
-  }
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', message);
-  return git(dir, 'rev-parse', 'HEAD');
-}
 
 /** A repository with a rebase-landed PR, a fast-forwarded PR, a manual merge and a follow-up. */
 function history(dir: string, src: string): void {
