@@ -44,7 +44,7 @@ beforeAll(async () => {
   await ensureTestBase(docker);
   registry = await startRegistry(docker);
   await tiny(tag, 'one');
-}, 1_800_000);
+});
 
 afterAll(async () => {
   await registry?.stop();
@@ -87,7 +87,7 @@ describe('pushRowImages', () => {
     );
     expect(err).toBeInstanceOf(TelebenchError);
     expect((err as TelebenchError).code).toBe('release_image_changed');
-  }, 1_800_000);
+  });
 
   it('names rows without an image, or whose image the engine lacks, before pushing anything', async () => {
     const err = await pushRowImages(

@@ -27,7 +27,7 @@ const step = (args: string): { code: number; out: string } => {
   const r = spawnSync(
     'sh',
     ['-c', args.replace('/opt/telebench/meson_step.py', join(root, 'meson_step.py'))],
-    { cwd: join(root, 'src'), encoding: 'utf8', timeout: 600_000 },
+    { cwd: join(root, 'src'), encoding: 'utf8', timeout: 3_600_000 },
   );
   return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
 };

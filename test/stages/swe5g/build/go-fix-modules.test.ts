@@ -93,7 +93,7 @@ describe('Go env layer: the modules of the fix go.mod', () => {
     expect(v!.FAIL_TO_PASS).toEqual([DEPBUMP_F2P]);
     expect(v!.PASS_TO_PASS).toContain('example.com/amfdep/ngap::TestHandleOK');
     expect([...logs.keys()].some((k) => k.startsWith('fix'))).toBe(true);
-  }, 1_800_000);
+  });
 
   it('a fix version no cache holds is dependency_unavailable with module@version, at build, before any test', async () => {
     hostGo(depModuleCache(join(root, 'hostcache-old'), ['v1.0.0']));
@@ -114,7 +114,7 @@ describe('Go env layer: the modules of the fix go.mod', () => {
     });
     expect(e.message).toContain("the fix's go.mod");
     expect(e.message).toContain('does not hold it');
-  }, 1_800_000);
+  });
 });
 
 describe('envRecipe (go_modules: container)', () => {

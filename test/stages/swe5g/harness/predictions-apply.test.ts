@@ -71,7 +71,7 @@ beforeAll(async () => {
       testPatches: [v.test_patch],
     }),
   };
-}, 900_000);
+});
 
 describe('prediction patches through the SWE-bench chain', () => {
   it('the gold patch as given: `git apply --verbose`, resolved', async () => {
