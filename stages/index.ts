@@ -22,8 +22,11 @@ import { resolveStage } from './swe5g/resolve/resolve.js';
 import { buildStage } from './swe5g/build/build.js';
 import { validateStage } from './swe5g/validate/validate.js';
 import { localReleaseStages } from './release/stage.js';
-import type { ReleaseCommandWiring } from './release/commands.js';
-import { swe5gVerifier } from './release/verifier.js';
+import type { ReleaseWiring } from './release/release.js';
+import { datasetRegistry, type DatasetRegistry } from './release/entry.js';
+import { TelebenchError } from '../pipeline/errors.js';
+import { swe5gEntry } from './swe5g/dataset.js';
+import { resilienceEntry } from './resilience/dataset.js';
 import { evalStages as swe5gEvalStages } from './swe5g/evaluate/stages.js';
 import { swe5gEvalMarkdown } from './swe5g/evaluate/report.js';
 
@@ -46,22 +49,31 @@ const stages: Stage<any, any, any>[] = [
 ];
 
 /**
- * Release (issue 7): `release.swe5g` and `release.resilience` end the `all` pipeline with a local
- * release each. Two stages, so that a branch stopped at preflight never blocks the other's release.
+ * The released datasets, each an entry defined next to its stages (schema, card, the stage outputs
+ * that become its rows, its verifier and image hooks, the pipeline that builds it): the one place
+ * a dataset is registered. `release`, `publish`, `verify` and the release stages find them here.
  */
-export const releaseWiring: ReleaseCommandWiring = {
-  branchStages: (id) => pipelines.get(id === 'swe-bench-5g' ? 'swe5g' : 'resilience')?.stages ?? [],
+export const DATASET_ENTRIES: DatasetRegistry = datasetRegistry([swe5gEntry, resilienceEntry]);
+
+/**
+ * Release (issue 7): one local release stage per dataset (`release.swe5g`, `release.resilience`)
+ * ends the `all` pipeline, so a branch stopped at preflight never blocks another's release.
+ */
+export const releaseWiring: ReleaseWiring = {
+  datasets: DATASET_ENTRIES,
+  pipelineStages(name) {
+    const p = pipelines.get(name);
+    if (!p)
+      throw new TelebenchError(
+        'unknown_pipeline',
+        `no pipeline "${name}" is registered (a dataset entry names it as the branch that builds its rows); known: ${[...pipelines.keys()].join(', ')}`,
+        { tier: 'bug', context: { pipeline: name } },
+      );
+    return p.stages;
+  },
   stageVersion: (name) => registry.get(name)?.version,
-  verifier: swe5gVerifier,
 };
-stages.push(
-  ...localReleaseStages({
-    wiring: releaseWiring,
-    swe5gFinal: 'swe5g.validate',
-    resilienceFinal: 'resilience.instances',
-    verifier: swe5gVerifier,
-  }),
-);
+stages.push(...localReleaseStages(releaseWiring));
 
 /** Every stage by name. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -140,8 +152,7 @@ const allPipeline: Pipeline<AppConfig> = {
     ...swe5gEvalPipeline.stages,
     ...resiliencePipeline.stages,
     ...resilienceEvalPipeline.stages,
-    'release.swe5g',
-    'release.resilience',
+    ...DATASET_ENTRIES.entries.map((e) => e.releaseStage),
   ],
 };
 

@@ -235,14 +235,7 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
     provenanceNotes: input.provenance.provenanceNotes,
     sample: input.provenance.sample,
     models: input.provenance.models,
-    snapshotLimitations: [
-      ...input.snapshotLimitations,
-      ...(dataset.id === 'swe-bench-5g' && !input.verify
-        ? [
-            'The gold patches of this snapshot were not re-run before release (`telebench verify` was not part of it).',
-          ]
-        : []),
-    ],
+    snapshotLimitations: input.snapshotLimitations,
     verify: input.verify,
   });
   files.push(file('README.md', card));

@@ -5,7 +5,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { ReleaseCommandWiring } from './commands.js';
 import { loadConfigFile } from '../../pipeline/config/load.js';
 import { openState, resolveStateDir } from '../../pipeline/state.js';
 import { PROJECT_ROOT } from '../../pipeline/manifest.js';
@@ -14,17 +13,13 @@ import { TelebenchError } from '../../pipeline/errors.js';
 import type { StoreReader } from '../../pipeline/stage.js';
 import { storeReader } from '../../pipeline/runner.js';
 import { appConfigSchema } from '../config.js';
-import { datasetByName } from '../../datasets/index.js';
-import { releaseDataset, type ReleaseWiring } from './release.js';
+import { imageHooksOf, releaseDataset, type ReleaseWiring } from './release.js';
 import { releaseSettings } from './config.js';
 import { formatChanges, publishRelease } from './publish.js';
 import { verifyRelease } from './verify.js';
 import { checkVersion, readReleaseRows, releaseDir, validateRows } from './assemble.js';
-import { pushRowImages } from './push.js';
-import { DockerClient } from '../../pipeline/providers/docker/client.js';
-import { parseDigestRef, PUSHED_IMAGES_KV } from '../../pipeline/providers/docker/registry.js';
+import { PUSHED_IMAGES_KV } from '../../pipeline/providers/docker/registry.js';
 import type { KeyValue } from '../../pipeline/store/store.js';
-import type { Swe5gRow } from '../../datasets/index.js';
 
 function configPath(flag: string | undefined): string {
   if (flag) return resolve(flag);
@@ -43,43 +38,41 @@ function withState<T>(
   return fn({ dir, reader, kv: state.store }).finally(() => state.close());
 }
 
+const stderrLog = (m: string) => process.stderr.write(`${m}\n`);
+
 /** `telebench release <dataset> --version V`. */
 export async function releaseAction(
   name: string,
   flags: { version: string; config?: string; verify: boolean; push?: string },
   cmd: Command,
-  wiring: ReleaseCommandWiring,
+  wiring: ReleaseWiring,
 ): Promise<void> {
-  const dataset = datasetByName(name);
+  const entry = wiring.datasets.byName(name);
+  const dataset = entry.definition;
   if (flags.version !== 'auto') checkVersion(flags.version);
+  if (flags.push) imageHooksOf(entry, 'release --push');
   const configFile = configPath(flags.config);
   const config = loadConfigFile(configFile, appConfigSchema);
   const settings = releaseSettings(config);
   const stateDir = resolveStateDir(cmd.optsWithGlobals().state);
   const verifier =
-    flags.verify && settings.verify_before_release && dataset.id === 'swe-bench-5g'
-      ? wiring.verifier(config, {
-          stateDir,
-          configFile,
-          log: (m) => process.stderr.write(`${m}\n`),
-        })
+    flags.verify && settings.verify_before_release && entry.verify
+      ? entry.verify.verifier(config, { stateDir, configFile, log: stderrLog })
       : null;
   await withState(cmd.optsWithGlobals().state, wiring, async ({ dir, reader, kv }) => {
     const out = await releaseDataset({
-      ctx: {
-        store: reader,
-        config,
-        stateDir: dir,
-        log: (m) => process.stderr.write(`${m}\n`),
-      },
+      ctx: { store: reader, config, stateDir: dir, log: stderrLog },
       wiring,
-      dataset,
+      entry,
       version: flags.version,
       verifier,
-      pushImages: flags.push
-        ? await imagePusher(flags.push, 'release --push', (local, ref) =>
-            kv.set(PUSHED_IMAGES_KV, local, ref),
-          )
+      push: flags.push
+        ? {
+            registry: flags.push,
+            flag: 'release --push',
+            log: (m) => process.stderr.write(`pushed ${m}\n`),
+            record: (local, ref) => kv.set(PUSHED_IMAGES_KV, local, ref),
+          }
         : null,
     });
     process.stdout.write(
@@ -92,70 +85,21 @@ export async function releaseAction(
   });
 }
 
-/**
- * The image push of `--push REGISTRY` (Docker engine checked first).
- * @throws PreflightError when the engine does not answer
- */
-async function imagePusher(
-  registry: string,
-  flag: string,
-  record?: (local: string, ref: string) => void,
-): Promise<(rows: Swe5gRow[]) => Promise<Swe5gRow[]>> {
-  const docker = new DockerClient();
-  await docker.ping();
-  return (rows) =>
-    pushRowImages(
-      rows,
-      registry,
-      docker,
-      flag,
-      (m) => process.stderr.write(`pushed ${m}\n`),
-      record,
-    );
-}
-
-/**
- * `publish --push REGISTRY`: every row must already name its image by digest in REGISTRY (a
- * release made with `release --push REGISTRY`); the images are pushed again so the registry
- * surely holds them, and must push as the digests the rows name.
- * @throws TelebenchError `publish_images_local` (tier config) naming the rows that carry another
- *   name; then what {@link pushRowImages} throws
- */
-async function pushReleasedImages(
-  stateDir: string,
-  datasetId: string,
-  version: string,
-  registry: string,
-): Promise<void> {
-  const rows = validateRows(
-    datasetByName(datasetId),
-    readReleaseRows(releaseDir(stateDir, datasetId, version)),
-  ) as unknown as Swe5gRow[];
-  const other = rows.filter((r) => parseDigestRef(r.image_name)?.registry !== registry);
-  if (other.length > 0) {
-    throw new TelebenchError(
-      'publish_images_local',
-      `publish --push ${registry}: ${other.length} row(s) of ${datasetId} ${version} do not name an image in ${registry} (e.g. ${other[0]!.instance_id}: '${other[0]!.image_name}'); release a new version with --push ${registry}, then publish it`,
-      { tier: 'config', context: { registry, rows: other.map((r) => r.instance_id) } },
-    );
-  }
-  await (
-    await imagePusher(registry, 'publish --push')
-  )(rows);
-}
-
 /** `telebench publish <dataset> <version>`. */
 export async function publishAction(
   name: string,
   version: string,
   flags: { repo?: string; dryRun?: boolean; config?: string; push?: string },
   cmd: Command,
+  wiring: ReleaseWiring,
 ): Promise<void> {
-  const dataset = datasetByName(name);
+  const entry = wiring.datasets.byName(name);
+  const dataset = entry.definition;
+  const images = flags.push ? imageHooksOf(entry, 'publish --push') : null;
   checkVersion(version);
   const config = loadConfigFile(configPath(flags.config), appConfigSchema);
   const hub = releaseSettings(config).hub;
-  const repo = flags.repo ?? hub.repos[dataset.id];
+  const repo = flags.repo ?? hub.repos[dataset.id] ?? `telebench/${dataset.id}`;
   if (!repo || !/^[\w.-]+\/[\w.-]+$/.test(repo)) {
     throw new TelebenchError(
       'publish_repo_missing',
@@ -164,8 +108,14 @@ export async function publishAction(
     );
   }
   const stateDir = resolveStateDir(cmd.optsWithGlobals().state);
-  if (flags.push && dataset.id === 'swe-bench-5g' && !flags.dryRun)
-    await pushReleasedImages(stateDir, dataset.id, version, flags.push);
+  if (images && flags.push && !flags.dryRun) {
+    const rows = validateRows(dataset, readReleaseRows(releaseDir(stateDir, dataset.id, version)));
+    await images.republish(rows, {
+      registry: flags.push,
+      flag: `publish --push (${dataset.id} ${version})`,
+      log: (m) => process.stderr.write(`pushed ${m}\n`),
+    });
+  }
   const out = await publishRelease({
     stateDir,
     dataset: dataset.id,
@@ -195,19 +145,20 @@ export async function verifyAction(
   version: string,
   flags: { config?: string },
   cmd: Command,
-  wiring: ReleaseCommandWiring,
+  wiring: ReleaseWiring,
 ): Promise<void> {
-  const dataset = datasetByName(name);
+  const entry = wiring.datasets.byName(name);
   checkVersion(version);
   const configFile = configPath(flags.config);
   const config = loadConfigFile(configFile, appConfigSchema);
   const stateDir = resolveStateDir(cmd.optsWithGlobals().state);
-  const verifier = wiring.verifier(config, {
+  const summary = await verifyRelease({
     stateDir,
-    configFile,
-    log: (m) => process.stderr.write(`${m}\n`),
+    entry,
+    version,
+    env: { stateDir, configFile, log: stderrLog },
+    config,
   });
-  const summary = await verifyRelease({ stateDir, dataset, version, verifier });
   process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   if (summary.gold_resolved !== summary.attempted || summary.empty_patch_resolved > 0)
     process.exitCode = 1;

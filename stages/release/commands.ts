@@ -3,21 +3,19 @@
  *   telebench release <dataset> --version V [--config F] [--no-verify] [--push REGISTRY]
  *   telebench publish <dataset> <V> [--repo owner/name] [--dry-run] [--config F] [--push REGISTRY]
  *   telebench verify  <dataset> <V> [--config F]
- * `<dataset>` is `swe-bench-5g` (alias `swe5g`) or `teleresiliencebench` (alias `resilience`).
+ * `<dataset>` is the id or an alias of a registered dataset (`stages/index.ts`, `DATASET_ENTRIES`):
+ * `swe-bench-5g` (alias `swe5g`) or `teleresiliencebench` (alias `resilience`).
  */
 import type { Command } from 'commander';
 import { redact } from '../../pipeline/secrets.js';
 import { TelebenchError } from '../../pipeline/errors.js';
-import type { ReleaseWiring, Verifier } from './release.js';
-import type { VerifierEnv } from './verifier.js';
+import type { ReleaseWiring } from './release.js';
 
 /** The actions, loaded when a command runs (so declaring the commands loads no release code). */
 const actions = () => import('./command-actions.js');
 
-/** Wiring plus the verifier factory (null when the environments code is not there). */
-export interface ReleaseCommandWiring extends ReleaseWiring {
-  verifier(config: unknown, env: VerifierEnv): Verifier | null;
-}
+/** What the commands need from the composition root: the datasets, pipelines and stages. */
+export type ReleaseCommandWiring = ReleaseWiring;
 
 /**
  * Runs a command body: configuration and preflight errors, and an outside service that cannot be
@@ -50,12 +48,12 @@ async function cliAction(body: () => Promise<void>): Promise<void> {
  * and loads nothing: `wiring` and the actions are loaded when a command runs.
  * When a command runs, its action prints other TelebenchErrors as one line with exit code 1
  * (`hub_branch_moved`, `hub_unavailable`, `hub_version_exists`, ...) and rethrows to the CLI:
- * @throws ConfigError (from an action) `config_invalid` for an unknown dataset, a bad version or
- *   configuration file
+ * @throws ConfigError (from an action) `config_invalid` for an unknown dataset (naming the
+ *   registered ones), a bad version or configuration file
  * @throws TelebenchError (from an action, tier config/preflight/bug) `publish_repo_missing`,
  *   `hub_token_missing`, `hub_unauthorized`, `release_not_found`, `release_version_exists`,
  *   `release_rows_invalid`, `unknown_stage`, `verify_not_applicable`, `verify_unavailable`,
- *   and with `--push`: `release_image_missing`, `release_image_changed`, `publish_images_local`
+ *   and with `--push`: `release_no_images` (a dataset whose rows name no images), `release_image_missing`, `release_image_changed`, `publish_images_local`
  *   (tier config) and `registry_push_failed` (tier infra, printed as one line, exit 1)
  */
 export function releaseCommands(
@@ -110,7 +108,10 @@ export function releaseCommands(
             version: string,
             flags: { repo?: string; dryRun?: boolean; config?: string; push?: string },
             cmd: Command,
-          ) => cliAction(async () => (await actions()).publishAction(name, version, flags, cmd)),
+          ) =>
+            cliAction(async () =>
+              (await actions()).publishAction(name, version, flags, cmd, await wiring()),
+            ),
         ),
     (program) =>
       program

@@ -35,15 +35,9 @@ import { runStep } from '../swe5g/harness/run-step.js';
 import { selectTestDirs, testSpec } from '../swe5g/harness/spec.js';
 import { ensureLocalImage, parseDigestRef } from '../../pipeline/providers/docker/registry.js';
 import { exportTestbed } from '../../pipeline/providers/docker/contract.js';
-import type { Verifier } from './release.js';
+import type { Verifier, VerifierEnv } from './entry.js';
 
-/** Where the verifier runs: the state directory, the configuration file, a log sink. */
-export interface VerifierEnv {
-  stateDir: string;
-  configFile: string;
-  log?: (message: string) => void;
-  signal?: AbortSignal;
-}
+export type { VerifierEnv };
 
 /** Outcome of one instance. */
 export interface InstanceVerdict {
@@ -288,7 +282,7 @@ export function summarize(verdicts: readonly InstanceVerdict[], executor: string
  * Rows run one after another (each step already uses the configured CPUs).
  * @returns a Verifier; it throws TelebenchError `verify_unavailable` (preflight) when Docker does not answer
  */
-export function swe5gVerifier(config: unknown, env: VerifierEnv): Verifier {
+export function swe5gVerifier(config: unknown, env: VerifierEnv): Verifier<Swe5gRow> {
   return async (rows) => {
     // parse (not just read) the section: defaults fill what a hand-written configuration leaves out
     const swe5g = swe5gConfigSchema.parse((config as HasSwe5g | null)?.swe5g ?? {});

@@ -2,17 +2,36 @@
  * Dataset definitions: names, licences per source, the published field order, size categories.
  */
 import { describe, it, expect } from 'vitest';
-import { datasetByName, swe5gDataset, resilienceDataset } from '../../datasets/index.js';
+import { swe5gDataset, resilienceDataset } from '../../datasets/index.js';
+import { DATASET_ENTRIES } from '../../stages/index.js';
+import { datasetRegistry } from '../../stages/release/entry.js';
+import { swe5gEntry } from '../../stages/swe5g/dataset.js';
+import { TelebenchError } from '../../pipeline/errors.js';
 import { sizeCategory } from '../../datasets/definition.js';
 import { repositoryLicense, subsetLicense, hubLicenseId } from '../../datasets/licenses.js';
 import { ConfigError } from '../../pipeline/errors.js';
 
 describe('datasets', () => {
   it('finds datasets by id and alias, and names the known ones otherwise', () => {
-    expect(datasetByName('swe5g').id).toBe('swe-bench-5g');
-    expect(datasetByName('Resilience').id).toBe('teleresiliencebench');
-    expect(() => datasetByName('glue')).toThrow(ConfigError);
-    expect(() => datasetByName('glue')).toThrow(/swe-bench-5g .*teleresiliencebench/);
+    const byName = (n: string) => DATASET_ENTRIES.byName(n).definition.id;
+    expect(byName('swe5g')).toBe('swe-bench-5g');
+    expect(byName('Resilience')).toBe('teleresiliencebench');
+    expect(() => byName('glue')).toThrow(ConfigError);
+    expect(() => byName('glue')).toThrow(/swe-bench-5g .*teleresiliencebench/);
+  });
+
+  it('refuses two entries that share a name, and gives every dataset its own release stage', () => {
+    expect(() => datasetRegistry([swe5gEntry, swe5gEntry])).toThrow(TelebenchError);
+    expect(() =>
+      datasetRegistry([
+        swe5gEntry,
+        { ...swe5gEntry, definition: { ...swe5gEntry.definition, id: 'x' } },
+      ]),
+    ).toThrow(/both use the name "swe5g"/);
+    expect(DATASET_ENTRIES.entries.map((e) => e.releaseStage)).toEqual([
+      'release.swe5g',
+      'release.resilience',
+    ]);
   });
 
   it('puts SWE-bench field names first and the published TeleResilienceBench fields first', () => {

@@ -28,7 +28,8 @@ import {
 } from '../../../stages/release/assemble.js';
 import { parquetToRows } from '../../../stages/release/parquet.js';
 import { releaseFiles } from '../../../stages/release/publish.js';
-import { swe5gRowOf, resilienceRowOf } from '../../../stages/release/collect.js';
+import { swe5gRowOf } from '../../../stages/swe5g/dataset.js';
+import { resilienceRowOf } from '../../../stages/resilience/dataset.js';
 import { swe5gInstances, resilienceInstance } from './rows.js';
 import { TelebenchError } from '../../../pipeline/errors.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -91,6 +91,47 @@ describe('telebench release / publish', () => {
         'm',
       ),
     );
+  });
+
+  it('an unknown dataset, --push on rows without images, an unknown release.sources key: exit 2 naming them', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'cli-rel-bad-'));
+    storeInstances(own, [resilienceInstance('teleqna', 4)]);
+    const unknown = await cli(['--state', own, 'release', 'glue', '--version', '1.0.0']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(
+      /unknown dataset "glue"; known: swe-bench-5g .*teleresiliencebench/,
+    );
+    const push = await cli([
+      '--state',
+      own,
+      'release',
+      'resilience',
+      '--version',
+      '1.0.0',
+      '--push',
+      '127.0.0.1:5000',
+      '--config',
+      config,
+    ]);
+    expect(push.code).toBe(2);
+    expect(push.stderr).toContain(
+      'release --push: teleresiliencebench rows name no container images, so there is nothing to push',
+    );
+    const badSource = join(own, 'bad-source.yaml');
+    writeFileSync(badSource, 'version: 1\nrelease:\n  sources:\n    swe5g: swe5g.validate\n');
+    const source = await cli([
+      '--state',
+      own,
+      'release',
+      'resilience',
+      '--version',
+      '1.0.0',
+      '--config',
+      badSource,
+    ]);
+    expect(source.code).toBe(2);
+    expect(source.stderr).toContain('release.sources.swe5g: no dataset is registered as "swe5g"');
+    expect(existsSync(join(own, 'releases'))).toBe(false);
   });
 
   it('releases, is a no-op the second time, refuses other content under the same version', async () => {

@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildManifest } from '../../../pipeline/manifest.js';
-import { problemStatementSource, sampleOf } from '../../../stages/release/collect.js';
+import { sampleOf } from '../../../stages/release/collect.js';
+import { problemStatementSource } from '../../../stages/swe5g/dataset.js';
 
 const BRANCH = ['resilience.load', 'resilience.generate', 'resilience.truncate'];
 

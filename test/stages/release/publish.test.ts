@@ -12,7 +12,7 @@ import { startHubServer, type HubServer } from '../../servers/hub-server.js';
 import { swe5gDataset } from '../../../datasets/index.js';
 import { planRelease, writeRelease, type ReleaseInput } from '../../../stages/release/assemble.js';
 import { publishRelease, releaseFiles } from '../../../stages/release/publish.js';
-import { swe5gRowOf } from '../../../stages/release/collect.js';
+import { swe5gRowOf } from '../../../stages/swe5g/dataset.js';
 import { TelebenchError } from '../../../pipeline/errors.js';
 import { swe5gInstances, validated } from './rows.js';
 

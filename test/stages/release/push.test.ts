@@ -14,7 +14,7 @@ import { DockerClient } from '../../../pipeline/providers/docker/client.js';
 import { TelebenchError } from '../../../pipeline/errors.js';
 import { ensureLocalImage, parseDigestRef } from '../../../pipeline/providers/docker/registry.js';
 import { localImageOf, pushRowImages } from '../../../stages/release/push.js';
-import { swe5gRowOf } from '../../../stages/release/collect.js';
+import { swe5gRowOf } from '../../../stages/swe5g/dataset.js';
 import type { Swe5gRow } from '../../../datasets/index.js';
 import { ensureTestBase, testSettings } from '../../fixtures/repos/harness.js';
 import { startRegistry, type LocalRegistry } from '../../fixtures/swarm.js';

@@ -15,6 +15,10 @@ import { defineStage, type Pipeline, type Stage } from '../../../pipeline/stage.
 import { PreflightError } from '../../../pipeline/errors.js';
 import { sha256 } from '../../../pipeline/hash.js';
 import { localReleaseStages } from '../../../stages/release/stage.js';
+import type { ReleaseWiring } from '../../../stages/release/release.js';
+import { datasetRegistry } from '../../../stages/release/entry.js';
+import { swe5gEntry } from '../../../stages/swe5g/dataset.js';
+import { resilienceEntry } from '../../../stages/resilience/dataset.js';
 import { readReleaseRows } from '../../../stages/release/assemble.js';
 import { swe5gInstances, resilienceInstance } from './rows.js';
 
@@ -78,17 +82,12 @@ function instancesStage(opts: { preflightFails: boolean }) {
 }
 
 async function runAll(preflightFails: boolean) {
-  const wiring = {
-    branchStages: (id: string) =>
-      id === 'swe-bench-5g' ? ['swe5g.validate'] : ['resilience.instances'],
-    stageVersion: (name: string) => registry.get(name)?.version,
+  const wiring: ReleaseWiring = {
+    datasets: datasetRegistry([swe5gEntry, resilienceEntry]),
+    pipelineStages: (name) => (name === 'swe5g' ? ['swe5g.validate'] : ['resilience.instances']),
+    stageVersion: (name) => registry.get(name)?.version,
   };
-  const release = localReleaseStages({
-    wiring,
-    swe5gFinal: 'swe5g.validate',
-    resilienceFinal: 'resilience.instances',
-    verifier: () => null,
-  });
+  const release = localReleaseStages(wiring);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const registry: StageRegistry = new Map<string, Stage<any, any, any>>(
     [validateStage, instancesStage({ preflightFails }), ...release].map((s) => [s.name, s]),

@@ -11,7 +11,7 @@ import { DockerClient } from '../../../pipeline/providers/docker/client.js';
 import { goFixture, GO_F2P, GO_P2P } from '../../fixtures/repos/go-nil.js';
 import { ensureTestBase, resolveFixture, testSettings } from '../../fixtures/repos/harness.js';
 import { swe5gVerifier } from '../../../stages/release/verifier.js';
-import { swe5gRowOf } from '../../../stages/release/collect.js';
+import { swe5gRowOf } from '../../../stages/swe5g/dataset.js';
 import type { Swe5gRow } from '../../../datasets/index.js';
 import { validatedFixture } from './rows.js';
 

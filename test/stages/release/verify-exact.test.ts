@@ -21,7 +21,7 @@ import { goFixture, GO_EXACT_F2P, GO_F2P, GO_P2P, NGAP_BIN } from '../../fixture
 import { ensureTestBase, resolveFixture, testSettings } from '../../fixtures/repos/harness.js';
 import { overlayFor } from '../../../stages/swe5g/validate/validate.js';
 import { swe5gVerifier } from '../../../stages/release/verifier.js';
-import { swe5gRowOf } from '../../../stages/release/collect.js';
+import { swe5gRowOf } from '../../../stages/swe5g/dataset.js';
 import { mirrorPath } from '../../../stages/swe5g/resolve/resolve.js';
 import type { Resolved } from '../../../stages/swe5g/types.js';
 import type { Swe5gRow } from '../../../datasets/index.js';

@@ -19,7 +19,8 @@ import {
   rowTestDirs,
 } from '../../../stages/release/verifier.js';
 import { selectTestDirs } from '../../../stages/swe5g/validate/validate.js';
-import { swe5gRowOf } from '../../../stages/release/collect.js';
+import { swe5gEntry, swe5gRowOf } from '../../../stages/swe5g/dataset.js';
+import { datasetRegistry } from '../../../stages/release/entry.js';
 import { planRelease, writeRelease, readReleaseRows } from '../../../stages/release/assemble.js';
 import { verifyRelease } from '../../../stages/release/verify.js';
 import { swe5gDataset, type Swe5gRow } from '../../../datasets/index.js';
@@ -196,16 +197,18 @@ describe('verify with the local executor', () => {
       funnel: [],
       licenseEvidence: () => 'e',
       verify: null,
-      snapshotLimitations: [],
+      // what releaseDataset adds for a dataset with a verifier released without it
+      snapshotLimitations: [swe5gEntry.verify!.unverifiedLimitation],
       previous: null,
     });
     const dir = writeRelease(state, plan).dir;
     expect(readReleaseRows(dir)).toHaveLength(1);
     const summary = await verifyRelease({
       stateDir: state,
-      dataset: swe5gDataset as never,
+      entry: swe5gEntry,
       version: '1.0.0',
-      verifier: swe5gVerifier(config, { stateDir: state, configFile }),
+      config,
+      env: { stateDir: state, configFile },
     });
     expect(summary).toMatchObject({ attempted: 1, gold_resolved: 1, empty_patch_resolved: 0 });
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain(
@@ -235,10 +238,14 @@ describe('verify with the local executor', () => {
           stateDir: state,
           log: () => undefined,
         },
-        wiring: { branchStages: () => ['swe5g.validate'], stageVersion: () => 1 },
-        dataset: swe5gDataset as never,
+        wiring: {
+          datasets: datasetRegistry([swe5gEntry]),
+          pipelineStages: () => ['swe5g.validate'],
+          stageVersion: () => 1,
+        },
+        entry: swe5gEntry,
         version: '2.0.0',
-        verifier: swe5gVerifier(config, { stateDir: state, configFile }),
+        verifier: swe5gEntry.verify!.verifier(config, { stateDir: state, configFile }),
       });
       expect(out.status).toBe('written');
       expect(readReleaseRows(out.dir).map((r) => r.instance_id)).toEqual([good.instance_id]);

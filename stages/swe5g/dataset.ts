@@ -1,0 +1,221 @@
+/**
+ * SWE-Bench 5G as a dataset entry (`stages/release/entry.ts`): its rows are the complete validated
+ * instances of `swe5g.validate`, mapped by {@link swe5gRowOf}; `telebench verify` and the
+ * pre-release check re-run them (`stages/release/verifier.ts`); `--push REGISTRY` puts their
+ * instance images in a registry (`stages/release/push.ts`). Registered in `stages/index.ts`.
+ */
+import { DockerClient } from '../../pipeline/providers/docker/client.js';
+import { parseDigestRef } from '../../pipeline/providers/docker/registry.js';
+import { PreflightError, TelebenchError } from '../../pipeline/errors.js';
+import type { StageOutput, StoreReader } from '../../pipeline/stage.js';
+import { swe5gDataset, type Swe5gRow } from '../../datasets/index.js';
+import type { ProblemStatementSource } from '../../datasets/swe-bench-5g/schema.js';
+import { PROJECT_LICENSES, repositoryLicense } from '../../datasets/licenses.js';
+import { defineDatasetEntry, type CollectedRows, type PushOptions } from '../release/entry.js';
+import { releaseSettings } from '../release/config.js';
+import { swe5gVerifier } from '../release/verifier.js';
+import { pushRowImages } from '../release/push.js';
+import type { MineOutput } from './mine/mine.js';
+import { swe5gMine } from './mine/mine.js';
+import { swe5gFilter } from './filter/filter.js';
+import { validateStage } from './validate/validate.js';
+import { swe5gConfigSchema, type HasSwe5g } from './config.js';
+import type { CandidateSource, ValidatedInstance } from './types.js';
+
+/**
+ * Where an instance's problem statement came from: the GitHub issues API for API-mined PRs, the
+ * issues file (`swe5g.mining.issues_from`, `--issues-from`) for git-mined ones (the only way a
+ * git-mined PR gets issue text), `none` when it has none.
+ */
+export function problemStatementSource(
+  problemStatement: string,
+  source: CandidateSource,
+): ProblemStatementSource {
+  if (problemStatement.trim() === '') return 'none';
+  return source === 'api' ? 'issues_api' : 'issues_file';
+}
+
+/**
+ * Validated instance -> SWE-Bench 5G row (SWE-bench field names plus ours): the one mapping.
+ * @param source how its PR was mined (the candidate's `source`: `api` or `git`)
+ * @returns null for an incomplete instance (no problem statement): never released
+ */
+export function swe5gRowOf(v: ValidatedInstance, source: CandidateSource): Swe5gRow | null {
+  if (v.incomplete || v.problem_statement.trim() === '') return null;
+  return {
+    instance_id: v.instance_id,
+    repo: v.repo,
+    base_commit: v.base_commit,
+    patch: v.patch,
+    test_patch: v.test_patch,
+    problem_statement: v.problem_statement,
+    problem_statement_source: problemStatementSource(v.problem_statement, source),
+    hints_text: v.hints_text,
+    created_at: v.created_at,
+    version: v.version,
+    environment_setup_commit: v.environment_setup_commit,
+    FAIL_TO_PASS: v.FAIL_TO_PASS,
+    PASS_TO_PASS: v.PASS_TO_PASS,
+    alias: v.alias,
+    project: v.repo.split('/')[0]!.toLowerCase(),
+    nf: v.nf,
+    bug_category: v.bug_category,
+    strategy: v.strategy,
+    spec_refs: v.spec_refs,
+    image_recipe: v.image_recipe,
+    image_name: v.images.instance,
+    toolchain: v.toolchain,
+    license: repositoryLicense(v.repo, v.license),
+  };
+}
+
+/**
+ * How each instance's PR was mined (`api` or `git`), from the candidates of `swe5g.filter`
+ * (the validated instance does not carry it); an instance missing there counts as `git`.
+ */
+function minedBy(store: StoreReader): Map<string, CandidateSource> {
+  const out = new Map<string, CandidateSource>();
+  try {
+    for (const o of store.outputs(swe5gFilter)) out.set(o.key, o.output.source);
+  } catch {
+    // swe5g.filter not registered (a release command on a state from elsewhere): all `git`
+  }
+  return out;
+}
+
+/** Card lines: how many problem statements came from the issues API and from which issues file. */
+function problemStatementNotes(
+  rows: readonly Swe5gRow[],
+  whole: Record<string, unknown>,
+): string[] {
+  const n = (s: string) => rows.filter((r) => r.problem_statement_source === s).length;
+  const file = (whole.swe5g as { mining?: { issues_from?: string } } | undefined)?.mining
+    ?.issues_from;
+  const out = [
+    `problem statements: ${n('issues_api')} rows from the GitHub issues API, ${n('issues_file')} rows from an issues file (field \`problem_statement_source\`)`,
+  ];
+  if (n('issues_file') > 0)
+    out.push(
+      `issues file: ${file ? `\`${file}\` (swe5g.mining.issues_from)` : 'given with --issues-from or $TELEBENCH_ISSUES_FROM'}; its rows are what the pipeline was given (exported from GitHub or written by hand), not issues fetched from GitHub`,
+    );
+  return out;
+}
+
+/** The models of a SWE-Bench 5G run: testgen's (generator), the evaluation's (targets). */
+function swe5gModels(whole: Record<string, unknown>): { generator: string[]; targets: string[] } {
+  const s = (whole.swe5g ?? {}) as {
+    testgen?: { llm?: { model?: string } };
+    evaluation?: { models?: { name: string }[] };
+  };
+  return {
+    generator: s.testgen?.llm?.model ? [s.testgen.llm.model] : [],
+    targets: (s.evaluation?.models ?? []).map((m) => m.name),
+  };
+}
+
+/**
+ * Rows of the validated instances: complete ones mapped by {@link swe5gRowOf}, incomplete ones
+ * counted as `incomplete_left_out`. The outputs are those of the configured source stage
+ * (`release.sources`), read untyped: every row is checked against the row schema afterwards.
+ */
+function collectSwe5g(
+  outputs: readonly StageOutput<unknown, unknown>[],
+  ctx: { store: StoreReader; config: unknown },
+): CollectedRows<Swe5gRow> {
+  const whole = (ctx.config ?? {}) as Record<string, unknown>;
+  const rows: Swe5gRow[] = [];
+  let incomplete = 0;
+  const mined = minedBy(ctx.store);
+  for (const o of outputs) {
+    const v = o.output as ValidatedInstance;
+    const r = swe5gRowOf(v, mined.get(v.instance_id) ?? 'git');
+    if (r) rows.push(r);
+    else incomplete++;
+  }
+  const swe5g = (whole.swe5g ?? {}) as Record<string, unknown>;
+  return {
+    rows,
+    leftOut: { incomplete_left_out: incomplete },
+    profile: null,
+    settings: { testgen: swe5g.testgen ?? null, environments: swe5g.environments ?? null },
+    notes: problemStatementNotes(rows, whole),
+    models: swe5gModels(whole),
+  };
+}
+
+/**
+ * Before a SWE-Bench 5G release that will re-run its instances in Docker: the engine must answer.
+ * @throws PreflightError naming Docker and what to do (start it, or turn verification off)
+ */
+async function verifyPreflight(config: unknown): Promise<void> {
+  if (!releaseSettings(config).verify_before_release) return;
+  const swe5g = swe5gConfigSchema.parse((config as HasSwe5g | null)?.swe5g ?? {});
+  if (swe5g.environments.executor === 'local') return;
+  try {
+    await new DockerClient().ping();
+  } catch (err) {
+    throw new PreflightError(
+      'docker',
+      `the SWE-Bench 5G release re-runs every instance in Docker first, and the engine does not answer: ${(err as Error).message}`,
+      'start the Docker engine (see machines notes: dockerd), or set release.verify_before_release: false (the card then says the snapshot was not re-run)',
+      err,
+    );
+  }
+}
+
+/**
+ * The image push of `--push REGISTRY` (Docker engine checked first).
+ * @throws PreflightError when the engine does not answer; then what {@link pushRowImages} throws
+ */
+async function pushImages(rows: Swe5gRow[], o: PushOptions): Promise<Swe5gRow[]> {
+  const docker = new DockerClient();
+  await docker.ping();
+  return pushRowImages(rows, o.registry, docker, o.flag, o.log, o.record);
+}
+
+/**
+ * `publish --push REGISTRY`: every row must already name its image by digest in REGISTRY (a
+ * release made with `release --push REGISTRY`); the images are pushed again so the registry
+ * surely holds them, and must push as the digests the rows name.
+ * @throws TelebenchError `publish_images_local` (tier config) naming the rows that carry another
+ *   name; then what {@link pushRowImages} throws
+ */
+async function republishImages(rows: Swe5gRow[], o: PushOptions): Promise<void> {
+  const other = rows.filter((r) => parseDigestRef(r.image_name)?.registry !== o.registry);
+  if (other.length > 0) {
+    throw new TelebenchError(
+      'publish_images_local',
+      `${o.flag} ${o.registry}: ${other.length} row(s) do not name an image in ${o.registry} (e.g. ${other[0]!.instance_id}: '${other[0]!.image_name}'); release a new version with --push ${o.registry}, then publish it`,
+      { tier: 'config', context: { registry: o.registry, rows: other.map((r) => r.instance_id) } },
+    );
+  }
+  await pushImages(rows, o);
+}
+
+/** Rows of a done `swe5g.mine` item: its merged PRs. */
+const minedRows = (o: unknown) => ({ rows: (o as MineOutput).prs?.length ?? 0, rejected: {} });
+
+/** SWE-Bench 5G: rows from `swe5g.validate`, re-run before release, images pushed on request. */
+export const swe5gEntry = defineDatasetEntry<Swe5gRow>({
+  definition: swe5gDataset,
+  releaseStage: 'release.swe5g',
+  pipeline: 'swe5g',
+  source: validateStage.name,
+  collect: collectSwe5g,
+  licenseEvidence(spdx) {
+    const projects = Object.entries(PROJECT_LICENSES)
+      .filter(([, l]) => l === spdx)
+      .map(([p]) => p);
+    return projects.length
+      ? `LICENSE of the ${projects.join(', ')} repositories (registry config/repos.yaml)`
+      : 'licence of the source repository as the registry names it';
+  },
+  funnelRows: { [swe5gMine.name]: minedRows },
+  verify: {
+    verifier: swe5gVerifier,
+    preflight: verifyPreflight,
+    unverifiedLimitation:
+      'The gold patches of this snapshot were not re-run before release (`telebench verify` was not part of it).',
+  },
+  images: { push: pushImages, republish: republishImages },
+});
