@@ -54,6 +54,7 @@ const stages: Stage<any, any, any>[] = [
  * a dataset is registered. `release`, `publish`, `verify` and the release stages find them here.
  */
 export const DATASET_ENTRIES: DatasetRegistry = datasetRegistry([swe5gEntry, resilienceEntry]);
+stages.push(...DATASET_ENTRIES.entries.flatMap((e) => e.stages ?? []));
 
 /**
  * Release (issue 7): one local release stage per dataset (`release.swe5g`, `release.resilience`)
@@ -141,9 +142,10 @@ const branchPipelines: Pipeline<AppConfig>[] = [
   resiliencePipeline as Pipeline<AppConfig>,
   resilienceEvalPipeline as Pipeline<AppConfig>,
   selftestPipeline as Pipeline<AppConfig>,
+  ...DATASET_ENTRIES.entries.flatMap((e) => (e.pipelines ?? []) as Pipeline<AppConfig>[]),
 ];
 
-/** `all`: both dataset branches side by side, then the release. Grows as branches land. */
+/** `all`: every dataset branch side by side, then the releases. Grows as branches land. */
 const allPipeline: Pipeline<AppConfig> = {
   name: 'all',
   description: 'Every dataset branch (SWE-Bench 5G and TeleResilienceBench) and the local release.',
@@ -152,6 +154,10 @@ const allPipeline: Pipeline<AppConfig> = {
     ...swe5gEvalPipeline.stages,
     ...resiliencePipeline.stages,
     ...resilienceEvalPipeline.stages,
+    // the branch of a dataset that brings its own pipeline
+    ...DATASET_ENTRIES.entries.flatMap(
+      (e) => e.pipelines?.find((p) => p.name === e.pipeline)?.stages ?? [],
+    ),
     ...DATASET_ENTRIES.entries.map((e) => e.releaseStage),
   ],
 };

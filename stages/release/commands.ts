@@ -11,6 +11,9 @@ import { redact } from '../../pipeline/secrets.js';
 import { TelebenchError } from '../../pipeline/errors.js';
 import type { ReleaseWiring } from './release.js';
 
+/** Help text of `<dataset>`: the registry is not loaded for help; an unknown name lists the known. */
+const DATASET_ARG = 'id or alias of a registered dataset (an unknown name lists them)';
+
 /** The actions, loaded when a command runs (so declaring the commands loads no release code). */
 const actions = () => import('./command-actions.js');
 
@@ -66,7 +69,7 @@ export function releaseCommands(
         .description(
           'write an immutable release folder <state>/releases/<dataset>/<V>/ (JSON Lines, Parquet, card, manifest, changelog)',
         )
-        .argument('<dataset>', 'swe-bench-5g (swe5g) or teleresiliencebench (resilience)')
+        .argument('<dataset>', DATASET_ARG)
         .requiredOption('--version <V>', 'release version (e.g. 1.0.0), or auto')
         .option('--config <file>', 'configuration file (default config/default.yaml)')
         .option(
@@ -93,7 +96,7 @@ export function releaseCommands(
         .description(
           'upload a release to a Hugging Face dataset repository (one commit with parentCommit, tag V); HF_TOKEN from the environment',
         )
-        .argument('<dataset>', 'swe-bench-5g (swe5g) or teleresiliencebench (resilience)')
+        .argument('<dataset>', DATASET_ARG)
         .argument('<version>', 'a version written by `telebench release`')
         .option('--repo <owner/name>', 'dataset repository (default release.hub.repos.<dataset>)')
         .option('--dry-run', 'print the difference against the Hub’s current files; write nothing')
@@ -119,7 +122,7 @@ export function releaseCommands(
         .description(
           're-run a released SWE-Bench 5G snapshot in fresh containers: the gold patch must resolve every instance, the empty patch none',
         )
-        .argument('<dataset>', 'swe-bench-5g (swe5g)')
+        .argument('<dataset>', `${DATASET_ARG}, one whose rows can be executed`)
         .argument('<version>', 'a released version')
         .option('--config <file>', 'configuration file (default config/default.yaml)')
         .action((name: string, version: string, flags: { config?: string }, cmd: Command) =>

@@ -4,7 +4,7 @@
  * once next to the stages that build it and registered in one place (`stages/index.ts`,
  * `DATASET_ENTRIES`). The generic code reads these fields and never tests a dataset id.
  */
-import type { StageOutput, StoreReader } from '../../pipeline/stage.js';
+import type { Pipeline, Stage, StageOutput, StoreReader } from '../../pipeline/stage.js';
 import { ConfigError, TelebenchError } from '../../pipeline/errors.js';
 import type { DatasetDefinition } from '../../datasets/definition.js';
 import type { VerifySummary } from '../../datasets/card.js';
@@ -118,6 +118,13 @@ export interface DatasetEntry<Row extends Record<string, unknown> = Record<strin
   readonly verify?: VerifyHooks<Row>;
   /** Present when rows name container images (`--push REGISTRY`). */
   readonly images?: ImageHooks<Row>;
+  /**
+   * Stages a dataset brings with it, registered with the entry (`stages/index.ts` adds them to
+   * the stage registry). SWE-Bench 5G and TeleResilienceBench register theirs as branches there.
+   */
+  readonly stages?: readonly Stage<any, any, any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** Pipelines a dataset brings with it (its `pipeline` among them), registered with the entry. */
+  readonly pipelines?: readonly Pipeline[];
 }
 
 /** An entry with its row type erased, as the registry holds it. */

@@ -5,7 +5,7 @@
  * --push` refuses rows that name an image outside the registry before anything is pushed.
  */
 import { describe, it, expect } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DATASET_ENTRIES, releaseWiring } from '../../../stages/index.js';
@@ -14,6 +14,7 @@ import { verifyRelease } from '../../../stages/release/verify.js';
 import { swe5gEntry, swe5gRowOf } from '../../../stages/swe5g/dataset.js';
 import { TelebenchError } from '../../../pipeline/errors.js';
 import { validated } from './rows.js';
+import { PROJECT_ROOT } from '../../../pipeline/manifest.js';
 
 const codeOf = async (p: Promise<unknown>) =>
   p.then(
@@ -65,5 +66,28 @@ describe('dataset entries', () => {
     expect((err as TelebenchError).message).toContain(
       "1 row(s) do not name an image in 127.0.0.1:1 (e.g. free5gc__amf-161: 'local:tag')",
     );
+  });
+
+  it('no generic release or engine code names a dataset id (only the entries and their hooks do)', () => {
+    // ids only: the aliases `swe5g` and `resilience` are also pipeline and config-section names
+    const ids = DATASET_ENTRIES.entries.map((e) => e.definition.id);
+    const literal = new RegExp(`['"\`](${ids.join('|')})['"\`]`);
+    const code = (f: string) =>
+      readFileSync(join(PROJECT_ROOT, f), 'utf8')
+        .split('\n')
+        .filter((l) => !/^\s*(\*|\/\/|\/\*)/.test(l))
+        .join('\n');
+    const hooks = new Set(['verifier.ts', 'push.ts']); // SWE-Bench 5G's verify and image hooks
+    const files = [
+      ...readdirSync(join(PROJECT_ROOT, 'stages', 'release'))
+        .filter((f) => f.endsWith('.ts') && !hooks.has(f))
+        .map((f) => join('stages', 'release', f)),
+      ...readdirSync(join(PROJECT_ROOT, 'pipeline'), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => join('pipeline', f)),
+    ];
+    expect(files.length).toBeGreaterThan(20);
+    const naming = files.filter((f) => literal.test(code(f)));
+    expect(naming).toEqual([]);
   });
 });
