@@ -12,7 +12,7 @@ import { MAIN_SUBSETS, resilienceDataset, type ResilienceRow } from '../../datas
 import { subsetLicense } from '../../datasets/licenses.js';
 import { defineDatasetEntry, type CollectedRows } from '../release/entry.js';
 import { releaseSettings } from '../release/config.js';
-import { resilienceInstanceSchema } from './instance.js';
+import { resilienceInstanceSchema, type ResilienceInstance } from './instance.js';
 import { resilienceInstances, type InstancesOutput } from './instances.js';
 import { resilienceLoad } from './load.js';
 import type { SubsetLoadOutput } from './types.js';
@@ -20,98 +20,66 @@ import type { SubsetLoadOutput } from './types.js';
 /** Suffix of the server version the scripted test server (test/servers/llm-server.ts) reports. */
 export const SCRIPTED_MARK = 'telebench-scripted';
 
-const PUBLISHED_AND_TOP = new Set([
-  'sample_id',
-  'sub_benchmark',
-  'question',
-  'choices',
-  'correct_answer',
-  'incorrect_answer',
-  'half_reasoning_trace',
-  'correct_index',
-  'incorrect_index',
-  'gold_index',
-  'wrong_index',
-  'difficulty',
-  'source',
-  'license',
-  'profile',
-  'provenance',
-  'role',
-]);
-
-const answerText = (v: unknown): unknown => (typeof v === 'number' ? String(v) : v);
-const firstDefined = (...vs: unknown[]): unknown => vs.find((v) => v !== undefined);
-
 /**
- * Instance of the construction stage -> TeleResilienceBench row: the published fields, option
- * indices, difficulty, source, licence (from the source table when the instance has none), profile,
- * and every other field of the instance under `provenance`.
- * @param defaultProfile profile named in the configuration, used when the instance has none
+ * Instance of the construction stage -> TeleResilienceBench row: the one mapping. The published
+ * fields, option indices, difficulty, source and role are the instance's own (typed by both
+ * schemas: a field whose type differs fails to compile); the licence comes from the source table,
+ * the profile from the generator, and every other field of the instance goes under `provenance`.
  */
-export function resilienceRowOf(
-  instance: Record<string, unknown>,
-  defaultProfile: string,
-): ResilienceRow {
-  const sampleId = String(instance.sample_id ?? '');
-  const subset = String(instance.sub_benchmark ?? sampleId.split(':')[1] ?? '');
-  const source = String(instance.source ?? sampleId.split(':')[0] ?? 'unknown');
-  const extra = Object.fromEntries(
-    Object.entries(instance).filter(([k]) => !PUBLISHED_AND_TOP.has(k)),
-  );
-  const prov =
-    instance.provenance && typeof instance.provenance === 'object'
-      ? (instance.provenance as Record<string, unknown>)
-      : {};
-  return {
-    sample_id: sampleId,
-    sub_benchmark: subset,
-    question: instance.question as string,
-    choices: (instance.choices as string[] | undefined) ?? null,
-    correct_answer: answerText(instance.correct_answer) as string,
-    incorrect_answer: answerText(instance.incorrect_answer) as string,
-    half_reasoning_trace: instance.half_reasoning_trace as string,
-    role:
-      (instance.role as ResilienceRow['role'] | undefined) ??
-      (subset === 'telemath' ? 'auxiliary' : 'main'),
-    correct_index:
-      (firstDefined(instance.correct_index, instance.gold_index) as number | undefined) ?? null,
-    incorrect_index:
-      (firstDefined(instance.incorrect_index, instance.wrong_index) as number | undefined) ?? null,
-    difficulty:
-      instance.difficulty === undefined || instance.difficulty === null
-        ? null
-        : String(instance.difficulty),
+export function resilienceRowOf(instance: ResilienceInstance): ResilienceRow {
+  const {
+    sample_id,
+    sub_benchmark,
+    question,
+    choices,
+    correct_answer,
+    incorrect_answer,
+    half_reasoning_trace,
+    role,
+    correct_index,
+    incorrect_index,
+    difficulty,
     source,
-    license:
-      typeof instance.license === 'string' ? instance.license : subsetLicense(source, subset).spdx,
-    profile:
-      typeof instance.profile === 'string'
-        ? instance.profile
-        : typeof (instance.generator as { profile?: unknown } | undefined)?.profile === 'string'
-          ? String((instance.generator as { profile: string }).profile)
-          : defaultProfile,
-    provenance: { ...prov, ...extra },
+    ...provenance
+  } = instance;
+  const published: Omit<ResilienceRow, 'choices' | 'license' | 'profile' | 'provenance'> = {
+    sample_id,
+    sub_benchmark,
+    question,
+    correct_answer,
+    incorrect_answer,
+    half_reasoning_trace,
+    role,
+    correct_index,
+    incorrect_index,
+    difficulty,
+    source,
+  };
+  return {
+    ...published,
+    choices: choices ?? null,
+    license: subsetLicense(source, sub_benchmark).spdx,
+    profile: instance.generator.profile,
+    provenance,
   };
 }
 
 /**
  * The instances of the TeleResilienceBench construction: the JSON Lines file that
  * `resilience.instances` wrote (its output names it and its sha256), each line checked with the
- * construction's schema; an output that is itself an instance is taken as it is.
+ * construction's schema; an output that is itself an instance is checked with it too.
  * @throws TelebenchError `release_source_changed` when the file no longer matches its recorded
  *   sha256, `release_rows_invalid` naming file and line for a bad line
  */
 export function resilienceInstancesOf(
   outputs: readonly StageOutput<unknown, unknown>[],
-): Record<string, unknown>[] {
-  const rows: Record<string, unknown>[] = [];
+): ResilienceInstance[] {
+  const rows: ResilienceInstance[] = [];
   for (const o of outputs) {
     const out = o.output as { files?: { instances?: { path: string; sha256: string } } } | null;
     const file = out?.files?.instances;
     if (!file) {
-      if (out && typeof out === 'object' && 'sample_id' in out)
-        rows.push(out as Record<string, unknown>);
+      if (out && typeof out === 'object' && 'sample_id' in out) rows.push(instanceOf(out, o.key));
       continue;
     }
     const text = readFileSync(file.path, 'utf8');
@@ -148,10 +116,25 @@ export function resilienceInstancesOf(
           },
         );
       }
-      rows.push(r.data as Record<string, unknown>);
+      rows.push(r.data);
     });
   }
   return rows;
+}
+
+/**
+ * A source stage's output that is itself an instance, checked with the construction's schema.
+ * @throws TelebenchError `release_rows_invalid` (tier config) naming the item and the field
+ */
+function instanceOf(output: object, key: string): ResilienceInstance {
+  const r = resilienceInstanceSchema.safeParse(output);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  throw new TelebenchError(
+    'release_rows_invalid',
+    `item ${key} of the source stage: ${issue.path.join('.')}: ${issue.message}`,
+    { tier: 'config', context: { key } },
+  );
 }
 
 /** Card notes: the generator settings as the rows recorded them (model, provider, server, options). */
@@ -183,7 +166,7 @@ function collectResilience(
   const resilience = (whole.resilience ?? {}) as Record<string, unknown>;
   const generator = (resilience.generator ?? {}) as Record<string, unknown>;
   const profile = typeof generator.profile === 'string' ? generator.profile : 'default';
-  const rows = resilienceInstancesOf(outputs).map((i) => resilienceRowOf(i, profile));
+  const rows = resilienceInstancesOf(outputs).map(resilienceRowOf);
   const notes = generatorNotes(rows);
   // The scripted test server's answers are synthetic stand-ins: never released by accident.
   const scripted = rows.filter((r) =>

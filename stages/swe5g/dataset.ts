@@ -20,7 +20,12 @@ import { swe5gMine } from './mine/mine.js';
 import { swe5gFilter } from './filter/filter.js';
 import { validateStage } from './validate/validate.js';
 import { swe5gConfigSchema, type HasSwe5g } from './config.js';
-import type { CandidateSource, ValidatedInstance } from './types.js';
+import {
+  ROW_FIELDS,
+  type CandidateSource,
+  type RowFields,
+  type ValidatedInstance,
+} from './types.js';
 
 /**
  * Where an instance's problem statement came from: the GitHub issues API for API-mined PRs, the
@@ -36,35 +41,20 @@ export function problemStatementSource(
 }
 
 /**
- * Validated instance -> SWE-Bench 5G row (SWE-bench field names plus ours): the one mapping.
+ * Validated instance -> SWE-Bench 5G row (SWE-bench field names plus ours): the one mapping. The
+ * row fields the instance carries ({@link ROW_FIELDS}, typed by the row schema) are copied; the
+ * other four are derived here.
  * @param source how its PR was mined (the candidate's `source`: `api` or `git`)
  * @returns null for an incomplete instance (no problem statement): never released
  */
 export function swe5gRowOf(v: ValidatedInstance, source: CandidateSource): Swe5gRow | null {
   if (v.incomplete || v.problem_statement.trim() === '') return null;
+  const shared = Object.fromEntries(ROW_FIELDS.map((k) => [k, v[k]])) as RowFields;
   return {
-    instance_id: v.instance_id,
-    repo: v.repo,
-    base_commit: v.base_commit,
-    patch: v.patch,
-    test_patch: v.test_patch,
-    problem_statement: v.problem_statement,
+    ...shared,
     problem_statement_source: problemStatementSource(v.problem_statement, source),
-    hints_text: v.hints_text,
-    created_at: v.created_at,
-    version: v.version,
-    environment_setup_commit: v.environment_setup_commit,
-    FAIL_TO_PASS: v.FAIL_TO_PASS,
-    PASS_TO_PASS: v.PASS_TO_PASS,
-    alias: v.alias,
     project: v.repo.split('/')[0]!.toLowerCase(),
-    nf: v.nf,
-    bug_category: v.bug_category,
-    strategy: v.strategy,
-    spec_refs: v.spec_refs,
-    image_recipe: v.image_recipe,
     image_name: v.images.instance,
-    toolchain: v.toolchain,
     license: repositoryLicense(v.repo, v.license),
   };
 }

@@ -10,6 +10,7 @@
  * - `instance_id`: SWE-bench form `<owner>__<repo>-<PR>` (`free5gc__amf-161`); `alias` is the paper's
  *   short form `<repo>_pr<PR>` (`amf_pr161`) (SWE-Bench 5G paper, Table of instances).
  */
+import type { Swe5gRow } from '../../datasets/index.js';
 
 /** Languages the image recipes know. */
 export type RepoLanguage = 'go' | 'c' | 'python';
@@ -194,14 +195,16 @@ export interface Resolved extends Candidate {
   absent_files?: { path: string; object: string }[];
 }
 
-/** Bug categories of the SWE-Bench 5G paper. */
-export type BugCategory =
-  'nil_pointer' | 'missing_validation' | 'concurrency' | 'logic' | 'resource_leak' | 'other';
+/** Bug categories of the SWE-Bench 5G paper (the row schema's enum). */
+export type BugCategory = Swe5gRow['bug_category'];
+
+/** Fail-to-pass strategy: generated (A, B) or the PR's own tests (the row schema's enum). */
+export type F2pStrategy = Swe5gRow['strategy'];
 
 /** TestGen — output of `swe5g.testgen` (key = instance_id). */
 export interface TestGen {
   instance_id: string;
-  strategy: 'A' | 'B' | 'shipped';
+  strategy: F2pStrategy;
   strategy_reason: string;
   f2p_test_patch: string;
   FAIL_TO_PASS: string[];
@@ -210,29 +213,53 @@ export interface TestGen {
   spec_refs: string[];
 }
 
-/** Validated instance — output of `swe5g.validate` (key = instance_id), SWE-bench field names. */
-export interface ValidatedInstance {
-  instance_id: string;
-  repo: string;
-  base_commit: string;
-  patch: string;
-  test_patch: string;
-  problem_statement: string;
-  hints_text: string;
-  created_at: string;
-  version: string;
-  environment_setup_commit: string;
-  FAIL_TO_PASS: string[];
-  PASS_TO_PASS: string[];
-  alias: string;
-  nf: string;
-  bug_category: BugCategory;
-  strategy: 'A' | 'B' | 'shipped';
-  spec_refs: string[];
+/**
+ * The fields a validated instance carries as its released row does, under the row's names. Their
+ * types are the row schema's (`datasets/swe-bench-5g/schema.ts`, `Swe5gRow`), never copied here;
+ * the row's other four are derived when it is released (`stages/swe5g/dataset.ts`, `swe5gRowOf`).
+ */
+export type RowFields = Omit<
+  Swe5gRow,
+  'problem_statement_source' | 'project' | 'image_name' | 'license'
+>;
+
+/** The keys of {@link RowFields}: what `swe5gRowOf` copies from the instance to the row. */
+export const ROW_FIELDS = [
+  'instance_id',
+  'repo',
+  'base_commit',
+  'patch',
+  'test_patch',
+  'problem_statement',
+  'hints_text',
+  'created_at',
+  'version',
+  'environment_setup_commit',
+  'FAIL_TO_PASS',
+  'PASS_TO_PASS',
+  'alias',
+  'nf',
+  'bug_category',
+  'strategy',
+  'spec_refs',
+  'image_recipe',
+  'toolchain',
+] as const satisfies readonly (keyof RowFields)[];
+// compile-time check: ROW_FIELDS names every key of RowFields (a new row field fails here)
+const rowFieldsComplete: Exclude<keyof RowFields, (typeof ROW_FIELDS)[number]> extends never
+  ? true
+  : never = true;
+void rowFieldsComplete;
+
+/**
+ * Validated instance — output of `swe5g.validate` (key = instance_id): the row fields (an
+ * incomplete instance may have an empty problem_statement; it is never released) plus what
+ * validation records about it.
+ */
+export interface ValidatedInstance extends RowFields {
+  /** Licence the registry names for the repository (the row's is this or the project's). */
   license: string;
   images: { base: string; env: string; instance: string };
-  image_recipe: string;
-  toolchain: string;
   executor: 'docker' | 'local' | 'swarm';
   step_logs: {
     parent_p2p?: string;

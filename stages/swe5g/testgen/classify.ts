@@ -4,10 +4,10 @@
  * PR and commit messages ("TS 29.514", "TS 23.502 §4.3.2", "3GPP TS 38.413").
  */
 import type { FixSite } from './patterns.js';
+import type { BugCategory } from '../types.js';
 
-/** Bug categories of the contract (TestGen.bug_category). */
-export type BugCategory =
-  'nil_pointer' | 'missing_validation' | 'concurrency' | 'logic' | 'resource_leak' | 'other';
+/** Bug categories of the contract (TestGen.bug_category): the released row schema's enum. */
+export type { BugCategory };
 
 const TEXT_RULES: [BugCategory, RegExp][] = [
   [

@@ -30,6 +30,7 @@ import { parquetToRows } from '../../../stages/release/parquet.js';
 import { releaseFiles } from '../../../stages/release/publish.js';
 import { swe5gRowOf } from '../../../stages/swe5g/dataset.js';
 import { resilienceRowOf } from '../../../stages/resilience/dataset.js';
+import { resilienceInstanceSchema } from '../../../stages/resilience/instance.js';
 import { swe5gInstances, resilienceInstance } from './rows.js';
 import { TelebenchError } from '../../../pipeline/errors.js';
 
@@ -86,7 +87,7 @@ const resilienceRows = () =>
       sample_id: 'oran-bench-13k:oranbench:3',
       role: 'extra',
     }),
-  ].map((i) => resilienceRowOf(i, 'default'));
+  ].map((i) => resilienceRowOf(resilienceInstanceSchema.parse(i)));
 
 function frontMatterOf(card: string): Record<string, unknown> {
   const m = /^---\n([\s\S]*?)\n---\n/.exec(card);
