@@ -16,7 +16,9 @@ import { ensureOfflineBase } from '../../../pipeline/providers/docker/offline-ba
 import { appConfigSchema } from '../../config.js';
 import { swe5gSettings } from '../config.js';
 import { environmentsDefaults, type EnvironmentsSettings } from '../environments-config.js';
-import type { Built } from './build.js';
+import { buildStage, type Built } from './build.js';
+import { validateStage } from '../validate/validate.js';
+import { swe5gDataset } from '../../../datasets/index.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -49,8 +51,8 @@ function settingsOf(configFlag: string | undefined, lenient = false): Environmen
  */
 export function releasedInstanceIds(stateDir: string): Set<string> {
   const ids = new Set<string>();
-  for (const m of listReleases(stateDir, 'swe-bench-5g')) {
-    for (const row of readReleaseRows(releaseDir(stateDir, 'swe-bench-5g', m.version))) {
+  for (const m of listReleases(stateDir, swe5gDataset.id)) {
+    for (const row of readReleaseRows(releaseDir(stateDir, swe5gDataset.id, m.version))) {
       if (typeof row.instance_id === 'string') ids.add(row.instance_id);
     }
   }
@@ -66,9 +68,9 @@ export function neededImages(stateDir: string): Set<string> {
   const st = openState(stateDir);
   try {
     const keep = new Set<string>();
-    for (const rec of st.store.items('swe5g.build')) {
+    for (const rec of st.store.items(buildStage.name)) {
       if (rec.state !== 'done' || !rec.output) continue;
-      const v = st.store.item('swe5g.validate', rec.key);
+      const v = st.store.item(validateStage.name, rec.key);
       if (v?.state === 'skipped') continue;
       // a released instance is rebuilt from its row's recipe by `telebench verify` when needed
       if (released.has(rec.key)) continue;
@@ -91,7 +93,7 @@ export function stateImages(stateDir: string): Set<string> {
   if (!existsSync(join(stateDir, 'state.db'))) return names;
   const st = openState(stateDir);
   try {
-    for (const rec of st.store.items('swe5g.build')) {
+    for (const rec of st.store.items(buildStage.name)) {
       const b = rec.output as Partial<Built> | null;
       for (const n of [b?.images?.base, b?.images?.env, b?.images?.instance]) if (n) names.add(n);
     }

@@ -5,7 +5,7 @@
  */
 import { openState, resolveStateDir } from '../../../pipeline/state.js';
 import type { PredictionsFile } from './predictions.js';
-import { externalPrefix } from './stages.js';
+import { externalPrefix, gradeStage } from './stages.js';
 
 /** Counts of one file's rows (every row once: graded, skipped, failed or not reached). */
 export interface FileTally {
@@ -50,7 +50,7 @@ export function fileTally(
   const state = openState(resolveStateDir(stateFlag), { mode: 'read' });
   let seen = 0;
   try {
-    for (const it of state.store.items('swe5g.eval.grade')) {
+    for (const it of state.store.items(gradeStage.name)) {
       if (!it.key.startsWith(prefix)) continue;
       seen++;
       if (it.state === 'done') {

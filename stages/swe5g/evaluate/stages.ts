@@ -20,7 +20,7 @@
 import { everyProvider } from '../../../pipeline/providers/llm/options.js';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
-import { defineStage, type StageContext } from '../../../pipeline/stage.js';
+import { defineStage, type Stage, type StageContext } from '../../../pipeline/stage.js';
 import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import { DockerClient } from '../../../pipeline/providers/docker/client.js';
 import {
@@ -548,7 +548,12 @@ function predictionsFile(ctx: Ctx): string | undefined {
   return p ? resolvePath(dirname(ctx.configFile), p) : undefined;
 }
 
-export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
+// annotated: its plan reads its own records through the handle
+export const gradeStage: Stage<GradeInput, GradeOutput, HasSwe5g> = defineStage<
+  GradeInput,
+  GradeOutput,
+  HasSwe5g
+>({
   name: 'swe5g.eval.grade',
   version: 2, // 2: SWE-bench's patch chain, patch_method, an empty patch not applied (issue 22)
   needs: ['swe5g.eval.solve'],
@@ -634,7 +639,7 @@ export const gradeStage = defineStage<GradeInput, GradeOutput, HasSwe5g>({
     // rows of earlier predictions files stay planned (from their stored inputs), so grading a
     // second file, or a run without one, never orphans the first file's results; an instance
     // validated again since is graded again
-    for (const rec of ctx.store.items('swe5g.eval.grade')) {
+    for (const rec of ctx.store.items(gradeStage)) {
       if (planned.has(rec.key)) continue;
       const input = rec.input as GradeInput | undefined;
       if (input?.source !== 'external' || !input.origin?.digest) continue;
