@@ -25,6 +25,15 @@ export interface LocalReleaseOutput {
   content_digest: string;
 }
 
+/** Input of a release stage item: what its rows and funnel were made from (hashes). */
+export interface ReleaseItemInput {
+  dataset: string;
+  version: string;
+  source: string;
+  rows: string;
+  funnel: string;
+}
+
 /**
  * Makes the local release stage of one dataset: it needs the entry's source stage when that stage
  * is registered (checked whenever the runner reads `needs`, so stages registered later are seen).
@@ -37,19 +46,11 @@ export interface LocalReleaseOutput {
 export function makeLocalReleaseStage(
   entry: AnyDatasetEntry,
   wiring: ReleaseWiring,
-): Stage<
-  { dataset: string; version: string; source: string; rows: string; funnel: string },
-  LocalReleaseOutput,
-  unknown
-> {
+): Stage<ReleaseItemInput, LocalReleaseOutput, unknown> {
   const dataset = entry.definition;
   const verifying = (config: unknown) =>
     entry.verify !== undefined && releaseSettings(config).verify_before_release;
-  const stage = defineStage<
-    { dataset: string; version: string; source: string; rows: string; funnel: string },
-    LocalReleaseOutput,
-    unknown
-  >({
+  const stage = defineStage<ReleaseItemInput, LocalReleaseOutput, unknown>({
     name: entry.releaseStage,
     // 2: rows carry problem_statement_source; card and manifest name the sample, the models; the
     // funnel counts rows. 3: SWE-Bench 5G rows carry image_name too (both changes merged)
@@ -111,12 +112,7 @@ export function makeLocalReleaseStage(
           content_digest: out.manifest.content_digest,
         };
       } catch (err) {
-        if (err instanceof TelebenchError && err.code === 'release_no_rows')
-          throw new SkipItem('no_rows', err.message);
-        // a rerun on the same rows cannot change this: skipped with the reason, the run goes on
-        if (err instanceof TelebenchError && err.code === 'release_scripted_output')
-          throw new SkipItem('scripted_output', err.message);
-        throw err;
+        throw asSkip(err);
       }
     },
   });
@@ -125,6 +121,19 @@ export function makeLocalReleaseStage(
     enumerable: true,
   });
   return stage;
+}
+
+/**
+ * What a release error becomes in the stage: nothing releasable (`release_no_rows`) and rows of
+ * the scripted test server (`release_scripted_output`, which a rerun on the same rows cannot
+ * change) are skips with the reason, so the run goes on; anything else is returned as it is.
+ */
+function asSkip(err: unknown): unknown {
+  if (err instanceof TelebenchError && err.code === 'release_no_rows')
+    return new SkipItem('no_rows', err.message);
+  if (err instanceof TelebenchError && err.code === 'release_scripted_output')
+    return new SkipItem('scripted_output', err.message);
+  return err;
 }
 
 /** The local release stage of every dataset the wiring registers, in registration order. */
