@@ -78,17 +78,22 @@ export function readDatasetRows(path: string): DatasetRow[] {
   const rows: DatasetRow[] = [];
   const problems: string[] = [];
   const seen = new Map<string, string>();
+  const badRows = new Set<string>();
   for (const file of files) {
     readFileSync(file, 'utf8')
       .split('\n')
       .forEach((text, i) => {
         if (text.trim() === '') return;
         const at = `${file}:${i + 1}`;
+        const bad = (why: string): void => {
+          problems.push(`${at}: ${why}`);
+          badRows.add(at);
+        };
         let json: unknown;
         try {
           json = JSON.parse(text);
         } catch (err) {
-          problems.push(`${at}: not JSON (${(err as Error).message})`);
+          bad(`not JSON (${(err as Error).message})`);
           return;
         }
         const parsed = swe5gRowSchema.safeParse(json);
@@ -96,15 +101,13 @@ export function readDatasetRows(path: string): DatasetRow[] {
           for (const issue of parsed.error.issues) {
             const keys = issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : '';
             const field = keys || issue.path.join('.') || '(row)';
-            problems.push(`${at}: field ${field}: ${issue.message}`);
+            bad(`field ${field}: ${issue.message}`);
           }
           return;
         }
         const before = seen.get(parsed.data.instance_id);
         if (before) {
-          problems.push(
-            `${at}: field instance_id: ${parsed.data.instance_id} is given twice (also ${before})`,
-          );
+          bad(`field instance_id: ${parsed.data.instance_id} is given twice (also ${before})`);
           return;
         }
         seen.set(parsed.data.instance_id, at);
@@ -115,7 +118,7 @@ export function readDatasetRows(path: string): DatasetRow[] {
     const more =
       problems.length > MAX_LISTED ? `\n  ... and ${problems.length - MAX_LISTED} more` : '';
     throw new ConfigError(
-      `--dataset: ${problems.length} bad row(s) in ${path}:\n  ${problems.slice(0, MAX_LISTED).join('\n  ')}${more}`,
+      `--dataset: ${badRows.size} bad row(s) in ${path}, ${problems.length} problem(s):\n  ${problems.slice(0, MAX_LISTED).join('\n  ')}${more}`,
       { file: path },
     );
   }
