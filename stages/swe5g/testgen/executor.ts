@@ -22,10 +22,11 @@ import { join } from 'node:path';
 import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import { SECRET_ENV_VARS, redact } from '../../../pipeline/secrets.js';
 import { runProcess } from '../../../pipeline/process.js';
-import type {
-  Executor,
-  StepResult,
-  StepSpec,
+import {
+  collectFiles,
+  type Executor,
+  type StepResult,
+  type StepSpec,
 } from '../../../pipeline/providers/docker/executor.js';
 import { writeOverlay } from '../../../pipeline/providers/docker/overlay.js';
 import { ID_BUILD_FAILED, idSteps, type IdStep } from '../harness/id-spec.js';
@@ -299,11 +300,6 @@ class ScratchExecutor implements Executor {
     );
     this.log += r.out;
     if (r.overflow) this.overflowed.push(spec.step);
-    const collected: Record<string, string | undefined> = {};
-    for (const rel of spec.collect) {
-      const p = join(dir, rel);
-      collected[rel] = existsSync(p) ? readFileSync(p, 'utf8') : undefined;
-    }
     return {
       executor: 'local',
       step: spec.step,
@@ -311,7 +307,7 @@ class ScratchExecutor implements Executor {
       timedOut: r.timedOut,
       stdout: r.stdout,
       stderr: r.stderr,
-      collected,
+      collected: collectFiles(dir, spec.collect),
       durationMs: r.durationMs,
     };
   }
