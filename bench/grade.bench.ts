@@ -9,58 +9,21 @@
  * An empty prediction needs no container (SWE-bench leaves it out of the run). Goal: <= 1.1.
  *
  * Run: `npx tsx bench/grade.bench.ts` (needs Docker and the offline base: `node scripts/setup.mjs`).
+ * `BENCH_ROUNDS` (default 2): interleaved rounds.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import tarFs from 'tar-fs';
-import { DockerClient } from '../pipeline/providers/docker/client.js';
-import { DockerExecutor } from '../pipeline/providers/docker/executor.js';
-import { writeOverlay, type Overlay } from '../pipeline/providers/docker/overlay.js';
-import { PINNED_ENV } from '../pipeline/providers/docker/recipes.js';
-import { buildInstanceImages } from '../stages/swe5g/build/build.js';
+import type { Overlay } from '../pipeline/providers/docker/overlay.js';
 import { validateInstance } from '../stages/swe5g/validate/validate.js';
 import { gradingFiles, runPatch, type EvalInstance } from '../stages/swe5g/evaluate/grade.js';
 import { predictionsJsonl, readPredictions } from '../stages/swe5g/evaluate/predictions.js';
 import { selectTestDirs, testSpec } from '../stages/swe5g/harness/spec.js';
-import { goFixture } from '../test/fixtures/repos/go-nil.js';
-import { cFixture } from '../test/fixtures/repos/c-null.js';
-import { pyFixture } from '../test/fixtures/repos/py-none.js';
-import { ensureTestBase, resolveFixture, testSettings } from '../test/fixtures/repos/harness.js';
+import { benchSetup, bestOfInterleaved } from './harness-setup.js';
 
-const docker = new DockerClient();
-await docker.ping();
-await ensureTestBase(docker);
-const root = mkdtempSync(join(tmpdir(), 'telebench-bench-grade-'));
-const state = join(root, 'state');
-const settings = testSettings({ limits: { timeout_s: 60, memory_mib: 1024 }, fix_runs: 1 });
-const executor = new DockerExecutor(docker);
-
-/** One container, bare: create with the same limits, copy the files in, start, wait, remove. */
-async function bareRun(image: string, command: string, files: Overlay): Promise<void> {
-  const c = await docker.docker.createContainer({
-    Image: image,
-    Cmd: ['/bin/sh', '-c', command],
-    WorkingDir: '/testbed',
-    Env: Object.entries(PINNED_ENV).map(([k, v]) => `${k}=${v}`),
-    NetworkDisabled: true,
-    HostConfig: {
-      NetworkMode: 'none',
-      Memory: settings.limits.memory_mib * 2 ** 20,
-      NanoCpus: Math.round(settings.limits.cpus * 1e9),
-      PidsLimit: settings.limits.pids,
-    },
-  });
-  if (Object.keys(files).length) {
-    const dir = mkdtempSync(join(tmpdir(), 'bare-'));
-    writeOverlay(dir, files);
-    await c.putArchive(tarFs.pack(dir) as unknown as NodeJS.ReadableStream, { path: '/testbed' });
-    rmSync(dir, { recursive: true, force: true });
-  }
-  await c.start();
-  await c.wait();
-  await c.remove({ force: true });
-}
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
+// validation here only makes the graded instances: one fresh run, one fix run
+const setup = await benchSetup('grade', { fix_runs: 1, test_repeats: 1 });
+const { settings, executor, root } = setup;
 
 /** A stale-context copy of a patch: the first context line of its first hunk edited. */
 function stale(patch: string): string {
@@ -68,15 +31,9 @@ function stale(patch: string): string {
 }
 
 const instances = new Map<string, EvalInstance>();
-for (const fx of [
-  goFixture(join(root, 'src-go'), 'good'),
-  cFixture(join(root, 'src-c')),
-  pyFixture(join(root, 'src-py')),
-]) {
-  const res = await resolveFixture(fx, state);
-  const built = await buildInstanceImages(res, { docker, settings, stateDir: state });
+for (const { res, testgen, built } of setup.instances) {
   const v = await validateInstance(
-    { resolved: res, testgen: fx.testgen, built },
+    { resolved: res, testgen, built },
     { executor, settings, saveLog: () => 'x' },
   );
   instances.set(v.instance_id, {
@@ -153,30 +110,27 @@ for (const p of readPredictions(file).rows) {
 }
 async function bare(): Promise<number> {
   const t0 = performance.now();
-  for (const r of bareRuns) await bareRun(r.image, r.command, r.files);
+  for (const r of bareRuns) await setup.bareRun(r.image, r.command, r.files);
   return performance.now() - t0;
 }
 
 await bare(); // warm-up
-let pipe = Infinity;
-let b = Infinity;
 let last: Awaited<ReturnType<typeof pipeline>> | undefined;
-for (let i = 0; i < 3; i++) {
-  const order = i % 2 === 0 ? ['pipe', 'bare'] : ['bare', 'pipe'];
-  for (const o of order) {
-    if (o === 'pipe') {
-      last = await pipeline();
-      pipe = Math.min(pipe, last.ms);
-    } else b = Math.min(b, await bare());
-  }
-}
+const best = await bestOfInterleaved(
+  rounds,
+  async () => {
+    last = await pipeline();
+    return last.ms;
+  },
+  bare,
+);
 const n = instances.size;
 console.log(
-  `bench/grade: a predictions file of ${n} instances x 4 predictions (gold, gold with CRLF, stale context, empty), ${bareRuns.length} container runs needed, best of 3 interleaved runs, same container limits`,
+  `bench/grade: a predictions file of ${n} instances x 4 predictions (gold, gold with CRLF, stale context, empty), ${bareRuns.length} container runs needed, best of ${rounds} interleaved runs, same container limits`,
 );
 for (const [model, k] of last!.resolved) console.log(`  ${model.padEnd(10)} resolved ${k}/${n}`);
 for (const m of [...last!.methods].sort()) console.log(`  method ${m}`);
 console.log(
-  `pipeline ${(pipe / 1000).toFixed(2)} s  bare ${(b / 1000).toFixed(2)} s  ratio ${(pipe / b).toFixed(3)} (goal <= 1.1)`,
+  `pipeline ${(best.a / 1000).toFixed(2)} s  bare ${(best.b / 1000).toFixed(2)} s  ratio ${(best.a / best.b).toFixed(3)} (goal <= 1.1)`,
 );
-rmSync(root, { recursive: true, force: true });
+setup.cleanup();

@@ -1,75 +1,37 @@
 /**
- * bench/validate: with warm images, the wall time of the three validation steps as the pipeline
- * runs them (patches applied on the host, fresh limited container per step, log parsing, the
+ * bench/validate: with warm images, the wall time of the validation steps as the pipeline runs
+ * them (patches applied on the host, fresh limited container per step, log blob, parse, the
  * agreement check) over the wall time of the same test commands run bare in the same containers
  * (dockerode create/start/wait with the same files and the same fresh runs, nothing else). Goal:
  * at most 1.1 (issue 22). Also prints each layer's size (instance layer against env layer).
  *
  * Run: `npx tsx bench/validate.bench.ts` (needs Docker and the offline base: `node scripts/setup.mjs`).
+ * `BENCH_ROUNDS` (default 2): interleaved rounds per instance; `BENCH_REPEATS` (default 2) fresh
+ * runs of parent_p2p and the fix steps, `BENCH_FIX_RUNS` (default 1) fix steps.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import tarFs from 'tar-fs';
-import { DockerClient } from '../pipeline/providers/docker/client.js';
-import { DockerExecutor } from '../pipeline/providers/docker/executor.js';
-import { writeOverlay, type Overlay } from '../pipeline/providers/docker/overlay.js';
-import { PINNED_ENV } from '../pipeline/providers/docker/recipes.js';
-import { buildInstanceImages, type Built } from '../stages/swe5g/build/build.js';
 import { validateInstance } from '../stages/swe5g/validate/validate.js';
 import { overlayFor } from '../stages/swe5g/harness/apply.js';
-import {
-  selectTestDirs,
-  stepCommand,
-  testSpec,
-  type TestSpec,
-} from '../stages/swe5g/harness/spec.js';
-import type { Resolved, TestGen } from '../stages/swe5g/types.js';
-import { goFixture } from '../test/fixtures/repos/go-nil.js';
-import { cFixture } from '../test/fixtures/repos/c-null.js';
-import { pyFixture } from '../test/fixtures/repos/py-none.js';
-import { ensureTestBase, resolveFixture, testSettings } from '../test/fixtures/repos/harness.js';
+import { selectTestDirs, stepCommand, testSpec } from '../stages/swe5g/harness/spec.js';
+import type { Overlay } from '../pipeline/providers/docker/overlay.js';
+import { benchSetup, bestOfInterleaved, type BenchInstance } from './harness-setup.js';
 
-const docker = new DockerClient();
-await docker.ping();
-await ensureTestBase(docker);
-const root = mkdtempSync(join(tmpdir(), 'telebench-bench-validate-'));
-const state = join(root, 'state');
-const settings = testSettings({ limits: { timeout_s: 60, memory_mib: 1024 } });
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
+// the pipeline's defaults are 3 fresh runs and 3 fix runs (13 containers per C instance): at a
+// load of 30 a meson container takes ~27 s, so the bench ran for over an hour and was cut short
+// before printing a ratio; 2 fresh runs and 1 fix run keep every kind of step (fresh processes,
+// fresh containers) at 5 containers per C instance (`BENCH_REPEATS`, `BENCH_FIX_RUNS`)
+const setup = await benchSetup('validate', {
+  test_repeats: Math.max(1, Number(process.env.BENCH_REPEATS ?? 2)),
+  fix_runs: Math.max(1, Number(process.env.BENCH_FIX_RUNS ?? 1)),
+});
+const { settings, executor } = setup;
 
 /**
- * One container, bare: create with the same limits, copy the files in (the one overlay writer),
- * start, wait, remove. Nothing else: no log blob, no parse.
+ * The same steps, bare: parent_p2p and the fix runs with `test_repeats` fresh runs (processes in
+ * one container for Go, containers otherwise), parent_f2p once. Returns the wall time in ms.
  */
-async function bareRun(image: string, command: string, files: Overlay): Promise<void> {
-  const c = await docker.docker.createContainer({
-    Image: image,
-    Cmd: ['/bin/sh', '-c', command],
-    WorkingDir: '/testbed',
-    Env: Object.entries(PINNED_ENV).map(([k, v]) => `${k}=${v}`),
-    NetworkDisabled: true,
-    // the same limits as the pipeline's containers: only the harness work differs
-    HostConfig: {
-      NetworkMode: 'none',
-      Memory: settings.limits.memory_mib * 2 ** 20,
-      NanoCpus: Math.round(settings.limits.cpus * 1e9),
-      PidsLimit: settings.limits.pids,
-    },
-  });
-  if (Object.keys(files).length) {
-    const dir = mkdtempSync(join(tmpdir(), 'bare-'));
-    writeOverlay(dir, files);
-    await c.putArchive(tarFs.pack(dir) as unknown as NodeJS.ReadableStream, { path: '/testbed' });
-    rmSync(dir, { recursive: true, force: true });
-  }
-  await c.start();
-  await c.wait();
-  await c.remove({ force: true });
-}
-
-/** The harness's spec of a fixture instance (the same command validation runs). */
-function specOf(res: Resolved, tg: TestGen, built: Built): TestSpec {
-  return testSpec({
+async function bare({ res, testgen: tg, built }: BenchInstance): Promise<number> {
+  const spec = testSpec({
     recipe: built.image_recipe,
     dirs: selectTestDirs({
       recipe: built.image_recipe,
@@ -81,14 +43,6 @@ function specOf(res: Resolved, tg: TestGen, built: Built): TestSpec {
     moduleDir: built.module_dir,
     settings,
   });
-}
-
-/**
- * The same steps, bare: parent_p2p and the fix runs with `test_repeats` fresh runs (processes in
- * one container for Go, containers otherwise), parent_f2p once.
- */
-async function bare(res: Resolved, tg: TestGen, built: Built): Promise<number> {
-  const spec = specOf(res, tg, built);
   const withTests = await overlayFor(built.source_dir, [
     ['test_patch', res.test_patch],
     ['f2p_test_patch', tg.f2p_test_patch],
@@ -110,57 +64,46 @@ async function bare(res: Resolved, tg: TestGen, built: Built): Promise<number> {
   for (const [files, runs] of steps) {
     const command = stepCommand(spec, spec.fresh === 'process' ? runs : 1);
     for (let i = 0; i < (spec.fresh === 'container' ? runs : 1); i++)
-      await bareRun(built.images.instance, command, files);
+      await setup.bareRun(built.images.instance, command, files);
   }
   return performance.now() - t0;
 }
 
-const fixtures = [
-  ['go', goFixture(join(root, 'src'), 'good')],
-  ['c-meson', cFixture(join(root, 'src'))],
-  ['python', pyFixture(join(root, 'src'))],
-] as const;
+/** The pipeline's validation of one instance; returns the wall time in ms. */
+async function pipeline(inst: BenchInstance): Promise<number> {
+  const t0 = performance.now();
+  await validateInstance(
+    { resolved: inst.res, testgen: inst.testgen, built: inst.built },
+    { executor, settings, saveLog: () => 'x' },
+  );
+  return performance.now() - t0;
+}
+
+const mib = (n: number): string => `${(n / 2 ** 20).toFixed(1)} MiB`;
 const rows: string[] = [];
 let sumPipe = 0;
 let sumBare = 0;
-for (const [name, fx] of fixtures) {
-  const res = await resolveFixture(fx, state);
-  const built = await buildInstanceImages(res, { docker, settings, stateDir: state });
-  // warm-up run of both (page cache, container start paths), then measured runs side by side
-  await bare(res, fx.testgen, built);
-  // interleaved, alternating order, best of 3 each (the machine is shared: minima are stabler)
-  let pipe = Infinity;
-  let b = Infinity;
-  const runPipe = async (): Promise<void> => {
-    const t0 = performance.now();
-    await validateInstance(
-      { resolved: res, testgen: fx.testgen, built },
-      { executor: new DockerExecutor(docker), settings, saveLog: () => 'x' },
-    );
-    pipe = Math.min(pipe, performance.now() - t0);
-  };
-  const runBare = async (): Promise<void> => {
-    b = Math.min(b, await bare(res, fx.testgen, built));
-  };
-  for (let i = 0; i < 3; i++) {
-    if (i % 2 === 0) {
-      await runPipe();
-      await runBare();
-    } else {
-      await runBare();
-      await runPipe();
-    }
-  }
-  sumPipe += pipe;
-  sumBare += b;
-  const mib = (n: number): string => `${(n / 2 ** 20).toFixed(1)} MiB`;
-  rows.push(
-    `${name.padEnd(8)} pipeline ${(pipe / 1000).toFixed(2)} s  bare ${(b / 1000).toFixed(2)} s  ratio ${(pipe / b).toFixed(3)}  | base ${mib(built.sizes.base)}  env layer ${mib(built.sizes.env_layer)}  instance layer ${mib(built.sizes.instance_layer)}  instance/env ${built.sizes.env_layer >= 2 ** 20 ? (built.sizes.instance_layer / built.sizes.env_layer).toFixed(3) : 'n/a (empty env layer)'}`,
+for (const inst of setup.instances) {
+  await bare(inst); // warm-up (page cache, container start paths)
+  const best = await bestOfInterleaved(
+    rounds,
+    () => pipeline(inst),
+    () => bare(inst),
   );
+  sumPipe += best.a;
+  sumBare += best.b;
+  const s = inst.built.sizes;
+  const envRatio =
+    s.env_layer >= 2 ** 20
+      ? (s.instance_layer / s.env_layer).toFixed(3)
+      : 'n/a (env layer under 1 MiB)';
+  const line = `${inst.name.padEnd(8)} pipeline ${(best.a / 1000).toFixed(2)} s  bare ${(best.b / 1000).toFixed(2)} s  ratio ${(best.a / best.b).toFixed(3)}  | base ${mib(s.base)}  env layer ${mib(s.env_layer)}  instance layer ${mib(s.instance_layer)}  instance/env ${envRatio}`;
+  console.log(line); // as it comes: a run cut short still shows the instances measured
+  rows.push(line);
 }
 console.log(
-  `bench/validate: 5 steps (parent_p2p, parent_f2p, fix_1..3) per instance, ${settings.test_repeats} fresh runs in steps 1 and 3, warm images, best of 3 interleaved runs, same container limits`,
+  `bench/validate: ${2 + settings.fix_runs} steps (parent_p2p, parent_f2p, fix_1..${settings.fix_runs}) per instance, ${settings.test_repeats} fresh runs in parent_p2p and the fix steps, warm images, best of ${rounds} interleaved runs, same container limits`,
 );
 for (const r of rows) console.log(r);
 console.log(`overall ratio pipeline/bare ${(sumPipe / sumBare).toFixed(3)} (goal <= 1.1)`);
-rmSync(root, { recursive: true, force: true });
+setup.cleanup();

@@ -21,18 +21,24 @@ import { exportCleanRepo } from '../../pipeline/providers/git/repo.js';
 import type { Overlay } from '../../pipeline/providers/docker/overlay.js';
 import type { Swe5gRow } from '../../datasets/index.js';
 import type { VerifySummary } from '../../datasets/card.js';
-import type { Resolved } from '../swe5g/types.js';
 import { swe5gConfigSchema, type Swe5gConfig, type HasSwe5g } from '../swe5g/config.js';
-import { loadRegistry, githubRepoOf, type RegistryEntry } from '../swe5g/registry.js';
+import { loadRegistry, type RegistryEntry } from '../swe5g/registry.js';
 import { buildInstanceImages, type BuildSubject } from '../swe5g/build/build.js';
 import { executorFor, executorPreflight } from '../swe5g/executors.js';
 import { mirrorPath } from '../swe5g/resolve/resolve.js';
-import { filesOfPatch, packageDirs } from '../swe5g/resolve/packages.js';
 import type { TestStatus } from '../swe5g/harness/parsers.js';
 import { overlayFor } from '../swe5g/harness/apply.js';
 import { gradeTests } from '../swe5g/harness/grading.js';
 import { runStep } from '../swe5g/harness/run-step.js';
-import { selectTestDirs, testSpec } from '../swe5g/harness/spec.js';
+import { testSpec } from '../swe5g/harness/spec.js';
+import {
+  RECIPE_LANGUAGE,
+  registryEntryOf,
+  rowTestCommands,
+  rowTestDirs,
+} from '../swe5g/released-row.js';
+
+export { registryEntryOf, rowTestDirs } from '../swe5g/released-row.js';
 import { ensureLocalImage, parseDigestRef } from '../../pipeline/providers/docker/registry.js';
 import { exportTestbed } from '../../pipeline/providers/docker/contract.js';
 import type { Verifier, VerifierEnv } from './entry.js';
@@ -73,29 +79,6 @@ export function gradeRun(
 }
 
 /**
- * Registry entry of a row: among the entries of the row's repository, the one whose `path`
- * prefixes every file the gold patch touches (the longest such path); the whole-repository entry
- * otherwise. Undefined when the registry has no entry for the repository.
- */
-export function registryEntryOf(
-  row: Pick<Swe5gRow, 'repo' | 'patch'>,
-  entries: readonly RegistryEntry[],
-): RegistryEntry | undefined {
-  const files = [...row.patch.matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => m[1]!);
-  const candidates = entries.filter((e) => githubRepoOf(e) === row.repo);
-  const fits = candidates
-    .filter((e) => !e.path || files.every((f) => f.startsWith(`${e.path}/`)))
-    .sort((a, b) => (b.path ?? '').length - (a.path ?? '').length);
-  return fits[0];
-}
-
-const LANGUAGE: Record<RecipeName, Resolved['language']> = {
-  go: 'go',
-  'c-meson': 'c',
-  python: 'python',
-};
-
-/**
  * What the image build reads of a released row ({@link BuildSubject}): the row's own repo,
  * base_commit, version and environment_setup_commit, the registry entry's id and the language of
  * its `image_recipe`. Nothing is made up to look like a mined record.
@@ -106,36 +89,13 @@ export function buildSubjectOfRow(row: Swe5gRow, entry: RegistryEntry | undefine
     instance_id: row.instance_id,
     repo: row.repo,
     registry_id: entry?.id ?? row.repo,
-    language: LANGUAGE[recipe] ?? entry?.language ?? 'go',
+    language: RECIPE_LANGUAGE[recipe] ?? entry?.language ?? 'go',
     version: row.version,
     environment_setup_commit: row.environment_setup_commit,
     // the fix's files name the objects a C kept build compiles in the instance layer
     patch: row.patch,
     base_commit: row.base_commit,
   };
-}
-
-/**
- * The test directories `verify` runs for a released row: {@link selectTestDirs} (the selection
- * `swe5g.validate` made) over the fix's directories (`Resolved.test_dirs`, rebuilt from `patch`)
- * and the row's `test_patch` (which is validation's `test_patch` + `f2p_test_patch`), with the
- * registry entry's test scope and module folder.
- * @returns the directories relative to the module folder, or `'all'`
- */
-export function rowTestDirs(
-  row: Swe5gRow,
-  entry: RegistryEntry | undefined,
-  settings: Pick<Swe5gConfig['environments'], 'test_scope'>,
-): string[] | 'all' {
-  const scope =
-    settings.test_scope === 'registry' ? (entry?.test.scope ?? 'touched') : settings.test_scope;
-  return selectTestDirs({
-    recipe: row.image_recipe as RecipeName,
-    scope,
-    moduleDir: entry?.path ?? '',
-    sourceDirs: packageDirs(filesOfPatch(row.patch), LANGUAGE[row.image_recipe as RecipeName]),
-    testPatches: [row.test_patch],
-  });
 }
 
 /**
@@ -191,12 +151,7 @@ export async function verifyRow(
     await exportCleanRepo(mirror, row.base_commit, sourceDir);
   }
   // a C entry with a registry test command is re-checked through it, as validation ran it
-  const commands = deps.entry
-    ? {
-        ...(deps.entry.test.command ? { test: deps.entry.test.command } : {}),
-        ...(deps.entry.test.build ? { build: deps.entry.test.build } : {}),
-      }
-    : undefined;
+  const commands = rowTestCommands(deps.entry);
   const spec = testSpec({
     recipe,
     dirs: rowTestDirs(row, deps.entry, deps.settings),

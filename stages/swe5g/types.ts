@@ -1,5 +1,5 @@
 /**
- * Shared record shapes of the SWE-Bench 5G branch (see /tmp contract "SWE-Bench 5G data contract").
+ * Shared record shapes of the SWE-Bench 5G branch; the released row is `Swe5gRow` (datasets/swe-bench-5g/schema.ts).
  * Every swe5g stage imports its input/output types from here, so one change is seen by all.
  *
  * Commit terms, fixed for every stage (issue 3, "Commit terms"):

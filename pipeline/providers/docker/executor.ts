@@ -316,6 +316,22 @@ async function readFromContainer(
 }
 
 /**
+ * The `collect` files of a step run on the host, read back from `dir` (UTF-8; undefined for a
+ * file that is not there). Shared by every executor that runs in a host folder.
+ */
+export function collectFiles(
+  dir: string,
+  paths: readonly string[],
+): Record<string, string | undefined> {
+  const collected: Record<string, string | undefined> = {};
+  for (const rel of paths) {
+    const p = join(dir, rel);
+    collected[rel] = existsSync(p) ? readFileSync(p, 'utf8') : undefined;
+  }
+  return collected;
+}
+
+/**
  * Runs a step on the host: copies `instance.sourceDir` to a temporary folder, writes the files,
  * runs the command with the host's toolchain and a minimal environment (PATH, HOME, the pinned
  * variables; GOMODCACHE/GOCACHE of the host so modules resolve offline). No network isolation or
@@ -353,20 +369,14 @@ export class LocalExecutor implements Executor {
         ...(signal ? { signal } : {}),
       });
       const { stdout, stderr, timedOut } = r;
-      const code = r.code;
-      const collected: Record<string, string | undefined> = {};
-      for (const rel of spec.collect) {
-        const p = join(dir, rel);
-        collected[rel] = existsSync(p) ? readFileSync(p, 'utf8') : undefined;
-      }
       return {
         executor: 'local',
         step: spec.step,
-        exitCode: timedOut ? null : code,
+        exitCode: timedOut ? null : r.code,
         timedOut,
         stdout,
         stderr,
-        collected,
+        collected: collectFiles(dir, spec.collect),
         durationMs: Date.now() - started,
       };
     } finally {

@@ -17,6 +17,8 @@ export interface FileTally {
   unresolved: number;
   /** Skip reason -> rows (`invalid_prediction`, `unknown_instance`). */
   skipped: Record<string, number>;
+  /** The first skips' messages (where in the file, which field, why), at most 5. */
+  skipMessages: string[];
   failed: number;
   /** Planned but not finished in this run (a `--limit`, an interrupt). */
   pending: number;
@@ -42,6 +44,7 @@ export function fileTally(
     resolved: 0,
     unresolved: 0,
     skipped: {},
+    skipMessages: [],
     failed: 0,
     pending: 0,
     graded: 0,
@@ -59,6 +62,7 @@ export function fileTally(
       } else if (it.state === 'skipped') {
         const r = it.skipReason ?? 'unknown';
         t.skipped[r] = (t.skipped[r] ?? 0) + 1;
+        if (it.skipDetail && t.skipMessages.length < 5) t.skipMessages.push(it.skipDetail);
       } else if (it.state === 'failed') t.failed++;
       else t.pending++;
     }
@@ -70,7 +74,10 @@ export function fileTally(
   return t;
 }
 
-/** `evaluate: preds.json (JSON object keyed by instance_id, sha256 1a2b3c4d5e6f): 3 rows — ...`. */
+/**
+ * `evaluate: preds.json (JSON object keyed by instance_id, sha256 1a2b3c4d5e6f): 3 rows — ...`,
+ * then one `  skipped: <message>` line per kept skip message.
+ */
 export function tallyLine(t: FileTally): string {
   const shape =
     t.shape === 'jsonl'
@@ -86,7 +93,7 @@ export function tallyLine(t: FileTally): string {
     );
   if (t.failed) parts.push(`${t.failed} failed`);
   if (t.pending) parts.push(`${t.pending} not graded yet`);
-  const none =
-    t.graded === 0 ? '; no row of this file was graded (see the skip reasons above)' : '';
-  return `evaluate: ${t.file} (${shape}, sha256 ${t.digest.slice(0, 12)}): ${t.rows} rows of this file — ${parts.join(', ')}${none}`;
+  const none = t.graded === 0 ? '; no row of this file was graded' : '';
+  const why = t.skipMessages.map((m) => `\n  skipped: ${m}`).join('');
+  return `evaluate: ${t.file} (${shape}, sha256 ${t.digest.slice(0, 12)}): ${t.rows} rows of this file — ${parts.join(', ')}${none}${why}`;
 }

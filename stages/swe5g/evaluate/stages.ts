@@ -21,7 +21,7 @@ import { everyProvider } from '../../../pipeline/providers/llm/options.js';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import { defineStage, type Stage, type StageContext } from '../../../pipeline/stage.js';
-import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
+import { ConfigError, SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import { DockerClient } from '../../../pipeline/providers/docker/client.js';
 import {
   DockerExecutor,
@@ -41,6 +41,8 @@ import type { EvalModel, EvaluationSettings } from './config.js';
 import { chooseContext, type ContextChunk } from './context.js';
 import { runPatch, type EvalInstance, type Grade } from './grade.js';
 import { predictionsJsonl, readPredictions, type Prediction } from './predictions.js';
+import { DATASET_ENV, datasetInstance, readDatasetRows } from './dataset.js';
+import { exportTestbed } from '../../../pipeline/providers/docker/contract.js';
 import { ensureLocalImage, PUSHED_IMAGES_KV } from '../../../pipeline/providers/docker/registry.js';
 import { solve, type SolveResult } from './solver.js';
 import {
@@ -66,7 +68,9 @@ export function evalSettings(ctx: Ctx): EvaluationSettings {
 
 /**
  * Complete instances from the store: done `swe5g.validate` items whose instance is not
- * `incomplete` and has a problem statement; with the test directories validation ran.
+ * `incomplete` and has a problem statement; with the test directories validation ran. With
+ * `telebench evaluate --dataset` ({@link DATASET_ENV}): the dataset's rows instead (dataset.ts).
+ * @throws ConfigError naming file:line and field of a bad dataset row
  */
 export function evalInstances(
   ctx: Ctx,
@@ -74,9 +78,17 @@ export function evalInstances(
   return ctx.memo('swe5g.eval.instances', () => {
     const env = swe5gSettings(ctx.config).environments;
     const regFile = resolvePath(dirname(ctx.configFile), swe5gSettings(ctx.config).registry);
-    const scopes = new Map(
-      existsSync(regFile) ? loadRegistry(regFile).map((e) => [e.id, e.test.scope] as const) : [],
-    );
+    const entries = existsSync(regFile) ? loadRegistry(regFile) : [];
+    const dataset = process.env[DATASET_ENV];
+    // `evaluate --dataset`: the released rows alone, no state of the build
+    if (dataset)
+      return new Map(
+        readDatasetRows(resolvePath(dataset)).map((d) => [
+          d.row.instance_id,
+          datasetInstance(d, entries, env),
+        ]),
+      );
+    const scopes = new Map(entries.map((e) => [e.id, e.test.scope] as const));
     const out = new Map<string, EvalInstance & { language: Resolved['language'] }>();
     for (const o of ctx.store.outputs(validateStage)) {
       const v = o.output;
@@ -130,6 +142,28 @@ async function instanceImage(ctx: Ctx, image: string): Promise<string> {
   const docker = ctx.memo('docker', () => new DockerClient());
   if (await docker.hasImage(image)) return image;
   return ensureLocalImage(docker, ctx.kv.get<string>(PUSHED_IMAGES_KV, image) ?? image);
+}
+
+/**
+ * The host copy of a released instance's `/testbed` (the repository at base_commit), copied out
+ * of its image once per run into `<state>/swe5g-eval/testbeds/<instance_id>` (replaced).
+ * @throws TelebenchError `testbed_export_failed` (infra) naming the image; ConfigError when the
+ *   executor is not docker (a released row is graded in its image)
+ */
+function releasedTestbed(ctx: Ctx, instance: EvalInstance): Promise<string> {
+  if (swe5gSettings(ctx.config).environments.executor !== 'docker')
+    throw new ConfigError(
+      `evaluate --dataset grades released rows in their images: set swe5g.environments.executor to docker (${instance.instance_id})`,
+    );
+  return ctx.memo(`swe5g.eval.testbed:${instance.instance_id}`, async () => {
+    const dir = join(ctx.stateDir, 'swe5g-eval', 'testbeds', instance.instance_id);
+    await exportTestbed(
+      ctx.memo('docker', () => new DockerClient()),
+      instance.image,
+      dir,
+    );
+    return dir;
+  });
 }
 
 function evalExecutor(ctx: Ctx): Executor {
@@ -664,13 +698,15 @@ export const gradeStage: Stage<GradeInput, GradeOutput, HasSwe5g> = defineStage<
     if (!i.instance)
       throw new SkipItem(
         'unknown_instance',
-        `${i.origin ? `${i.origin.file} ${i.origin.where ?? `line ${i.origin.line}`}: ` : ''}${i.instance_id} is not a complete validated instance in this state`,
+        `${i.origin ? `${i.origin.file} ${i.origin.where ?? `line ${i.origin.line}`}: ` : ''}field instance_id: ${i.instance_id} is ${process.env[DATASET_ENV] ? `not a row of the dataset ${process.env[DATASET_ENV]}` : 'not a complete validated instance in this state'}`,
         { ...i.origin },
       );
     const instance =
       swe5gSettings(ctx.config).environments.executor === 'docker'
         ? { ...i.instance, image: await instanceImage(ctx, i.instance.image) }
         : i.instance;
+    // a released row (`--dataset`): its tree at base_commit is the image's /testbed
+    if (instance.source_dir === '') instance.source_dir = await releasedTestbed(ctx, instance);
     const run = await runPatch(instance, i.model_patch, 'grade', {
       executor: evalExecutor(ctx),
       settings: swe5gSettings(ctx.config).environments,

@@ -6,13 +6,15 @@
  *
  * Isolation (issue 4: no secret in the executor's environment): every process gets only an
  * allow-listed environment ({@link sandboxEnv}): never a variable of `SECRET_ENV_VARS`, HOME a
- * scratch folder, proxies without credentials. Results come from structured channels only
- * (`go test -json` Action events, pytest's JUnit XML, meson's testlog.json), parsed from the whole
- * stream (only the stored log is capped) through the harness's parser table and exit-code
- * agreement check (stages/swe5g/harness/parse.ts); every process runs on the one process runner
- * (pipeline/process.ts: process-group kill at the timeout or abort). The tests are chosen by id
- * (`go test -run`, pytest node ids, a meson suite, make targets) in a host scratch copy, so the
- * commands are built here, not by the harness spec (which runs an instance's whole selection).
+ * scratch folder, proxies without credentials. The tests run through the harness like every other
+ * test run (issue 22, "nothing else runs tests"): the steps of the ids are the harness's
+ * (stages/swe5g/harness/id-spec.ts: the commands and parsers by id), each run by the one step
+ * runner (`runStep`: executor call, limits, log, the parser table, exit-code agreement) on
+ * {@link ScratchExecutor}, a harness executor that runs in the scratch checkout on the one process
+ * runner (pipeline/process.ts: process-group kill at the timeout or abort). Results come from
+ * structured channels only (`go test -json` Action events, pytest's JUnit XML, meson's
+ * testlog.json, the make step's results), parsed from the whole stream (only the kept log is
+ * capped).
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -20,8 +22,15 @@ import { join } from 'node:path';
 import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import { SECRET_ENV_VARS, redact } from '../../../pipeline/secrets.js';
 import { runProcess } from '../../../pipeline/process.js';
-import type { ParsedRun } from '../harness/parsers.js';
-import { PARSERS, disagreement as harnessDisagreement } from '../harness/parse.js';
+import {
+  collectFiles,
+  type Executor,
+  type StepResult,
+  type StepSpec,
+} from '../../../pipeline/providers/docker/executor.js';
+import { writeOverlay } from '../../../pipeline/providers/docker/overlay.js';
+import { ID_BUILD_FAILED, idSteps, type IdStep } from '../harness/id-spec.js';
+import { runStep, type StepOutcome } from '../harness/run-step.js';
 
 /** Outcome of one test id: passed, failed, skipped, or not seen (build failure, unknown id). */
 export type TestStatus = 'passed' | 'failed' | 'skipped' | 'missing';
@@ -126,8 +135,8 @@ export function sandboxEnv(
  * Runs `cmd args` in `cwd` with {@link sandboxEnv} (HOME = `home`, or a fresh scratch folder
  * removed afterwards); never throws for a non-zero exit.
  * @returns `out`: stdout+stderr capped at {@link LOG_CAP}; `stdout`: the whole stdout (up to
- *   {@link STREAM_CAP}, then the process is killed and `overflow` set) for parsing; `code` null
- *   when killed
+ *   {@link STREAM_CAP}, then the process is killed and `overflow` set) and `stderr` for parsing;
+ *   `code` null when killed; `durationMs` wall time
  * @throws TelebenchError `command_failed` (tier infra) when the command cannot be started
  */
 export async function runCommand(
@@ -142,8 +151,10 @@ export async function runCommand(
   code: number | null;
   out: string;
   stdout: string;
+  stderr: string;
   timedOut: boolean;
   overflow: boolean;
+  durationMs: number;
 }> {
   const scratchHome = home ?? mkdtempSync(join(tmpdir(), 'telebench-home-'));
   let childEnv: Record<string, string>;
@@ -168,8 +179,10 @@ export async function runCommand(
       code: r.code,
       out: r.out,
       stdout: r.stdout,
+      stderr: r.stderr,
       timedOut: r.timedOut,
       overflow: r.overflow,
+      durationMs: r.durationMs,
     };
   } finally {
     if (!home) rmSync(scratchHome, { recursive: true, force: true });
@@ -249,8 +262,6 @@ export function goModules(root: string): { dir: string; path: string }[] {
   return out;
 }
 
-const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /** The worse of two exit codes: null (killed) over non-zero over 0. */
 export function worseExit(a: number | null, b: number | null): number | null {
   if (a === null || b === null) return null;
@@ -260,24 +271,100 @@ export function worseExit(a: number | null, b: number | null): number | null {
 const fromParsed = (s: 'pass' | 'fail' | 'skip' | undefined): TestStatus =>
   s === 'pass' ? 'passed' : s === 'fail' ? 'failed' : s === 'skip' ? 'skipped' : 'missing';
 
-/** The harness's agreement check (harness/parse.ts): its message, or null when the run agrees. */
-function disagreement(parsed: ParsedRun, code: number | null, step: string): string | null {
-  return harnessDisagreement(parsed, code, step) || null;
+/**
+ * The harness {@link Executor} of testgen's host checks: runs a step's command in the scratch
+ * checkout itself (`instance.sourceDir`; made for one check and removed after it, so the steps
+ * of one check share the meson build of `_f2p_build`), through {@link runCommand} (the
+ * allow-listed environment, HOME = `home`, the process-group kill of pipeline/process.ts).
+ * Collected paths are relative to the checkout. Keeps each step's interleaved
+ * output (`log`) and the steps whose output passed {@link STREAM_CAP} (`overflowed`).
+ */
+class ScratchExecutor implements Executor {
+  readonly kind = 'local' as const;
+  log = '';
+  readonly overflowed: string[] = [];
+
+  constructor(private readonly home: string) {}
+
+  async run(spec: StepSpec, signal?: AbortSignal): Promise<StepResult> {
+    const dir = spec.instance.sourceDir;
+    for (const rel of writeOverlay(dir, spec.files)) rmSync(join(dir, rel), { force: true });
+    const r = await runCommand(
+      '/bin/sh',
+      ['-c', spec.command],
+      dir,
+      spec.limits.timeoutMs,
+      spec.env,
+      signal,
+      this.home,
+    );
+    this.log += r.out;
+    if (r.overflow) this.overflowed.push(spec.step);
+    return {
+      executor: 'local',
+      step: spec.step,
+      exitCode: r.timedOut ? null : r.code,
+      timedOut: r.timedOut,
+      stdout: r.stdout,
+      stderr: r.stderr,
+      collected: collectFiles(dir, spec.collect),
+      durationMs: r.durationMs,
+    };
+  }
+}
+
+/** stdout and stderr of a step's (one) run. */
+const runText = (o: StepOutcome): string =>
+  `${o.stored[0]?.stdout ?? ''}${o.stored[0]?.stderr ?? ''}`;
+
+/** How one id step's outcome reads for testgen: statuses of its ids, a build failure, ambiguity. */
+function readIdStep(
+  language: 'go' | 'c' | 'python',
+  step: IdStep,
+  outcome: StepOutcome,
+): { statuses: Record<string, TestStatus>; buildFailed: boolean; ambiguous: string } {
+  const code = outcome.results[0]?.exitCode ?? null;
+  const { parsed } = outcome;
+  const statuses = Object.fromEntries(step.ids.map((id) => [id, fromParsed(parsed.tests[id])]));
+  let buildFailed: boolean;
+  if (language === 'go') {
+    const pkg = step.ids[0]!.split('::')[0]!;
+    const ranAny = Object.keys(parsed.tests).some((id) => id.startsWith(`${pkg}::`));
+    // no test binary ran: compile error, [setup failed], `go:` module errors, init panic
+    buildFailed = parsed.build_failures.length > 0 || (code !== 0 && !ranAny);
+  } else if (language === 'python') {
+    // collection errors (exit 2, no requested test reported) or bad arguments (exit 4)
+    buildFailed =
+      parsed.build_failures.length > 0 ||
+      (code === 2 && !step.ids.some((id) => parsed.tests[id] !== undefined)) ||
+      code === 4;
+  } else if (step.spec.parser === 'meson-testlog') {
+    buildFailed = code === ID_BUILD_FAILED;
+  } else {
+    // make: the exit code is the result; a target the Makefile lacks did not run
+    buildFailed = false;
+    for (const id of step.ids)
+      if (statuses[id] === 'failed' && /No rule to make target/.test(runText(outcome)))
+        statuses[id] = 'missing';
+    return { statuses, buildFailed, ambiguous: '' };
+  }
+  return { statuses, buildFailed, ambiguous: buildFailed ? '' : outcome.ambiguous };
 }
 
 /**
  * Runs the given test ids (contract format `<package-or-file>::<test>`) in `dir`, with
  * {@link sandboxEnv} (HOME a scratch folder made here and removed afterwards).
- * Go: `go test -json -run` per import path (the test binary may run at most 120 s), statuses from
- * the `Action` of test events (`parseGoTestJson` of the harness: a `--- PASS` line printed by the code
- * under test stays an `output` event). Python: pytest node ids, statuses from pytest's JUnit XML
- * (`parsePytestJUnit`). C: `meson test` (suite `f2p`, statuses from
- * `meson-logs/testlog.json`) or `make <target>` (exit code).
- * Each command's results must agree with its exit code (`checkAgreement`); when they do not,
- * `ambiguous` says why and every status is `missing`.
+ * The steps are the harness's `idSteps` (one per Go import path, one pytest run, one meson build
+ * and test of suite `f2p`, one per make target), each through `runStep`. Go: statuses from the
+ * `Action` of test events (a `--- PASS` line printed by the code under test stays an `output`
+ * event). Python: pytest's JUnit XML. C: meson's `testlog.json`, or the make target's exit code
+ * (`missing` when the Makefile has no such target).
+ * Each step's results must agree with its exit code (the harness's agreement check); when they do
+ * not, `ambiguous` says why and every status is `missing`.
  * @param timeoutMs per command
  * @returns statuses of `ids`; `exitCode` the worst over the commands
  * @throws TelebenchError `command_failed` (tier infra) when go / python3 / meson / make is missing
+ *   (the shell's exit 127)
  */
 export async function runTests(
   dir: string,
@@ -306,159 +393,50 @@ async function runTestsIn(
   const statuses: Record<string, TestStatus> = Object.fromEntries(
     ids.map((i) => [i, 'missing' as TestStatus]),
   );
-  let log = '';
+  const executor = new ScratchExecutor(home);
   let buildFailed = false;
   let exitCode: number | null = 0;
   const ambiguous: string[] = [];
-  const run = (
-    cmd: string,
-    args: string[],
-    cwd: string,
-    env: Record<string, string> = {},
-  ): ReturnType<typeof runCommand> => runCommand(cmd, args, cwd, timeoutMs, env, signal, home);
-  if (language === 'go') {
-    const byPkg = new Map<string, string[]>();
-    for (const id of ids) {
-      const [pkg, name] = id.split('::') as [string, string];
-      byPkg.set(pkg, [...(byPkg.get(pkg) ?? []), name]);
-    }
-    const modules = goModules(dir);
-    for (const [pkg, names] of byPkg) {
-      const mod = modules
-        .filter((m) => pkg === m.path || pkg.startsWith(`${m.path}/`))
-        .sort((a, b) => b.path.length - a.path.length)[0];
-      const r = await run(
-        'go',
-        [
-          'test',
-          '-json',
-          '-count=1',
-          '-timeout',
-          `${Math.min(120, Math.max(10, Math.floor(timeoutMs / 1000) - 5))}s`,
-          '-run',
-          `^(${names.map(escapeRe).join('|')})$`,
-          pkg,
-        ],
-        mod ? join(dir, mod.dir) : dir,
+  const steps = idSteps(language, ids, {
+    timeoutMs,
+    ...(language === 'go' ? { modules: goModules(dir) } : {}),
+  });
+  for (const step of steps) {
+    let outcome: StepOutcome;
+    try {
+      outcome = await runStep(
+        step.spec,
+        { name: step.name, files: {} },
+        {
+          executor,
+          instance: { image: '', sourceDir: dir },
+          saveLog: (name) => name,
+          ...(signal ? { signal } : {}),
+        },
       );
-      log += r.out;
-      exitCode = worseExit(exitCode, r.code);
-      if (r.overflow) ambiguous.push(`go test ${pkg}: output over ${STREAM_CAP} bytes`);
-      const parsed = PARSERS['go-test-json']({ exitCode: r.code, stdout: r.stdout, files: [] });
-      const ranAny = Object.keys(parsed.tests).some((id) => id.startsWith(`${pkg}::`));
-      // no test binary ran: compile error, [setup failed], `go:` module errors, init panic
-      if (parsed.build_failures.length > 0 || (r.code !== 0 && !ranAny)) buildFailed = true;
-      else {
-        const why = disagreement(parsed, r.code, `go test ${pkg}`);
-        if (why) ambiguous.push(why);
-      }
-      for (const n of names) statuses[`${pkg}::${n}`] = fromParsed(parsed.tests[`${pkg}::${n}`]);
+    } catch (err) {
+      // a result file the parser cannot read at all (malformed JUnit XML, meson introspect)
+      if (!(err instanceof SkipItem)) throw err;
+      ambiguous.push(err.message);
+      continue;
     }
-  } else if (language === 'python') {
-    const xmlFile = join(home, 'junit.xml');
-    const r = await run(
-      'python3',
-      [
-        '-m',
-        'pytest',
-        '-rA',
-        '-p',
-        'no:cacheprovider',
-        `--junitxml=${xmlFile}`,
-        '-o',
-        'junit_family=xunit1',
-        ...ids,
-      ],
-      dir,
-    );
-    log = r.out;
-    exitCode = r.code;
-    let parsed: ParsedRun | null = null;
-    if (existsSync(xmlFile)) {
-      try {
-        parsed = {
-          ...PARSERS['junit-xml']({
-            exitCode: r.code,
-            stdout: '',
-            files: [readFileSync(xmlFile, 'utf8')],
-          }),
-          no_tests: r.code === 5,
-        };
-      } catch (err) {
-        if (!(err instanceof SkipItem)) throw err;
-        ambiguous.push(err.message);
-      }
-    }
-    if (parsed) {
-      const why = disagreement(parsed, r.code, 'pytest');
-      if (why) ambiguous.push(why);
-      for (const id of ids) statuses[id] = fromParsed(parsed.tests[id]);
-      // collection errors (exit 2, no requested test reported) or bad arguments (exit 4)
-      if (
-        parsed.build_failures.length > 0 ||
-        (r.code === 2 && !ids.some((id) => parsed.tests[id] !== undefined))
-      )
-        buildFailed = true;
-    } else if (r.code !== 0) buildFailed = true;
-    if (r.code === 4) buildFailed = true;
-  } else {
-    const meson = ids.some((i) => i.startsWith('f2p::'));
-    let introspect: string | undefined;
-    if (meson) {
-      for (const args of [
-        ['setup', '_f2p_build'],
-        ['compile', '-C', '_f2p_build'],
-      ]) {
-        const s = await run('meson', args, dir);
-        log += s.out;
-        if (s.code !== 0) {
-          buildFailed = true;
-          exitCode = worseExit(exitCode, s.code);
-          break;
-        }
-      }
-      if (!buildFailed) {
-        const i = await run('meson', ['introspect', '--tests', '_f2p_build'], dir);
-        if (i.code === 0) introspect = i.stdout;
-        else log += i.out;
-      }
-    }
-    for (const id of ids) {
-      if (buildFailed) break;
-      const name = id.split('::')[1]!;
-      const r = meson
-        ? await run(
-            'meson',
-            ['test', '-C', '_f2p_build', '--no-rebuild', '--suite', 'f2p', name],
-            dir,
-          )
-        : await run('make', ['--no-print-directory', name], dir);
-      log += r.out;
-      exitCode = worseExit(exitCode, r.code);
-      if (meson) {
-        const logFile = join(dir, '_f2p_build', 'meson-logs', 'testlog.json');
-        const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
-        rmSync(logFile, { force: true });
-        let parsed: ParsedRun;
-        try {
-          parsed = PARSERS['meson-testlog']({
-            exitCode: r.code,
-            stdout: '',
-            files: [text, introspect],
-          });
-        } catch (err) {
-          if (!(err instanceof SkipItem)) throw err;
-          ambiguous.push(err.message);
-          continue;
-        }
-        const why = disagreement(parsed, r.code, `meson test ${name}`);
-        if (why) ambiguous.push(why);
-        statuses[id] = fromParsed(parsed.tests[id]);
-      } else {
-        statuses[id] =
-          r.code === 0 ? 'passed' : /No rule to make target/.test(r.out) ? 'missing' : 'failed';
-      }
-    }
+    const code = outcome.results[0]?.exitCode ?? null;
+    // the shell's "command not found": the toolchain is missing, not the test broken
+    if (code === 127)
+      throw new TelebenchError(
+        'command_failed',
+        `${step.name}: the command was not found (exit 127): ${runText(outcome).slice(0, 300)}`,
+        { tier: 'infra', context: { step: step.name, dir } },
+      );
+    exitCode = worseExit(exitCode, code);
+    if (executor.overflowed.includes(step.name))
+      ambiguous.push(`${step.name}: output over ${STREAM_CAP} bytes`);
+    const read = readIdStep(language, step, outcome);
+    Object.assign(statuses, read.statuses);
+    if (read.buildFailed) buildFailed = true;
+    if (read.ambiguous) ambiguous.push(read.ambiguous);
+    // meson: a failed build leaves nothing to run
+    if (read.buildFailed && language === 'c') break;
   }
   if (ambiguous.length > 0) for (const id of ids) statuses[id] = 'missing';
   return {
@@ -466,7 +444,7 @@ async function runTestsIn(
     buildFailed,
     exitCode,
     ...(ambiguous.length > 0 ? { ambiguous: ambiguous.join('; ') } : {}),
-    log: log.slice(0, LOG_CAP),
+    log: executor.log.slice(0, LOG_CAP),
     durationMs: Date.now() - t0,
   };
 }

@@ -14,6 +14,9 @@
  * --predictions`: the first resolved, the second not. Then `telebench verify` of the pushed
  * release pulls the instance image by digest after its registry tag is removed locally, and
  * `telebench evaluate` pulls it (the digest `release --push` recorded) once the engine lost it.
+ * Last, `telebench evaluate --dataset <release folder>` in a fresh state folder with the shipped
+ * configuration, run from outside the checkout (a user with the release and a predictions file
+ * only): the gold patch resolved, the empty one not, the image pulled by its image_name.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
@@ -441,6 +444,42 @@ describe('mini-swe-agent on a SWE-Bench 5G release', () => {
     ]);
     const line = graded.stderr.split('\n').find((l) => l.startsWith('evaluate: '));
     expect(line, graded.stderr.slice(-3000)).toContain('1 resolved, 0 not resolved');
+    expect(await docker.hasImage(ref.pullName)).toBe(true);
+  });
+
+  it('telebench evaluate --dataset grades from the release folder alone: a fresh state, the image pulled', async () => {
+    const ref = parseDigestRef(String(readReleaseRows(releaseDir)[0]!.image_name))!;
+    // this test's own instance image: every name gone again, so only the registry has it
+    for (const name of [
+      `${ref.repo}:${ref.tag}`,
+      ref.pullName,
+      `${ref.registry}/${ref.repo}:${ref.tag}`,
+    ])
+      await docker.docker
+        .getImage(name)
+        .remove({ force: true })
+        .catch(() => undefined);
+    expect(await docker.hasImage(ref.pullName)).toBe(false);
+    const preds = join(root, 'dataset-preds.jsonl');
+    writeFileSync(
+      preds,
+      [
+        { instance_id: ID, model_name_or_path: 'gold-dataset', model_patch: goldPatch },
+        { instance_id: ID, model_name_or_path: 'empty-dataset', model_patch: '' },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+    // no state of the build, the shipped default configuration: the release folder and the file
+    const fresh = mkdtempSync(join(root, 'fresh-state-'));
+    const graded = await runCli(
+      ['--state', fresh, 'evaluate', '--dataset', releaseDir, '--predictions', preds],
+      {},
+      mkdtempSync(join(root, 'user-')),
+    );
+    const line = graded.stderr.split('\n').find((l) => l.startsWith('evaluate: '));
+    expect(line, graded.stderr.slice(-3000)).toContain('1 resolved, 1 not resolved');
+    expect(graded.code).toBe(0);
     expect(await docker.hasImage(ref.pullName)).toBe(true);
   });
 });

@@ -1,0 +1,178 @@
+/**
+ * A released SWE-Bench 5G dataset as the instances `telebench evaluate --dataset` grades on, with
+ * no state of the build: the rows of a release folder (its `manifest.json`'s JSON Lines files,
+ * or every `*.jsonl` below a folder without one: a downloaded dataset's `data/`) or of one JSON
+ * Lines file, each checked against the release schema (`swe5gRowSchema`), turned into the
+ * {@link EvalInstance} grading needs with the registry (module folder, test directories and
+ * commands as validation ran them: stages/swe5g/released-row.ts). The instance's source tree is
+ * not known yet (`source_dir` ''): grading copies `/testbed` out of the row's `image_name`,
+ * pulled when the engine lacks it (stages.ts).
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { ConfigError } from '../../../pipeline/errors.js';
+import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
+import { swe5gRowSchema, type Swe5gRow } from '../../../datasets/index.js';
+import type { EnvironmentsSettings } from '../environments-config.js';
+import type { RegistryEntry } from '../registry.js';
+import type { Resolved } from '../types.js';
+import { RECIPE_LANGUAGE, registryEntryOf, rowTestCommands, rowTestDirs } from '../released-row.js';
+import type { EvalInstance } from './grade.js';
+
+/** Environment variable through which `telebench evaluate --dataset` names its rows. */
+export const DATASET_ENV = 'TELEBENCH_DATASET';
+
+/** A row read from a dataset file, with where it stands. */
+export interface DatasetRow {
+  row: Swe5gRow;
+  file: string;
+  line: number;
+}
+
+/** Most problems listed in one error (the rest counted). */
+const MAX_LISTED = 20;
+
+/** The JSON Lines files of a dataset path (see the module comment), sorted. */
+function datasetFiles(path: string): string[] {
+  if (!existsSync(path)) throw new ConfigError(`--dataset: not found: ${path}`, { file: path });
+  if (!statSync(path).isDirectory()) return [path];
+  const manifest = join(path, 'manifest.json');
+  if (existsSync(manifest)) {
+    let files: Record<string, unknown>;
+    try {
+      files =
+        (JSON.parse(readFileSync(manifest, 'utf8')) as { files?: Record<string, unknown> }).files ??
+        {};
+    } catch (err) {
+      throw new ConfigError(`--dataset: ${manifest} is not JSON: ${(err as Error).message}`, {
+        file: manifest,
+      });
+    }
+    return Object.keys(files)
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort()
+      .map((f) => join(path, f));
+  }
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.name.startsWith('.')) continue;
+      if (e.isDirectory()) walk(join(dir, e.name));
+      else if (e.name.endsWith('.jsonl')) out.push(join(dir, e.name));
+    }
+  };
+  walk(path);
+  return out.sort((a, b) => relative(path, a).localeCompare(relative(path, b)));
+}
+
+/**
+ * Reads and checks the rows of a dataset path.
+ * @param path a release folder, a folder of JSON Lines files, or one JSON Lines file
+ * @returns every row with its file and line (1-based)
+ * @throws ConfigError (exit 2) when the path is missing or holds no row, naming each bad row as
+ *   `file:line: field <name>: <why>` (not JSON, a field missing or of the wrong shape, an unknown
+ *   field, an instance_id given twice: both lines), all of them at once (the first 20)
+ */
+export function readDatasetRows(path: string): DatasetRow[] {
+  const files = datasetFiles(path);
+  const rows: DatasetRow[] = [];
+  const problems: string[] = [];
+  const seen = new Map<string, string>();
+  const badRows = new Set<string>();
+  for (const file of files) {
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((text, i) => {
+        if (text.trim() === '') return;
+        const at = `${file}:${i + 1}`;
+        const bad = (why: string): void => {
+          problems.push(`${at}: ${why}`);
+          badRows.add(at);
+        };
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch (err) {
+          bad(`not JSON (${(err as Error).message})`);
+          return;
+        }
+        const parsed = swe5gRowSchema.safeParse(json);
+        if (!parsed.success) {
+          for (const issue of parsed.error.issues) {
+            const keys = issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : '';
+            const field = keys || issue.path.join('.') || '(row)';
+            bad(`field ${field}: ${issue.message}`);
+          }
+          return;
+        }
+        const before = seen.get(parsed.data.instance_id);
+        if (before) {
+          bad(`field instance_id: ${parsed.data.instance_id} is given twice (also ${before})`);
+          return;
+        }
+        seen.set(parsed.data.instance_id, at);
+        rows.push({ row: parsed.data, file, line: i + 1 });
+      });
+  }
+  if (problems.length > 0) {
+    const more =
+      problems.length > MAX_LISTED ? `\n  ... and ${problems.length - MAX_LISTED} more` : '';
+    throw new ConfigError(
+      `--dataset: ${badRows.size} bad row(s) in ${path}, ${problems.length} problem(s):\n  ${problems.slice(0, MAX_LISTED).join('\n  ')}${more}`,
+      { file: path },
+    );
+  }
+  if (rows.length === 0)
+    throw new ConfigError(
+      `--dataset: no row in ${path} (${files.length ? files.join(', ') : 'no .jsonl file'})`,
+      { file: path },
+    );
+  return rows;
+}
+
+/**
+ * The instance grading needs of a released row. `source_dir` is '' (filled from the image when
+ * graded); `image` is the row's `image_name`.
+ * @throws ConfigError naming `file:line` and the field: `image_name` empty (released without
+ *   images: nothing to grade in) unless the executor is local; `image_recipe` not a recipe
+ */
+export function datasetInstance(
+  d: DatasetRow,
+  entries: readonly RegistryEntry[],
+  settings: EnvironmentsSettings,
+): EvalInstance & { language: Resolved['language'] } {
+  const { row } = d;
+  if (settings.executor !== 'local' && row.image_name === '')
+    throw new ConfigError(
+      `--dataset: ${d.file}:${d.line}: field image_name: empty; the row was released without an instance image (release it with --push, or grade with swe5g.environments.executor: local)`,
+      { file: d.file, line: d.line },
+    );
+  const recipe = row.image_recipe as RecipeName;
+  if (!Object.hasOwn(RECIPE_LANGUAGE, recipe))
+    throw new ConfigError(
+      `--dataset: ${d.file}:${d.line}: field image_recipe: unknown recipe ${JSON.stringify(row.image_recipe)} (one of ${Object.keys(RECIPE_LANGUAGE).join(', ')})`,
+      { file: d.file, line: d.line },
+    );
+  const entry = registryEntryOf(row, entries);
+  const commands = rowTestCommands(entry);
+  return {
+    instance_id: row.instance_id,
+    repo: row.repo,
+    base_commit: row.base_commit,
+    problem_statement: row.problem_statement,
+    patch: row.patch,
+    test_patch: row.test_patch,
+    FAIL_TO_PASS: row.FAIL_TO_PASS,
+    PASS_TO_PASS: row.PASS_TO_PASS,
+    bug_category: row.bug_category,
+    nf: row.nf,
+    spec_refs: row.spec_refs,
+    image: row.image_name,
+    image_recipe: recipe,
+    source_dir: '',
+    module_dir: entry?.path ?? '',
+    test_dirs: rowTestDirs(row, entry, settings),
+    language: RECIPE_LANGUAGE[recipe],
+    ...(commands && (commands.test || commands.build) ? { test_commands: commands } : {}),
+  };
+}
