@@ -3,8 +3,9 @@
  * store write and one event.
  *
  *   pending/failed ──start──▶ running ──run() returns──────▶ done
+ *                                     ──throws, aborted────▶ pending (abandoned: run again on resume;
+ *                                                            also a SkipItem, which the stop may have caused)
  *                                     ──throws SkipItem────▶ skipped (a content outcome, with its reason)
- *                                     ──throws, aborted────▶ pending (abandoned: run again on resume)
  *                                     ──throws otherwise───▶ failed  (the error, redacted, kept)
  *
  * Every transition is one SQLite transaction, so a SIGKILL leaves the row `running` (started again
@@ -66,6 +67,12 @@ export async function runItem<Cfg>(
     store.finishItem(name, key, attempt, { state: 'done', output: output ?? null });
     return end('done');
   } catch (err) {
+    if (deps.signal.aborted) {
+      // Abandoned: back to pending, so the next run starts it again. A SkipItem thrown now is no
+      // verdict either: the stop may have caused it (a killed step's log reads as ambiguous).
+      store.finishItem(name, key, attempt, { state: 'pending' });
+      return end('abandoned');
+    }
     if (err instanceof SkipItem) {
       store.finishItem(name, key, attempt, {
         state: 'skipped',
@@ -74,11 +81,6 @@ export async function runItem<Cfg>(
         data: err.context,
       });
       return end('skipped', err.code);
-    }
-    if (deps.signal.aborted) {
-      // Abandoned cleanly: back to pending, so the next run starts it again.
-      store.finishItem(name, key, attempt, { state: 'pending' });
-      return end('abandoned');
     }
     const e = asTelebenchError(err);
     const json = e.toJSON();

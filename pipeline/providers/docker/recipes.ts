@@ -254,14 +254,22 @@ export function instanceRecipe(
   cleanRepo: string,
   key: string,
   moduleDir = '',
-  cDelta?: { dir: string; deletedList: string; selection: MesonSelection },
+  cDelta?: {
+    dir: string;
+    deletedList: string;
+    selection: MesonSelection;
+    /** The copy holds a whole `.git` of its own: the env layer's repository is removed first. */
+    replaceGit?: boolean;
+  },
 ): ImageRecipe {
   if (recipe === 'c-meson' && cDelta) {
     // Only the files that differ from the env layer's tree are written (their new mtimes make
     // the kept build rebuild exactly what they touch), the env-only files are removed, and the
-    // selected targets are built at base_commit once here, not in every step.
+    // selected targets are built at base_commit once here, not in every step. The env layer's
+    // repository is the env commit's; the copy's `.git` adds the commits up to base_commit.
     const dockerfile = [
       `FROM ${envName}`,
+      ...(cDelta.replaceGit ? ['RUN rm -rf /testbed/.git'] : []),
       'COPY testbed/ /testbed/',
       'COPY deleted.lst /tmp/telebench-deleted.lst',
       'WORKDIR /testbed',

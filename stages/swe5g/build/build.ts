@@ -25,7 +25,6 @@ import {
 import {
   cEnvKey,
   deltaContext,
-  exportTree,
   mesonSelection,
   resolveSubprojects,
   treeDelta,
@@ -49,6 +48,7 @@ import type { EnvironmentsSettings } from '../environments-config.js';
 import { mirrorPath } from '../resolve/resolve.js';
 import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
 import { goDepFiles, goModuleFailure, hostModCache } from './go-modules.js';
+import { instanceGitOverEnv, type InstanceGit } from './c-git.js';
 import { testgenStage } from '../testgen/testgen.js';
 
 export { hostModCache } from './go-modules.js';
@@ -78,6 +78,12 @@ export interface Built {
     subprojects: ResolvedSubproject[];
     missing_subprojects: MissingSubproject[];
     delta: { changed: number; deleted: number };
+    /**
+     * The instance layer's `.git` over the env layer's repository (the commits after the env
+     * commit); absent when the whole clean `.git` was copied (base = env commit needs none, or
+     * the history could not be made complete) or when the image was already built.
+     */
+    git?: InstanceGit;
   };
 }
 
@@ -343,14 +349,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   const cEnv = recipe === 'c-meson' && spec ? await cEnvironment(res, bc, mirror, spec) : undefined;
   const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, goModCache, cEnv?.spec);
   if (cEnv && !(await bc.docker.hasImage(env.name))) {
-    // one export per env image in this process (the items of a version build at once)
-    let p = envTrees.get(env.name);
-    if (!p) {
-      p = exportTree(mirror, res.environment_setup_commit, cEnv.spec.source);
-      envTrees.set(env.name, p);
-      p.catch(() => envTrees.delete(env.name));
-    }
-    await p;
+    await envRepoOnce(mirror, res.environment_setup_commit, cEnv.spec.source, true);
   }
   const tEnv = await ensureImage(bc, env, { 'telebench.parent': base.name }).catch(
     (err: unknown) => {
@@ -389,18 +388,33 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
       selection: mesonSelection(spec, filesOfPatch(res.patch))!,
     };
   }
-  const inst = instanceRecipe(
-    s.image_prefix,
-    recipe,
-    env.name,
-    source_dir,
-    `${res.repo}@${res.base_commit}`,
-    module_dir,
-    cDelta,
-  );
-  if (!existsSync(join(source_dir, '.git')) || !(await bc.docker.hasImage(inst.name))) {
+  const instanceOf = (replaceGit: boolean): ReturnType<typeof instanceRecipe> =>
+    instanceRecipe(
+      s.image_prefix,
+      recipe,
+      env.name,
+      source_dir,
+      `${res.repo}@${res.base_commit}`,
+      module_dir,
+      cDelta && { ...cDelta, replaceGit },
+    );
+  let inst = instanceOf(false);
+  let instanceGit: InstanceGit | null | undefined;
+  const built =
+    existsSync(join(source_dir, '.git')) &&
+    ((await bc.docker.hasImage(inst.name)) ||
+      (cDelta !== undefined && (await bc.docker.hasImage((inst = instanceOf(true)).name))));
+  if (!built) {
+    inst = instanceOf(false);
     await exportCleanRepo(mirror, res.base_commit, source_dir);
-    if (cDelta && delta) deltaContext(source_dir, delta, cDelta.dir);
+    if (cEnv && cDelta && delta) {
+      instanceGit = await cInstanceGit(mirror, res, cEnv.spec.source, source_dir, cDelta.dir);
+      // null: the history since the env commit is incomplete; the whole clean .git replaces it
+      if (instanceGit === null) inst = instanceOf(true);
+      const gitDir =
+        instanceGit === undefined ? 'none' : instanceGit ? `${cDelta.dir}.git` : 'clean';
+      deltaContext(source_dir, delta, cDelta.dir, gitDir);
+    }
   }
   const tInst = await ensureImage(bc, inst, {
     'telebench.instance_id': res.instance_id,
@@ -432,6 +446,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
             subprojects: cEnv.subprojects,
             missing_subprojects: cEnv.missing,
             delta: { changed: delta.changed.length, deleted: delta.deleted.length },
+            ...(instanceGit ? { git: instanceGit } : {}),
           },
         }
       : {}),
@@ -439,6 +454,66 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
 }
 
 const envTrees = new Map<string, Promise<void>>();
+
+/**
+ * One export of an env repository per folder in this process (the items of a version build at
+ * once): `fresh` exports again (the env image is about to be built from it), else only when the
+ * folder holds no repository.
+ */
+function envRepoOnce(
+  mirror: string,
+  envCommit: string,
+  dest: string,
+  fresh: boolean,
+): Promise<void> {
+  let p = envTrees.get(dest);
+  if (!p) {
+    p =
+      fresh || !existsSync(join(dest, '.git', 'HEAD'))
+        ? exportEnvRepo(mirror, envCommit, dest)
+        : Promise.resolve();
+    envTrees.set(dest, p);
+    p.catch(() => envTrees.delete(dest));
+  }
+  return p;
+}
+
+/**
+ * The env layer's `/testbed` on the host: the clean repository of the env commit (depth 1, as
+ * `exportCleanRepo`), its `.telebench/` and subprojects excluded from `git status`.
+ * @throws TelebenchError `source_objects_missing` (content) | `git_export_failed` (infra)
+ */
+async function exportEnvRepo(mirror: string, envCommit: string, dest: string): Promise<void> {
+  await exportCleanRepo(mirror, envCommit, dest);
+  writeFileSync(join(dest, '.git', 'info', 'exclude'), '.telebench/\nsubprojects/*/\n', {
+    flag: 'a',
+  });
+}
+
+/**
+ * The instance layer's `.git` of a C instance (`c-git.ts`) in `<deltaDir>.git`: undefined when the
+ * base is the env commit (the env layer's repository is already the base's), null when the
+ * history since the env commit cannot be made complete (the whole clean `.git` is copied then).
+ */
+async function cInstanceGit(
+  mirror: string,
+  res: BuildSubject,
+  envSource: string,
+  cleanRepo: string,
+  deltaDir: string,
+): Promise<InstanceGit | null | undefined> {
+  if (res.environment_setup_commit === res.base_commit) return undefined;
+  // the env repository on the host (exported when the env image was built; again if removed)
+  await envRepoOnce(mirror, res.environment_setup_commit, envSource, false);
+  return instanceGitOverEnv({
+    mirror,
+    envCommit: res.environment_setup_commit,
+    baseCommit: res.base_commit,
+    cleanRepo,
+    envGit: join(envSource, '.git'),
+    destGit: `${deltaDir}.git`,
+  });
+}
 const subprojectRuns = new Map<
   string,
   Promise<{ resolved: ResolvedSubproject[]; missing: MissingSubproject[] }>
@@ -553,7 +628,9 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   // 2: the image contract (bash, git, patch in every recipe; checked after each build)
   // 4: the env layer also holds the modules of the fix's go.mod when the fix changes it (edits'
   // 3, merged with the registry environment's 3 above)
-  version: 4,
+  // 5: a C env layer holds the env commit's clean repository; the instance layer's `.git` adds
+  // only the commits after it (c-git.ts)
+  version: 5,
   // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
   needs: ['swe5g.resolve', 'swe5g.testgen'],
   itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),

@@ -216,21 +216,28 @@ export async function treeDelta(
 }
 
 /**
- * Builds the instance layer's copy folder: the delta's changed files and the clean repository's
- * `.git` (only `base_commit`), taken from `cleanRepo` (made by `exportCleanRepo`).
+ * Builds the instance layer's copy folder: the delta's changed files (from `cleanRepo`, made by
+ * `exportCleanRepo`) and a `.git`: `gitDir` `clean` copies the clean repository's whole `.git`
+ * (only `base_commit`; the recipe then removes the env layer's), a folder path copies that folder
+ * (`instanceGitOverEnv`: the commits after the env commit), `none` copies none (the base is the
+ * env commit: the env layer's repository is the base's).
  * @returns the folder (replaced) and the NUL-separated list of paths to delete
  */
 export function deltaContext(
   cleanRepo: string,
   delta: TreeDelta,
   dest: string,
+  gitDir: string = 'clean',
 ): {
   dir: string;
   deletedList: string;
 } {
   rmSync(dest, { recursive: true, force: true });
   mkdirSync(dest, { recursive: true });
-  cpSync(join(cleanRepo, '.git'), join(dest, '.git'), { recursive: true, verbatimSymlinks: true });
+  if (gitDir !== 'none') {
+    const from = gitDir === 'clean' ? join(cleanRepo, '.git') : gitDir;
+    cpSync(from, join(dest, '.git'), { recursive: true, verbatimSymlinks: true });
+  }
   for (const p of delta.changed) {
     const src = join(cleanRepo, p);
     if (!existsSync(src) && !isSymlink(src)) continue; // a submodule entry: not a file
@@ -238,10 +245,12 @@ export function deltaContext(
     cpSync(src, join(dest, p), { recursive: true, verbatimSymlinks: true });
   }
   const deletedList = delta.deleted.map((p) => `${p}\0`).join('');
-  mkdirSync(join(dest, '.git', 'info'), { recursive: true });
-  writeFileSync(join(dest, '.git', 'info', 'exclude'), '.telebench/\nsubprojects/*/\n', {
-    flag: 'a',
-  });
+  if (gitDir === 'clean') {
+    mkdirSync(join(dest, '.git', 'info'), { recursive: true });
+    writeFileSync(join(dest, '.git', 'info', 'exclude'), '.telebench/\nsubprojects/*/\n', {
+      flag: 'a',
+    });
+  }
   return { dir: dest, deletedList };
 }
 
@@ -256,8 +265,9 @@ function isSymlink(p: string): boolean {
 /** Content key of an env tree plus its subprojects (names the env image). */
 export function cEnvKey(repo: string, envCommit: string, subs: ResolvedSubproject[]): string {
   // layout 2: nothing of telebench's own inside /testbed/subprojects (a clean git status)
+  // layout 3: /testbed holds the env commit's clean repository (c-git.ts)
   return hashJson({
-    layout: 2,
+    layout: 3,
     repo,
     envCommit,
     subs: subs.map((s) => [s.directory, s.commit]),

@@ -115,6 +115,20 @@ describe('runItem (the item state machine)', () => {
     }
   });
 
+  it('abandoned: a SkipItem thrown after the abort is not a verdict (the killed step caused it)', async () => {
+    // swe5g.validate: a stop (SIGTERM) kills the step's container (exit 137), whose log then
+    // reads as ambiguous_log; recorded as a skip, the instance was lost for good
+    const end = await runOnce(
+      stage(async () => {
+        controller.abort('SIGTERM');
+        throw new SkipItem('ambiguous_log', 'exit code 137 but the log reports no failure');
+      }),
+    );
+    expect(end).toBe('abandoned');
+    expect(state.store.item('t.one', 'x')?.state).toBe('pending');
+    expect(ends()).toMatchObject([{ state: 'abandoned' }]);
+  });
+
   it('abandoned: an error after the abort puts the row back to pending', async () => {
     const end = await runOnce(
       stage(async () => {

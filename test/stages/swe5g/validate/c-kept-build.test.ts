@@ -1,0 +1,139 @@
+/**
+ * A C repository with a registry `environment` through the pipeline's build and validation in
+ * Docker (issue 21): a meson project that needs a C++ compiler (`project(..., 'c', 'cpp')`) and a
+ * Debian library (libcrypto from `libssl-dev`), a `unit` suite and a `service` suite whose test
+ * needs a database (excluded with the reason, never run). Its release tag is the environment
+ * commit (the env layer's kept build and clean repository), the base is the commit after it, and
+ * the fix adds a NULL guard for which Strategy B writes the f2p check. Validated with
+ * FAIL_TO_PASS from the generated checks and PASS_TO_PASS `unit::core`; the instance layer's
+ * `.git` adds only the commit after the tag, and the image contract holds (checked by the build).
+ */
+import { describe, it, expect, beforeAll } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
+import { DockerExecutor } from '../../../../pipeline/providers/docker/executor.js';
+import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
+import { registrySelection, validateInstance } from '../../../../stages/swe5g/validate/validate.js';
+import { registryEntrySchema } from '../../../../stages/swe5g/registry.js';
+import { generateTestGen } from '../../../../stages/swe5g/testgen/generate.js';
+import { testgenSchema } from '../../../../stages/swe5g/testgen/config.js';
+import { SkipItem } from '../../../../pipeline/errors.js';
+import { buildFixture } from '../../../fixtures/repos/builder.js';
+import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
+
+const docker = new DockerClient();
+let root: string;
+
+const meson = `project('nf', 'c', 'cpp')
+crypto = dependency('libcrypto')
+core = static_library('core', 'lib/core.c', 'lib/hash.cpp', dependencies: crypto)
+amf = static_library('amf', 'src/amf/handler.c')
+t_core = executable('t_core', 'tests/t_core.c', link_with: core)
+t_db = executable('t_db', 'tests/t_db.c')
+test('core', t_core, suite: 'unit')
+test('needs_db', t_db, suite: 'service')
+`;
+
+const handler = (fixed: boolean): string => `#include <stddef.h>
+int amf_handle(int *ue)
+{
+${fixed ? '    if (!ue)\n        return -1;\n' : ''}    return *ue + 1;
+}
+`;
+
+beforeAll(async () => {
+  await docker.ping();
+  await ensureTestBase(docker);
+  root = mkdtempSync(join(tmpdir(), 'telebench-c-kept-'));
+});
+
+describe('C with a registry environment (kept build, env tag, Debian library, C++)', () => {
+  it('validates; the service suite is excluded, the instance .git holds only the commit after the tag', async () => {
+    const fx = buildFixture(join(root, 'src'), {
+      owner: 'acme',
+      name: 'nf',
+      language: 'c',
+      pr: 7,
+      base: {
+        'meson.build': meson,
+        'lib/core.c': 'int core_add(int a, int b) { return a + b; }\n',
+        'lib/hash.cpp':
+          '#include <openssl/crypto.h>\nextern "C" const char *core_ver(void) { return OpenSSL_version(0); }\n',
+        'src/amf/handler.c': handler(false),
+        'tests/t_core.c':
+          'int core_add(int, int);\nint main(void) { return core_add(1, 2) == 3 ? 0 : 1; }\n',
+        // a database client: it cannot reach one in a step (no network), so it must never run
+        'tests/t_db.c': 'int main(void) { return 1; }\n',
+      },
+      afterTag: { 'lib/core.c': 'int core_add(int a, int b) { return b + a; }\n' },
+      fix: { 'src/amf/handler.c': handler(true) },
+    });
+    const state = join(root, 'state');
+    const res = await resolveFixture(fx, state);
+    expect(res.version).toBe('v0.1.0');
+    expect(res.environment_setup_commit).not.toBe(res.base_commit);
+    const gen = await generateTestGen(
+      fx.dir,
+      res,
+      testgenSchema.parse({ strategy_a: false, prefer_shipped: false }),
+    );
+    expect(gen.testgen.strategy).toBe('B');
+
+    const entry = registryEntrySchema.parse({
+      id: 'acme/nf',
+      owner: 'acme',
+      name: 'nf',
+      language: 'c',
+      nf: 'AMF',
+      issues_repo: 'acme/nf',
+      license: 'Apache-2.0',
+      test: { command: 'meson test -C build', scope: 'repo' },
+      image: 'c-meson',
+      environment: {
+        compilers: ['gcc', 'g++'],
+        packages: ['libssl-dev'],
+        suites: ['unit'],
+        excluded: [{ suite: 'service', reason: 'needs a database' }],
+      },
+    });
+    const settings = testSettings({ fix_runs: 1, test_repeats: 1, parent_reruns: 1 });
+    const built = await buildInstanceImages(res, {
+      docker,
+      settings,
+      stateDir: state,
+      registry: new Map([[entry.id, entry]]),
+    });
+    expect(built.c_build?.env_commit).toBe(res.environment_setup_commit);
+    expect(built.c_build?.delta).toEqual({ changed: 1, deleted: 0 });
+    expect(built.c_build?.git?.commits).toBe(1);
+    expect(built.sizes.instance_layer).toBeLessThan(built.sizes.env_layer);
+
+    const logs = new Map<string, string>();
+    let v;
+    try {
+      v = await validateInstance(
+        { resolved: res, testgen: gen.testgen, built },
+        {
+          executor: new DockerExecutor(docker),
+          settings,
+          registrySelection: registrySelection(entry.environment!, res.patch),
+          saveLog: (step, text) => {
+            logs.set(step, text);
+            return `digest-${step}`;
+          },
+        },
+      );
+    } catch (err) {
+      if (err instanceof SkipItem) expect.fail(`${err.code}: ${err.message}`);
+      throw err;
+    }
+    expect(v.FAIL_TO_PASS).toEqual(gen.testgen.FAIL_TO_PASS);
+    expect(v.PASS_TO_PASS).toEqual(['unit::core']);
+    expect(v.excluded_suites).toEqual([{ suite: 'service', reason: 'needs a database' }]);
+    for (const text of logs.values()) expect(text).not.toMatch(/needs_db\s+(OK|FAIL)/);
+    // the f2p registration regenerates the kept build: the step says so and still passes
+    expect(logs.get('fix_1')).toMatch(/ninja -C \.telebench\/build build\.ninja/);
+  });
+});
