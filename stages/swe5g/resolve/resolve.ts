@@ -1,7 +1,8 @@
 /**
  * `swe5g.resolve`: from a kept Candidate to a Resolved record: the fix diff
  * `base_commit..merge_commit` split into `patch` (source) and `test_patch` (test files, by path),
- * `environment_setup_commit`, `version` (go.mod `go` line, else the newest tag reaching the base)
+ * `environment_setup_commit` (the base; for C the commit that last set the configure state after
+ * the version tag, c-configure.ts), `version` (go.mod `go` line, else the newest tag reaching the base)
  * and `test_dirs` (the Go packages / C and Python source folders the fix touches, see packages.ts). Works on a bare mirror per repository in the
  * state folder (`<state>/git/<owner>+<name>.git`), cloned from a local mirror when
  * the mirrors folder has one (`swe5g.mining.mirrors_dir`, `$TELEBENCH_MIRRORS_DIR`, else
@@ -29,6 +30,7 @@ import { packageDirs } from './packages.js';
 import { type HasSwe5g } from '../config.js';
 import { gitUrlBase, mirrorsDir } from '../mine/source.js';
 import { swe5gFilter } from '../filter/filter.js';
+import { configureStateCommit } from './c-configure.js';
 
 /** Local folder of the bare mirror of `owner/name` inside the state folder. */
 export function mirrorPath(stateDir: string, repo: string): string {
@@ -107,9 +109,15 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
   let envCommit = cand.base_commit;
   if (!version) {
     version = (await tagsReaching(mirrorDir, cand.base_commit))[0] ?? '';
-    // C: the version's tag is the environment commit (SWE-bench: one environment per version),
-    // so instances of a version share the env layer's kept build and build only their delta
-    if (version && cand.language === 'c') envCommit = await tagCommit(mirrorDir, version);
+    // C: the commit that last set the configure state after the version's tag (the tag when
+    // none did; c-configure.ts), so instances of one configure state share the env layer's kept
+    // build and their layer builds only the delta, never a meson regeneration
+    if (version && cand.language === 'c')
+      envCommit = await configureStateCommit(
+        mirrorDir,
+        await tagCommit(mirrorDir, version),
+        cand.base_commit,
+      );
   }
   if (!version) version = '0.0';
   const test_dirs = packageDirs(split.source_files, cand.language);
@@ -119,7 +127,7 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
     test_patch: split.test_patch,
     // Go and Python: one repository state per instance keeps env images exact, and env layers
     // are still shared when go.mod/go.sum are equal (the env recipe hashes only the dependency
-    // files). C: the version tag's commit, whose kept build the instances of the version share.
+    // files). C: the configure state's commit, whose kept build its instances share.
     environment_setup_commit: envCommit,
     version,
     test_dirs,
@@ -135,8 +143,8 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
 export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
   name: 'swe5g.resolve',
   // 2: object_missing / absent_files (issue 21); 3: a C instance's environment_setup_commit is
-  // its version tag's commit
-  version: 3,
+  // its version tag's commit; 4: the commit that last set the configure state after that tag
+  version: 4,
   needs: ['swe5g.filter'],
   itemNeeds: sameKeyIn('swe5g.filter'),
   description:
