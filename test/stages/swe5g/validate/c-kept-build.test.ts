@@ -7,6 +7,9 @@
  * the fix adds a NULL guard for which Strategy B writes the f2p check. Validated with
  * FAIL_TO_PASS from the generated checks and PASS_TO_PASS `unit::core`; the instance layer's
  * `.git` adds only the commit after the tag, and the image contract holds (checked by the build).
+ * When a commit after the tag changes a `meson.build`, that commit is the environment commit and
+ * the instance layer does not regenerate the kept build's files (with the tag as env commit it
+ * would: build.ninja is rewritten).
  */
 import { describe, it, expect, beforeAll } from 'vitest';
 import { mkdtempSync } from 'node:fs';
@@ -14,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
 import { DockerExecutor } from '../../../../pipeline/providers/docker/executor.js';
+import { git } from '../../../../pipeline/providers/git/repo.js';
 import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
 import { registrySelection, validateInstance } from '../../../../stages/swe5g/validate/validate.js';
 import { registryEntrySchema } from '../../../../stages/swe5g/registry.js';
@@ -43,6 +47,51 @@ ${fixed ? '    if (!ue)\n        return -1;\n' : ''}    return *ue + 1;
 }
 `;
 
+const entry = registryEntrySchema.parse({
+  id: 'acme/nf',
+  owner: 'acme',
+  name: 'nf',
+  language: 'c',
+  nf: 'AMF',
+  issues_repo: 'acme/nf',
+  license: 'Apache-2.0',
+  test: { command: 'meson test -C build', scope: 'repo' },
+  image: 'c-meson',
+  environment: {
+    compilers: ['gcc', 'g++'],
+    packages: ['libssl-dev'],
+    suites: ['unit'],
+    excluded: [{ suite: 'service', reason: 'needs a database' }],
+  },
+});
+
+const baseFiles = {
+  'meson.build': meson,
+  'lib/core.c': 'int core_add(int a, int b) { return a + b; }\n',
+  'lib/hash.cpp':
+    '#include <openssl/crypto.h>\nextern "C" const char *core_ver(void) { return OpenSSL_version(0); }\n',
+  'src/amf/handler.c': handler(false),
+  'tests/t_core.c':
+    'int core_add(int, int);\nint main(void) { return core_add(1, 2) == 3 ? 0 : 1; }\n',
+  // a database client: it cannot reach one in a step (no network), so it must never run
+  'tests/t_db.c': 'int main(void) { return 1; }\n',
+};
+
+/** `<mtime> <size>` of the kept build's meson-generated files in `image` (sh in the image). */
+async function buildFilesStat(image: string): Promise<string> {
+  const r = await new DockerExecutor(docker).run({
+    step: 'build-files',
+    instance: { image, workdir: '', sourceDir: '' },
+    files: {},
+    command:
+      'cd /testbed/.telebench/build && stat -c "%n %y %s" build.ninja compile_commands.json meson-info/intro-buildsystem_files.json',
+    collect: [],
+    limits: { memory: 512 * 2 ** 20, cpus: 1, pids: 256, timeoutMs: 300_000 },
+  });
+  expect(r.exitCode, r.stderr).toBe(0);
+  return r.stdout.trim();
+}
+
 beforeAll(async () => {
   await docker.ping();
   await ensureTestBase(docker);
@@ -56,17 +105,7 @@ describe('C with a registry environment (kept build, env tag, Debian library, C+
       name: 'nf',
       language: 'c',
       pr: 7,
-      base: {
-        'meson.build': meson,
-        'lib/core.c': 'int core_add(int a, int b) { return a + b; }\n',
-        'lib/hash.cpp':
-          '#include <openssl/crypto.h>\nextern "C" const char *core_ver(void) { return OpenSSL_version(0); }\n',
-        'src/amf/handler.c': handler(false),
-        'tests/t_core.c':
-          'int core_add(int, int);\nint main(void) { return core_add(1, 2) == 3 ? 0 : 1; }\n',
-        // a database client: it cannot reach one in a step (no network), so it must never run
-        'tests/t_db.c': 'int main(void) { return 1; }\n',
-      },
+      base: baseFiles,
       afterTag: { 'lib/core.c': 'int core_add(int a, int b) { return b + a; }\n' },
       fix: { 'src/amf/handler.c': handler(true) },
     });
@@ -81,23 +120,6 @@ describe('C with a registry environment (kept build, env tag, Debian library, C+
     );
     expect(gen.testgen.strategy).toBe('B');
 
-    const entry = registryEntrySchema.parse({
-      id: 'acme/nf',
-      owner: 'acme',
-      name: 'nf',
-      language: 'c',
-      nf: 'AMF',
-      issues_repo: 'acme/nf',
-      license: 'Apache-2.0',
-      test: { command: 'meson test -C build', scope: 'repo' },
-      image: 'c-meson',
-      environment: {
-        compilers: ['gcc', 'g++'],
-        packages: ['libssl-dev'],
-        suites: ['unit'],
-        excluded: [{ suite: 'service', reason: 'needs a database' }],
-      },
-    });
     const settings = testSettings({ fix_runs: 1, test_repeats: 1, parent_reruns: 1 });
     const built = await buildInstanceImages(res, {
       docker,
@@ -135,5 +157,45 @@ describe('C with a registry environment (kept build, env tag, Debian library, C+
     for (const text of logs.values()) expect(text).not.toMatch(/needs_db\s+(OK|FAIL)/);
     // the f2p registration regenerates the kept build: the step says so and still passes
     expect(logs.get('fix_1')).toMatch(/ninja -C \.telebench\/build build\.ninja/);
+  });
+
+  it('a meson.build changed after the tag: that commit is the env commit, the instance layer does not regenerate', async () => {
+    const fx = buildFixture(join(root, 'src-configure'), {
+      owner: 'acme',
+      name: 'nf',
+      language: 'c',
+      pr: 8,
+      base: baseFiles,
+      afterTag: [
+        {
+          'meson.build': meson.replace(
+            'crypto =',
+            "add_project_arguments('-DNF_REL=2', language: 'c')\ncrypto =",
+          ),
+        },
+        { 'lib/core.c': 'int core_add(int a, int b) { return b + a; }\n' },
+      ],
+      fix: { 'src/amf/handler.c': handler(true) },
+    });
+    const state = join(root, 'state-configure');
+    const res = await resolveFixture(fx, state);
+    const tag = (await git(fx.dir).raw(['rev-parse', 'v0.1.0^{commit}'])).trim();
+    const mesonCommit = (await git(fx.dir).raw(['rev-parse', `${res.base_commit}~1`])).trim();
+    expect(res.environment_setup_commit).toBe(mesonCommit);
+    const settings = testSettings({ fix_runs: 1, test_repeats: 1, parent_reruns: 1 });
+    const bc = { docker, settings, stateDir: state, registry: new Map([[entry.id, entry]]) };
+    const built = await buildInstanceImages(res, bc);
+    expect(built.c_build?.env_commit).toBe(mesonCommit);
+    expect(built.c_build?.delta).toEqual({ changed: 1, deleted: 0 });
+    expect(built.c_build?.git?.commits).toBe(1);
+    expect(await buildFilesStat(built.images.instance)).toBe(
+      await buildFilesStat(built.images.env),
+    );
+    // the same base over the tag's env layer (the choice before resolve v4): meson regenerates
+    const overTag = await buildInstanceImages({ ...res, environment_setup_commit: tag }, bc);
+    expect(overTag.c_build?.delta).toEqual({ changed: 2, deleted: 0 });
+    expect(await buildFilesStat(overTag.images.instance)).not.toBe(
+      await buildFilesStat(overTag.images.env),
+    );
   });
 });
