@@ -5,7 +5,7 @@
  * (`go version`, `gcc -dumpfullversion`, `python3 --version`); a Go toolchain older than go.mod's
  * `go` line skips the instance as `toolchain_mismatch` before anything runs.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
@@ -19,6 +19,7 @@ import {
   instanceRecipe,
   writeContext,
   type CBuildSpec,
+  type GoWarmSpec,
   type ImageRecipe,
   type RecipeName,
 } from '../../../pipeline/providers/docker/recipes.js';
@@ -341,12 +342,23 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     goModCache = await hostModCache(bc.stateDir, depFiles);
   }
   const cEnv = recipe === 'c-meson' && spec ? await cEnvironment(res, bc, mirror, spec) : undefined;
-  const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, goModCache, cEnv?.spec);
-  if (cEnv && !(await bc.docker.hasImage(env.name))) {
+  const goWarm = recipe === 'go' ? goWarmSpec(res, bc, module_dir) : undefined;
+  const env = envRecipe(
+    s.image_prefix,
+    recipe,
+    base.name,
+    depFiles,
+    goModCache,
+    cEnv?.spec,
+    goWarm,
+  );
+  if ((cEnv || goWarm) && !(await bc.docker.hasImage(env.name))) {
     // one export per env image in this process (the items of a version build at once)
     let p = envTrees.get(env.name);
     if (!p) {
-      p = exportTree(mirror, res.environment_setup_commit, cEnv.spec.source);
+      p = cEnv
+        ? exportTree(mirror, res.environment_setup_commit, cEnv.spec.source)
+        : exportEnvTree(mirror, res.environment_setup_commit, goWarm!.source, bc);
       envTrees.set(env.name, p);
       p.catch(() => envTrees.delete(env.name));
     }
@@ -439,6 +451,43 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
 }
 
 const envTrees = new Map<string, Promise<void>>();
+
+/**
+ * Where a Go instance's env layer gets the tree whose build cache it keeps:
+ * `<state>/swe5g/envsrc/<owner+name>@<environment_setup_commit>` (written by
+ * {@link exportEnvTree} only when the env image is built). Instances of one environment commit
+ * (and module folder) share it, and so their env image.
+ */
+function goWarmSpec(res: BuildSubject, bc: BuildContext, moduleDir: string): GoWarmSpec {
+  const tag = `${res.repo.replace('/', '+')}@${res.environment_setup_commit}`;
+  return {
+    source: join(bc.stateDir, 'swe5g', 'envsrc', tag),
+    moduleDir,
+    key: `${res.repo}@${res.environment_setup_commit}:${moduleDir}`,
+  };
+}
+
+/**
+ * Writes the tree of `commit` into `dest` without `.git` (through `exportCleanRepo`, so a mirror
+ * that lacks only documents still exports; the absent files are logged). Written beside and
+ * renamed, so a killed export leaves no half tree.
+ * @throws TelebenchError `source_objects_missing` (content) / `git_export_failed` (infra) as
+ *   `exportCleanRepo`
+ */
+async function exportEnvTree(
+  mirror: string,
+  commit: string,
+  dest: string,
+  bc: BuildContext,
+): Promise<void> {
+  const part = `${dest}.part`;
+  const absent = await exportCleanRepo(mirror, commit, part);
+  for (const f of absent)
+    bc.log?.(`environment commit ${commit}: ${f.path} (${f.object}) absent from the mirror`);
+  rmSync(join(part, '.git'), { recursive: true, force: true });
+  rmSync(dest, { recursive: true, force: true });
+  renameSync(part, dest);
+}
 const subprojectRuns = new Map<
   string,
   Promise<{ resolved: ResolvedSubproject[]; missing: MissingSubproject[] }>
@@ -553,7 +602,9 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   // 2: the image contract (bash, git, patch in every recipe; checked after each build)
   // 4: the env layer also holds the modules of the fix's go.mod when the fix changes it (edits'
   // 3, merged with the registry environment's 3 above)
-  version: 4,
+  // 5: the Go env layer holds the build cache of the environment commit (instance layers add
+  // only what the base commit changes)
+  version: 5,
   // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
   needs: ['swe5g.resolve', 'swe5g.testgen'],
   itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),
