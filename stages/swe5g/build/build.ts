@@ -295,7 +295,9 @@ export type BuildSubject = Pick<
   | 'patch'
 > &
   /** Absent for a released row (it keeps no merge commit): the env layer then has no fix go.mod. */
-  Partial<Pick<Resolved, 'merge_commit'>>;
+  Partial<Pick<Resolved, 'merge_commit'>> &
+  /** Files resolve found absent and unread (reads.ts): the source export goes on without them. */
+  Partial<Pick<Resolved, 'absent_files'>>;
 
 /**
  * Checks the image contract of a built instance image once per image id (kv
@@ -358,7 +360,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     if (!p) {
       p = cEnv
         ? exportTree(mirror, res.environment_setup_commit, cEnv.spec.source)
-        : exportEnvTree(mirror, res.environment_setup_commit, goWarm!.source, bc);
+        : exportEnvTree(mirror, res.environment_setup_commit, goWarm!.source, bc, unreadOf(res));
       envTrees.set(env.name, p);
       p.catch(() => envTrees.delete(env.name));
     }
@@ -411,7 +413,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     cDelta,
   );
   if (!existsSync(join(source_dir, '.git')) || !(await bc.docker.hasImage(inst.name))) {
-    await exportCleanRepo(mirror, res.base_commit, source_dir);
+    await exportCleanRepo(mirror, res.base_commit, source_dir, unreadOf(res));
     if (cDelta && delta) deltaContext(source_dir, delta, cDelta.dir);
   }
   const tInst = await ensureImage(bc, inst, {
@@ -452,6 +454,12 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
 
 const envTrees = new Map<string, Promise<void>>();
 
+/** The files resolve recorded as absent and unread: a source export goes on without them. */
+function unreadOf(res: BuildSubject): (path: string) => boolean {
+  const paths = new Set((res.absent_files ?? []).map((f) => f.path));
+  return (p) => paths.has(p);
+}
+
 /**
  * Where a Go instance's env layer gets the tree whose build cache it keeps:
  * `<state>/swe5g/envsrc/<owner+name>@<environment_setup_commit>` (written by
@@ -479,9 +487,10 @@ async function exportEnvTree(
   commit: string,
   dest: string,
   bc: BuildContext,
+  unread: (path: string) => boolean,
 ): Promise<void> {
   const part = `${dest}.part`;
-  const absent = await exportCleanRepo(mirror, commit, part);
+  const absent = await exportCleanRepo(mirror, commit, part, unread);
   for (const f of absent)
     bc.log?.(`environment commit ${commit}: ${f.path} (${f.object}) absent from the mirror`);
   rmSync(join(part, '.git'), { recursive: true, force: true });

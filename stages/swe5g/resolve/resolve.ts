@@ -29,6 +29,8 @@ import { packageDirs } from './packages.js';
 import { type HasSwe5g } from '../config.js';
 import { gitUrlBase, mirrorsDir } from '../mine/source.js';
 import { swe5gFilter } from '../filter/filter.js';
+import { registryById, type RegistryEntry } from '../registry.js';
+import { entryReads } from './reads.js';
 
 /** Local folder of the bare mirror of `owner/name` inside the state folder. */
 export function mirrorPath(stateDir: string, repo: string): string {
@@ -96,9 +98,14 @@ export async function goEnvironmentCommit(
  * @throws SkipItem `base_commit_mismatch` when `base_commit` is not the first parent of
  *   `merge_commit`; `empty_patch` when the fix changes no source file; `object_missing` when the
  *   mirror lacks files of `base_commit` a build or test may read (the list is in the detail;
- *   absent documents and images are only listed in `absent_files`)
+ *   absent documents and images, and for a monorepo folder `entry` the files outside what it
+ *   reads (reads.ts), are only listed in `absent_files`)
  */
-export async function resolveCandidate(mirrorDir: string, cand: Candidate): Promise<Resolved> {
+export async function resolveCandidate(
+  mirrorDir: string,
+  cand: Candidate,
+  entry?: Pick<RegistryEntry, 'path' | 'language' | 'reads'>,
+): Promise<Resolved> {
   const merge = await commitInfo(mirrorDir, cand.merge_commit);
   if (merge.parents[0] !== cand.base_commit) {
     throw new SkipItem(
@@ -108,7 +115,9 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
     );
   }
   const absent = await absentFiles(mirrorDir, cand.base_commit);
-  const needed = absent.filter((f) => !isDocumentPath(f.path));
+  const read =
+    absent.length > 0 && entry ? await entryReads(mirrorDir, cand.base_commit, entry) : () => true;
+  const needed = absent.filter((f) => !isDocumentPath(f.path) && read(f.path));
   if (needed.length > 0)
     throw new SkipItem(
       'object_missing',
@@ -163,8 +172,9 @@ export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
   name: 'swe5g.resolve',
   // 2: object_missing / absent_files (issue 21); 3: a C instance's environment_setup_commit is
   // its version tag's commit; 4: a Go instance's is the commit that last set go.mod/go.sum (its
-  // env layer's build cache is shared), and go.mod is read in the module's folder
-  version: 4,
+  // env layer's build cache is shared), and go.mod is read in the module's folder; 5: a
+  // monorepo folder's absent files outside what it reads are listed, not object_missing
+  version: 5,
   needs: ['swe5g.filter'],
   itemNeeds: sameKeyIn('swe5g.filter'),
   description:
@@ -183,6 +193,9 @@ export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
     const source = mirrorSource(cand.repo, gitUrlBase(ctx), mirrorsDir(ctx));
     const dir = mirrorPath(ctx.stateDir, cand.repo);
     await ensureMirror(source, dir, [cand.base_commit, cand.merge_commit]);
-    return resolveCandidate(dir, cand);
+    const registry = ctx.memo('swe5g.resolve.registry', () =>
+      registryById(ctx.config, ctx.configFile),
+    );
+    return resolveCandidate(dir, cand, registry.get(cand.registry_id));
   },
 });
