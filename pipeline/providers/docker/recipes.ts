@@ -242,6 +242,10 @@ export function envRecipe(
         depFiles['fix.go.mod'] === undefined
           ? 'host-modcache'
           : `host-modcache:${hashJson([depFiles['fix.go.mod'], depFiles['fix.go.sum'] ?? ''])}`;
+      // the go.mod files of a monorepo module's local replace targets (`_local/...`) are part of
+      // its module graph
+      const locals = Object.entries(depFiles).filter(([k]) => k.includes('_local/'));
+      if (locals.length > 0) cacheKey += `:${hashJson(locals)}`;
       lines.push('COPY gomodcache /root/go/pkg/mod', 'ENV GOMODCACHE=/root/go/pkg/mod');
     } else {
       const fix = depFiles['fix.go.mod'] !== undefined;

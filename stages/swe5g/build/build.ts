@@ -341,7 +341,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   }
   let goModCache: string | undefined;
   if (recipe === 'go' && s.go_modules === 'host' && depFiles['go.mod'] !== undefined) {
-    goModCache = await hostModCache(bc.stateDir, depFiles);
+    goModCache = await hostModCache(bc.stateDir, depFiles, module_dir);
   }
   const cEnv = recipe === 'c-meson' && spec ? await cEnvironment(res, bc, mirror, spec) : undefined;
   const goWarm = recipe === 'go' ? goWarmSpec(res, bc, module_dir) : undefined;
