@@ -166,6 +166,20 @@ export const registryEntrySchema = z
     name: repoName,
     /** Subfolder holding this entry's code (monorepos); omitted for the whole repository. */
     path: z.string().min(1).optional(),
+    /**
+     * A folder entry: the other folders of the repository its build and tests read (shared
+     * libraries, generated-code sources). With `path`, a Go module's local `replace` folders and
+     * the root's own files, they bound what a file absent from the mirror can affect: one outside
+     * them is listed in the instance's `absent_files`, not `object_missing` (stages/swe5g/resolve/reads.ts).
+     */
+    reads: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .regex(/^[^/\s][^\s]*$/, 'a repository-relative folder'),
+      )
+      .default([]),
     language: z.enum(['go', 'c', 'python']),
     default_branch: z.string().min(1).default('main'),
     /**

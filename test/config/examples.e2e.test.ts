@@ -43,11 +43,13 @@ function historyUnavailable(owner: string, name: string): string | null {
 }
 const FREE5GC_UNAVAILABLE = historyUnavailable('free5gc', 'amf');
 const OPEN5GS_UNAVAILABLE = historyUnavailable('open5gs', 'open5gs');
+const MAGMA_UNAVAILABLE = historyUnavailable('magma', 'magma');
 /** Why an example's real history cannot be had here, or null. */
 const UNAVAILABLE: Record<string, string | null> = {
   'free5gc-swe5g-eval-smollm2.yaml': FREE5GC_UNAVAILABLE,
   'free5gc-nil-fixes.yaml': FREE5GC_UNAVAILABLE,
   'open5gs-real-history.yaml': OPEN5GS_UNAVAILABLE,
+  'magma-real-history.yaml': MAGMA_UNAVAILABLE,
 };
 const work = mkdtempSync(join(tmpdir(), 'telebench-examples-'));
 let env: Record<string, string> = {};
@@ -155,6 +157,14 @@ const RUNS: Record<string, () => Promise<void>> = {
     const ex = 'open5gs-real-history.yaml';
     if (OPEN5GS_UNAVAILABLE) return preflightOnly('o5gs', ex);
     const r = await cli('o5gs', ex, ['run', 'swe5g', '--limit', '1', '--only', 'swe5g.mine']);
+    expect(r.stderr).toMatch(/swe5g\.mine: completed — 1 done/);
+  },
+  // Real Magma history: one folder's mining (the whole repository is walked once; the five
+  // instances' outcomes are in docs/results/magma.md)
+  'magma-real-history.yaml': async () => {
+    const ex = 'magma-real-history.yaml';
+    if (MAGMA_UNAVAILABLE) return preflightOnly('magma', ex);
+    const r = await cli('magma', ex, ['run', 'swe5g', '--limit', '1', '--only', 'swe5g.mine']);
     expect(r.stderr).toMatch(/swe5g\.mine: completed — 1 done/);
   },
 };

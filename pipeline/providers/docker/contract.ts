@@ -37,7 +37,7 @@ git for-each-ref --format='%(refname) %(objectname)' | while read -r name sha; d
   if git merge-base --is-ancestor "$c" "$BASE" 2>/dev/null; then echo "ref $name $c ancestor"; else echo "ref $name $c later"; fi
 done
 all=$(git cat-file --batch-all-objects --batch-check='%(objectname)' | sort -u | wc -l)
-reach=$(git rev-list --objects --all | cut -d' ' -f1 | sort -u | wc -l)
+reach=$(git rev-list --objects --all --missing=allow-any | cut -d' ' -f1 | sort -u | wc -l)
 echo "objects $all $reach"
 `;
 

@@ -159,14 +159,50 @@ func TestWarm(t *testing.T) { mu.Lock(); mu.Unlock() }
 `;
 
 /**
+ * The Go build cache of the env layer (issue 21, layers): the repository's tree at
+ * `environment_setup_commit`, compiled with its tests in the env layer so that an instance layer
+ * (and each test step) compiles only the packages its base commit changes.
+ */
+export interface GoWarmSpec {
+  /** Host folder with the tree at the environment commit (no `.git`), copied to /testbed. */
+  source: string;
+  /** Subfolder of the Go module ('' for the root): the warm-up runs there. */
+  moduleDir: string;
+  /** Identity of the tree (`<repo>@<environment commit>`): part of the env image's name. */
+  key: string;
+}
+
+/**
+ * The env layer's Go warm-up (one `RUN`): `go test -count=1 -run '^$' ./...` in
+ * `/testbed/<moduleDir>` with the proxy off (failure is fine: the instance layer and the steps
+ * compile again and validation reports why), then the tree is removed (the instance layer
+ * brings its own) and every file of the build cache gets an mtime in 2100. Go's cache rewrites
+ * the mtime of an entry it reads when that mtime is more than an hour old
+ * (cmd/go/internal/cache `used`); in an image that write copies the whole file up into the
+ * upper layer, so without the future mtime an instance layer built an hour after its env layer
+ * would copy every cache entry it reads. The path is the same as the instance's (`/testbed/...`)
+ * because the package directory is part of Go's compile action id.
+ */
+export function goWarmCommand(moduleDir: string): string {
+  return [
+    `cd /testbed/${moduleDir}`,
+    `(GOPROXY=off GOFLAGS=-mod=mod go test -count=1 -run '^$' ./... >/dev/null 2>&1 || true)`,
+    'cd / && find /testbed -mindepth 1 -delete',
+    `find "$(go env GOCACHE)" -type f -exec touch -d '2100-01-01 00:00:00' {} +`,
+  ].join(' && ');
+}
+
+/**
  * Env layer: the dependencies at the environment commit. Go: `go.mod`/`go.sum` and
  * `go mod download` (inside the build, over the bridge network), or — `goModCache` given — a
  * module cache filled on the host and copied in; when the fix changes `go.mod` (a dependency
  * bump), `fix.go.mod`/`fix.go.sum` (the files after the fix) are downloaded into the same module
- * cache, so the fixed code compiles with the test steps' `GOPROXY=off`. C: nothing beyond the
- * base. Python: a `requirements.txt` when the repository has one.
+ * cache, so the fixed code compiles with the test steps' `GOPROXY=off`; with `goWarm`, the Go
+ * build cache of the repository at the environment commit (see {@link goWarmCommand}). C: the
+ * kept meson build of `cBuild`. Python: a `requirements.txt` when the repository has one.
  * @param depFiles dependency files at the environment commit: name -> content (Go also
  *   `fix.go.mod` / `fix.go.sum` when the fix changes them)
+ * @param goWarm Go: the tree at the environment commit whose build cache the layer keeps
  */
 export function envRecipe(
   prefix: string,
@@ -175,6 +211,7 @@ export function envRecipe(
   depFiles: Record<string, string>,
   goModCache?: string,
   cBuild?: CBuildSpec,
+  goWarm?: GoWarmSpec,
 ): ImageRecipe {
   const lines = [`FROM ${baseName}`, 'WORKDIR /testbed'];
   const inline: Record<string, string> = {};
@@ -205,6 +242,10 @@ export function envRecipe(
         depFiles['fix.go.mod'] === undefined
           ? 'host-modcache'
           : `host-modcache:${hashJson([depFiles['fix.go.mod'], depFiles['fix.go.sum'] ?? ''])}`;
+      // the go.mod files of a monorepo module's local replace targets (`_local/...`) are part of
+      // its module graph
+      const locals = Object.entries(depFiles).filter(([k]) => k.includes('_local/'));
+      if (locals.length > 0) cacheKey += `:${hashJson(locals)}`;
       lines.push('COPY gomodcache /root/go/pkg/mod', 'ENV GOMODCACHE=/root/go/pkg/mod');
     } else {
       const fix = depFiles['fix.go.mod'] !== undefined;
@@ -229,6 +270,11 @@ export function envRecipe(
       'COPY warm_test.go /tmp/warm/',
       `RUN cd /tmp/warm && printf 'module warm\\n\\ngo 1.21\\n' > go.mod && GOPROXY=off go test -count=1 -run '^$' . >/dev/null && go vet . && rm -rf /tmp/warm`,
     );
+  }
+  if (recipe === 'go' && goWarm) {
+    copies['envsrc'] = goWarm.source;
+    cacheKey += `|go-build:${goWarm.key}`;
+    lines.push('COPY envsrc/ /testbed/', `RUN ${goWarmCommand(goWarm.moduleDir)}`);
   }
   if (recipe === 'python' && depFiles['requirements.txt'] !== undefined) {
     inline['requirements.txt'] = depFiles['requirements.txt'];

@@ -560,7 +560,9 @@ export async function absentFiles(repoDir: string, commit: string): Promise<Abse
  *
  * When the mirror lacks blobs of `commit`'s tree (issue 21: a snapshot without some large
  * documents), the export goes on only if every absent file is a document no test reads
- * ({@link isDocumentPath}): the commit, its trees and the present blobs are copied into `dest`
+ * ({@link isDocumentPath}) or that `unread` says the build never opens (a monorepo folder's
+ * instance: the files its resolve listed in `absent_files`): the commit, its trees and the
+ * present blobs are copied into `dest`
  * (`git pack-objects` | `git index-pack`, `commit` marked shallow), and the absent files are
  * left out of the work tree (sparse checkout, skip-worktree), so `git status` stays clean.
  * @returns the files left out (`[]` for a complete mirror): the caller records them in the
@@ -573,9 +575,10 @@ export async function exportCleanRepo(
   mirrorDir: string,
   commit: string,
   dest: string,
+  unread: (path: string) => boolean = () => false,
 ): Promise<AbsentFile[]> {
   const absent = await absentFiles(mirrorDir, commit);
-  const needed = absent.filter((f) => !isDocumentPath(f.path));
+  const needed = absent.filter((f) => !isDocumentPath(f.path) && !unread(f.path));
   if (needed.length > 0)
     throw new TelebenchError(
       'source_objects_missing',

@@ -5,7 +5,7 @@
  * (`go version`, `gcc -dumpfullversion`, `python3 --version`); a Go toolchain older than go.mod's
  * `go` line skips the instance as `toolchain_mismatch` before anything runs.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
@@ -19,6 +19,7 @@ import {
   instanceRecipe,
   writeContext,
   type CBuildSpec,
+  type GoWarmSpec,
   type ImageRecipe,
   type RecipeName,
 } from '../../../pipeline/providers/docker/recipes.js';
@@ -300,7 +301,9 @@ export type BuildSubject = Pick<
   | 'patch'
 > &
   /** Absent for a released row (it keeps no merge commit): the env layer then has no fix go.mod. */
-  Partial<Pick<Resolved, 'merge_commit'>>;
+  Partial<Pick<Resolved, 'merge_commit'>> &
+  /** Files resolve found absent and unread (reads.ts): the source export goes on without them. */
+  Partial<Pick<Resolved, 'absent_files'>>;
 
 /**
  * Checks the image contract of a built instance image once per image id (kv
@@ -344,12 +347,30 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   }
   let goModCache: string | undefined;
   if (recipe === 'go' && s.go_modules === 'host' && depFiles['go.mod'] !== undefined) {
-    goModCache = await hostModCache(bc.stateDir, depFiles);
+    goModCache = await hostModCache(bc.stateDir, depFiles, module_dir);
   }
   const cEnv = recipe === 'c-meson' && spec ? await cEnvironment(res, bc, mirror, spec) : undefined;
-  const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, goModCache, cEnv?.spec);
+  const goWarm = recipe === 'go' ? goWarmSpec(res, bc, module_dir) : undefined;
+  const env = envRecipe(
+    s.image_prefix,
+    recipe,
+    base.name,
+    depFiles,
+    goModCache,
+    cEnv?.spec,
+    goWarm,
+  );
   if (cEnv && !(await bc.docker.hasImage(env.name))) {
     await envRepoOnce(mirror, res.environment_setup_commit, cEnv.spec.source, true);
+  } else if (goWarm && !(await bc.docker.hasImage(env.name))) {
+    // one export per env tree in this process (the items of one environment commit build at once)
+    let p = envTrees.get(goWarm.source);
+    if (!p) {
+      p = exportEnvTree(mirror, res.environment_setup_commit, goWarm.source, bc, unreadOf(res));
+      envTrees.set(goWarm.source, p);
+      p.catch(() => envTrees.delete(goWarm.source));
+    }
+    await p;
   }
   const tEnv = await ensureImage(bc, env, { 'telebench.parent': base.name }).catch(
     (err: unknown) => {
@@ -406,7 +427,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
       (cDelta !== undefined && (await bc.docker.hasImage((inst = instanceOf(true)).name))));
   if (!built) {
     inst = instanceOf(false);
-    await exportCleanRepo(mirror, res.base_commit, source_dir);
+    await exportCleanRepo(mirror, res.base_commit, source_dir, unreadOf(res));
     if (cEnv && cDelta && delta) {
       instanceGit = await cInstanceGit(mirror, res, cEnv.spec.source, source_dir, cDelta.dir);
       // null: the history since the env commit is incomplete; the whole clean .git replaces it
@@ -513,6 +534,50 @@ async function cInstanceGit(
     envGit: join(envSource, '.git'),
     destGit: `${deltaDir}.git`,
   });
+}
+
+/** The files resolve recorded as absent and unread: a source export goes on without them. */
+function unreadOf(res: BuildSubject): (path: string) => boolean {
+  const paths = new Set((res.absent_files ?? []).map((f) => f.path));
+  return (p) => paths.has(p);
+}
+
+/**
+ * Where a Go instance's env layer gets the tree whose build cache it keeps:
+ * `<state>/swe5g/envsrc/<owner+name>@<environment_setup_commit>` (written by
+ * {@link exportEnvTree} only when the env image is built). Instances of one environment commit
+ * (and module folder) share it, and so their env image.
+ */
+function goWarmSpec(res: BuildSubject, bc: BuildContext, moduleDir: string): GoWarmSpec {
+  const tag = `${res.repo.replace('/', '+')}@${res.environment_setup_commit}`;
+  return {
+    source: join(bc.stateDir, 'swe5g', 'envsrc', tag),
+    moduleDir,
+    key: `${res.repo}@${res.environment_setup_commit}:${moduleDir}`,
+  };
+}
+
+/**
+ * Writes the tree of `commit` into `dest` without `.git` (through `exportCleanRepo`, so a mirror
+ * that lacks only documents still exports; the absent files are logged). Written beside and
+ * renamed, so a killed export leaves no half tree.
+ * @throws TelebenchError `source_objects_missing` (content) / `git_export_failed` (infra) as
+ *   `exportCleanRepo`
+ */
+async function exportEnvTree(
+  mirror: string,
+  commit: string,
+  dest: string,
+  bc: BuildContext,
+  unread: (path: string) => boolean,
+): Promise<void> {
+  const part = `${dest}.part`;
+  const absent = await exportCleanRepo(mirror, commit, part, unread);
+  for (const f of absent)
+    bc.log?.(`environment commit ${commit}: ${f.path} (${f.object}) absent from the mirror`);
+  rmSync(join(part, '.git'), { recursive: true, force: true });
+  rmSync(dest, { recursive: true, force: true });
+  renameSync(part, dest);
 }
 const subprojectRuns = new Map<
   string,
@@ -630,7 +695,9 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   // 3, merged with the registry environment's 3 above)
   // 5: a C env layer holds the env commit's clean repository; the instance layer's `.git` adds
   // only the commits after it (c-git.ts)
-  version: 5,
+  // 6: the Go env layer holds the build cache of the environment commit (instance layers add
+  // only what the base commit changes)
+  version: 6,
   // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
   needs: ['swe5g.resolve', 'swe5g.testgen'],
   itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),

@@ -5,13 +5,14 @@
  * reading of a failed module download as `dependency_unavailable` with the module and version.
  */
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, posix, relative } from 'node:path';
 import type * as Zx from 'zx';
 import { TelebenchError } from '../../../pipeline/errors.js';
 import { fileAt, hostEnv } from '../../../pipeline/providers/git/repo.js';
 import { hashJson } from '../../../pipeline/hash.js';
 import { lazy } from '../../../pipeline/lazy.js';
 import type { Resolved } from '../types.js';
+import { goReplaceDirs } from '../resolve/reads.js';
 
 const zx = lazy<typeof Zx>('zx');
 
@@ -19,7 +20,10 @@ const zx = lazy<typeof Zx>('zx');
  * The Go dependency files of an instance's env layer: `go.mod`/`go.sum` at
  * `environment_setup_commit`, plus `fix.go.mod`/`fix.go.sum` at `merge_commit` when they differ
  * (the patch is base..merge of the non-test files, so these are the files after the fix); without
- * a `merge_commit` (a released row rebuilt by `telebench verify`) only the former.
+ * a `merge_commit` (a released row rebuilt by `telebench verify`) only the former. A module with
+ * local `replace` folders (a Magma folder's `=> ../../../orc8r/lib/go`) also gets their go.mod
+ * files as `_local/<folder>/go.mod` (`fix._local/...` after the fix), which `go mod download`
+ * needs to load the module graph ({@link downloadFiles}; `go_modules: host` only).
  * @param mirror the repository's bare mirror; @param moduleDir the module's folder ('' = root)
  * @returns name -> content (absent names: the file does not exist at that commit)
  */
@@ -35,6 +39,14 @@ export async function goDepFiles(
     const text = await at(res.environment_setup_commit, n);
     if (text !== undefined) out[n] = text;
   }
+  // a monorepo module's local replace folders: their go.mod files are part of the module graph
+  const locals = async (goMod: string, commit: string, prefix: string): Promise<void> => {
+    for (const dir of goReplaceDirs(goMod, moduleDir)) {
+      const text = await fileAt(mirror, commit, dir ? `${dir}/go.mod` : 'go.mod');
+      if (text !== undefined) out[`${prefix}${LOCAL}${dir}/go.mod`] = text;
+    }
+  };
+  if (out['go.mod'] !== undefined) await locals(out['go.mod'], res.environment_setup_commit, '');
   // no merge commit (a released row): the files at the environment commit only
   if (out['go.mod'] === undefined || !res.merge_commit) return out;
   const fixMod = await at(res.merge_commit, 'go.mod');
@@ -45,7 +57,38 @@ export async function goDepFiles(
   ) {
     out['fix.go.mod'] = fixMod;
     out['fix.go.sum'] = fixSum ?? '';
+    await locals(fixMod, res.merge_commit, 'fix.');
   }
+  return out;
+}
+
+/** Folder of a download work tree holding the go.mod files of local replace targets. */
+const LOCAL = '_local/';
+
+/**
+ * The files of one `go mod download` work folder from {@link goDepFiles}' result (`fix`: the
+ * fix's): `go.mod` with each local `replace` target (`=> ../../orc8r/lib/go`) pointed at
+ * `./_local/<repository folder>`, `go.sum`, and `_local/<folder>/go.mod` for each target, so the
+ * module graph of a monorepo module (Magma) loads without the rest of the repository. Without
+ * local replaces: `go.mod` and `go.sum` as they are.
+ * @param moduleDir the module's folder in the repository ('' for the root)
+ */
+export function downloadFiles(
+  depFiles: Record<string, string>,
+  fix: boolean,
+  moduleDir: string,
+): Record<string, string> {
+  const p = fix ? 'fix.' : '';
+  const out: Record<string, string> = { 'go.sum': depFiles[`${p}go.sum`] ?? '' };
+  for (const [k, v] of Object.entries(depFiles))
+    if (k.startsWith(`${p}${LOCAL}`)) out[k.slice(p.length)] = v;
+  out['go.mod'] = (depFiles[`${p}go.mod`] ?? '').replace(
+    /=>(\s*)(\.{1,2}\/\S*|\.{1,2})(?=\s|$)/g,
+    (all, space: string, rel: string) => {
+      const dir = posix.normalize(posix.join(moduleDir || '.', rel));
+      return out[`${LOCAL}${dir}/go.mod`] !== undefined ? `=>${space}./${LOCAL}${dir}` : all;
+    },
+  );
   return out;
 }
 
@@ -167,6 +210,7 @@ function hostHas(downloads: string, moduleAtVersion: string): string[] {
  * module the host already holds is never downloaded again and a module the proxy refuses still
  * builds.
  * @param depFiles {@link goDepFiles}' result
+ * @param moduleDir the module's folder (its go.mod's local `replace` targets are relative to it)
  * @returns the cache folder (only these go.mod files' modules: it is copied into the env image)
  * @throws TelebenchError `dependency_unavailable` (tier infra) naming `module@version`, what the
  *   host cache holds of it and what the proxy said (`permanent` for 403/404/410 or an unknown
@@ -175,6 +219,7 @@ function hostHas(downloads: string, moduleAtVersion: string): string[] {
 export async function hostModCache(
   stateDir: string,
   depFiles: Record<string, string>,
+  moduleDir = '',
 ): Promise<string> {
   const key = hashJson(depFiles).slice(0, 16);
   const cache = join(stateDir, 'swe5g', 'gomodcache', key);
@@ -183,9 +228,12 @@ export async function hostModCache(
   if (depFiles['fix.go.mod'] !== undefined)
     works.push({ dir: join(cache, 'work-fix'), mod: 'fix.go.mod', sum: 'fix.go.sum' });
   for (const w of works) {
-    mkdirSync(w.dir, { recursive: true });
-    writeFileSync(join(w.dir, 'go.mod'), depFiles[w.mod] ?? '');
-    writeFileSync(join(w.dir, 'go.sum'), depFiles[w.sum] ?? '');
+    for (const [rel, text] of Object.entries(
+      downloadFiles(depFiles, w.mod === 'fix.go.mod', moduleDir),
+    )) {
+      mkdirSync(dirname(join(w.dir, rel)), { recursive: true });
+      writeFileSync(join(w.dir, rel), text);
+    }
   }
   const userEnv = hostEnv(GO_ENV_VARS);
   const goEnv = async (name: string): Promise<string> =>

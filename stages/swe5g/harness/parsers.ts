@@ -24,7 +24,12 @@ export interface ParsedRun {
   build_failures: string[];
   /** Packages/suites that failed without a failing test (panic in init, TestMain, timeout). */
   package_failures: string[];
-  /** True when the test framework reported a timeout (`panic: test timed out`, meson TIMEOUT). */
+  /**
+   * True when a timeout ended the run, so the tests after it have no result (Go's `panic: test
+   * timed out` kills the test binary). Not set for meson's per-test TIMEOUT: meson kills that one
+   * test and goes on, so the test is `fail` and the others keep their results (as SWE-bench's
+   * parsers count any status but a pass as failing).
+   */
   timed_out: boolean;
   /** Tests with contradicting terminal results in one log (forgery or a corrupt log). */
   conflicts?: string[];
@@ -355,7 +360,6 @@ export function parseMesonTestLog(text: string, introspectTests?: string, repeat
     }
   }
   const results: Results = new Map();
-  let timed_out = false;
   for (const line of text.split('\n')) {
     if (!line.trim().startsWith('{')) continue;
     let ev: { name?: unknown; suite?: unknown; result?: unknown };
@@ -377,7 +381,6 @@ export function parseMesonTestLog(text: string, introspectTests?: string, repeat
     const first = suites[0] ?? 'meson';
     const suite = first.includes(':') ? first.slice(first.indexOf(':') + 1) : first;
     const result = String(ev.result ?? '');
-    if (result === 'TIMEOUT') timed_out = true;
     recordResult(
       results,
       `${suite}::${name}`,
@@ -385,7 +388,7 @@ export function parseMesonTestLog(text: string, introspectTests?: string, repeat
     );
   }
   const { tests, conflicts, flaky } = settle(results, repeats);
-  return { tests, build_failures: [], package_failures: [], timed_out, conflicts, flaky };
+  return { tests, build_failures: [], package_failures: [], timed_out: false, conflicts, flaky };
 }
 
 /**

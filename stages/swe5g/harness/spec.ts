@@ -92,7 +92,8 @@ function testFileDirs(patch: string): string[] {
  * - `python`: the directories of the test files the test patches touch (`'all'` when none);
  * - `go`: the directories the fix touches (`sourceDirs`, `Resolved.test_dirs`) plus those of the
  *   test files the test patches touch, sorted.
- * Paths are made relative to `moduleDir` (a Go module in a sub-folder; `'.'` for the module root).
+ * Paths are made relative to `moduleDir` (a Go module in a sub-folder; `'.'` for the module root);
+ * directories outside `moduleDir` are left out (the steps run inside it).
  * @param opts.sourceDirs repository-relative directories of the fix's non-test files
  * @param opts.testPatches unified diffs of the test files (`test_patch`, `f2p_test_patch`, or a
  *   released row's combined `test_patch`); empty strings are allowed
@@ -113,12 +114,17 @@ export function selectTestDirs(opts: {
       : d === moduleDir
         ? '.'
         : d;
-  const testDirs = opts.testPatches.flatMap(testFileDirs);
+  // a monorepo folder's steps run inside it: a directory outside belongs to another entry (a
+  // Magma fix touching lte/gateway/python/scripts ran pytest on that path from inside
+  // .../magma/subscriberdb: "file or directory not found", exit 4)
+  const inside = (d: string): boolean =>
+    !moduleDir || d === moduleDir || d.startsWith(`${moduleDir}/`);
+  const testDirs = opts.testPatches.flatMap(testFileDirs).filter(inside);
   if (recipe === 'python') {
     const pyDirs = [...new Set(testDirs.map(rel))].sort();
     return pyDirs.length ? pyDirs : 'all';
   }
-  return [...new Set([...opts.sourceDirs, ...testDirs].map(rel))].sort();
+  return [...new Set([...opts.sourceDirs.filter(inside), ...testDirs].map(rel))].sort();
 }
 
 /**

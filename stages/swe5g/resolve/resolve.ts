@@ -1,8 +1,8 @@
 /**
  * `swe5g.resolve`: from a kept Candidate to a Resolved record: the fix diff
  * `base_commit..merge_commit` split into `patch` (source) and `test_patch` (test files, by path),
- * `environment_setup_commit` (the base; for C the commit that last set the configure state after
- * the version tag, c-configure.ts), `version` (go.mod `go` line, else the newest tag reaching the base)
+ * `environment_setup_commit` (Go: the commit that last set go.mod/go.sum; C: the commit that
+ * last set the configure state after the version tag, c-configure.ts; else the base), `version` (go.mod `go` line, else the newest tag reaching the base)
  * and `test_dirs` (the Go packages / C and Python source folders the fix touches, see packages.ts). Works on a bare mirror per repository in the
  * state folder (`<state>/git/<owner>+<name>.git`), cloned from a local mirror when
  * the mirrors folder has one (`swe5g.mining.mirrors_dir`, `$TELEBENCH_MIRRORS_DIR`, else
@@ -30,6 +30,8 @@ import { packageDirs } from './packages.js';
 import { type HasSwe5g } from '../config.js';
 import { gitUrlBase, mirrorsDir } from '../mine/source.js';
 import { swe5gFilter } from '../filter/filter.js';
+import { registryById, type RegistryEntry } from '../registry.js';
+import { entryReads } from './reads.js';
 import { configureStateCommit } from './c-configure.js';
 
 /** Local folder of the bare mirror of `owner/name` inside the state folder. */
@@ -69,13 +71,43 @@ async function tagCommit(mirrorDir: string, tag: string): Promise<string> {
 }
 
 /**
+ * A Go instance's `environment_setup_commit`: the newest first-parent ancestor of `base` (or
+ * `base` itself) that changed the module's `go.mod` or `go.sum`. No first-parent commit between it
+ * and `base` touches them, so its dependency files are the base's (checked; `base` when they
+ * differ or no commit names them). The instances of one dependency state share this commit, so
+ * they share one env layer, and it holds that commit's Go build cache (issue 21, layers;
+ * SWE-bench likewise shares one environment per version); each instance layer compiles only what
+ * changed since.
+ * @param moduleDir the module's folder in the repository ('' for the root)
+ */
+export async function goEnvironmentCommit(
+  mirrorDir: string,
+  base: string,
+  moduleDir: string,
+): Promise<string> {
+  const files = ['go.mod', 'go.sum'].map((f) => join(moduleDir, f));
+  const out = (
+    await git(mirrorDir).raw(['log', '-1', '--first-parent', '--format=%H', base, '--', ...files])
+  ).trim();
+  if (!out || out === base) return base;
+  for (const f of files)
+    if ((await fileAt(mirrorDir, out, f)) !== (await fileAt(mirrorDir, base, f))) return base;
+  return out;
+}
+
+/**
  * Resolves one candidate against a mirror that holds both commits.
  * @throws SkipItem `base_commit_mismatch` when `base_commit` is not the first parent of
  *   `merge_commit`; `empty_patch` when the fix changes no source file; `object_missing` when the
  *   mirror lacks files of `base_commit` a build or test may read (the list is in the detail;
- *   absent documents and images are only listed in `absent_files`)
+ *   absent documents and images, and for a monorepo folder `entry` the files outside what it
+ *   reads (reads.ts), are only listed in `absent_files`)
  */
-export async function resolveCandidate(mirrorDir: string, cand: Candidate): Promise<Resolved> {
+export async function resolveCandidate(
+  mirrorDir: string,
+  cand: Candidate,
+  entry?: Pick<RegistryEntry, 'path' | 'language' | 'reads'>,
+): Promise<Resolved> {
   const merge = await commitInfo(mirrorDir, cand.merge_commit);
   if (merge.parents[0] !== cand.base_commit) {
     throw new SkipItem(
@@ -85,7 +117,9 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
     );
   }
   const absent = await absentFiles(mirrorDir, cand.base_commit);
-  const needed = absent.filter((f) => !isDocumentPath(f.path));
+  const read =
+    absent.length > 0 && entry ? await entryReads(mirrorDir, cand.base_commit, entry) : () => true;
+  const needed = absent.filter((f) => !isDocumentPath(f.path) && read(f.path));
   if (needed.length > 0)
     throw new SkipItem(
       'object_missing',
@@ -102,11 +136,13 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
     });
   }
   let version = '';
-  if (cand.language === 'go') {
-    const goMod = await fileAt(mirrorDir, cand.base_commit, 'go.mod');
-    version = (goMod && goDirective(goMod)) ?? '';
-  }
   let envCommit = cand.base_commit;
+  if (cand.language === 'go') {
+    const moduleDir = cand.registry_id.includes(':') ? cand.registry_id.split(':')[1]! : '';
+    const goMod = await fileAt(mirrorDir, cand.base_commit, join(moduleDir, 'go.mod'));
+    version = (goMod && goDirective(goMod)) ?? '';
+    envCommit = await goEnvironmentCommit(mirrorDir, cand.base_commit, moduleDir);
+  }
   if (!version) {
     version = (await tagsReaching(mirrorDir, cand.base_commit))[0] ?? '';
     // C: the commit that last set the configure state after the version's tag (the tag when
@@ -125,9 +161,10 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
     ...cand,
     patch: split.patch,
     test_patch: split.test_patch,
-    // Go and Python: one repository state per instance keeps env images exact, and env layers
-    // are still shared when go.mod/go.sum are equal (the env recipe hashes only the dependency
-    // files). C: the configure state's commit, whose kept build its instances share.
+    // Go: the commit that last set go.mod/go.sum (see goEnvironmentCommit), whose build cache
+    // the instances of that dependency state share. Python: the base commit. C: the commit that
+    // last set meson's configure state after the version tag (c-configure.ts), whose kept build
+    // the instances of that configure state share.
     environment_setup_commit: envCommit,
     version,
     test_dirs,
@@ -143,8 +180,11 @@ export async function resolveCandidate(mirrorDir: string, cand: Candidate): Prom
 export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
   name: 'swe5g.resolve',
   // 2: object_missing / absent_files (issue 21); 3: a C instance's environment_setup_commit is
-  // its version tag's commit; 4: the commit that last set the configure state after that tag
-  version: 4,
+  // its version tag's commit; 4: a Go instance's is the commit that last set go.mod/go.sum (its
+  // env layer's build cache is shared), and go.mod is read in the module's folder; 5: a
+  // monorepo folder's absent files outside what it reads are listed, not object_missing; 6: a C
+  // instance's is the commit that last set meson's configure state after the version tag
+  version: 6,
   needs: ['swe5g.filter'],
   itemNeeds: sameKeyIn('swe5g.filter'),
   description:
@@ -163,6 +203,9 @@ export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
     const source = mirrorSource(cand.repo, gitUrlBase(ctx), mirrorsDir(ctx));
     const dir = mirrorPath(ctx.stateDir, cand.repo);
     await ensureMirror(source, dir, [cand.base_commit, cand.merge_commit]);
-    return resolveCandidate(dir, cand);
+    const registry = ctx.memo('swe5g.resolve.registry', () =>
+      registryById(ctx.config, ctx.configFile),
+    );
+    return resolveCandidate(dir, cand, registry.get(cand.registry_id));
   },
 });

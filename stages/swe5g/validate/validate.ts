@@ -403,8 +403,9 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   name: 'swe5g.validate',
   // 2: test dirs are Go packages / source folders (packages.ts), not every touched dir;
   // 3: repeats in fresh processes/containers (issue 21), the harness's step log format (issue 22);
-  // 4: C registry `environment`: kept-build steps over the selected tests, first error lines
-  version: 4,
+  // 4: C registry `environment`: kept-build steps over the selected tests, first error lines;
+  // 5: a meson per-test TIMEOUT is that test failing, not a `timeout` skip of the instance
+  version: 5,
   needs: ['swe5g.build', 'swe5g.testgen'],
   description:
     'Three-step validation: existing tests pass at the parent, F2P tests fail there and pass after the fix (3 runs).',

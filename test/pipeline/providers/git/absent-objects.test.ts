@@ -2,7 +2,10 @@
  * Issue 21, "Missing objects", on real repositories built here whose mirror lacks blobs (loose
  * object files removed, as in the Magma snapshot that lacks a `.docx` and some `.gif`s): the
  * source export goes on without documents and lists them; a missing source file stops it with the
- * list; swe5g.resolve records the documents (`absent_files`) or skips with `object_missing`.
+ * list; swe5g.resolve records the documents (`absent_files`) or skips with `object_missing`. For a
+ * monorepo folder (Magma's registry entries), a file absent outside what the folder reads (its
+ * path, its `reads`, its go.mod's local `replace` folders; Magma's snapshot lacks the
+ * `cn/deploy/helm/templates/virtctl` binary) is listed, and the export goes on without it.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { absentFiles, exportCleanRepo } from '../../../../pipeline/providers/git/repo.js';
 import { resolveCandidate } from '../../../../stages/swe5g/resolve/resolve.js';
+import { goReplaceDirs } from '../../../../stages/swe5g/resolve/reads.js';
 import { SkipItem, TelebenchError } from '../../../../pipeline/errors.js';
 import { buildFixture, type Fixture } from '../../../fixtures/repos/builder.js';
 
@@ -44,6 +48,12 @@ beforeAll(() => {
       'lte/b.go': 'package lte\n\nfunc B() int { return 2 }\n',
       'docs/guide.docx': 'PK\u0003\u0004 a word document',
       'docs/pics/flow.gif': 'GIF89a an image',
+      'feg/radius/src/go.mod':
+        'module fbc/cwf/radius\n\ngo 1.21\n\nreplace (\n\tfbc/lib/go/machine => ../lib/go/machine\n\tmagma/orc8r/lib/go => ../../../orc8r/lib/go\n\texample.com/x => example.com/y v1.0.0\n)\n',
+      'feg/radius/src/main.go': 'package main\n\nfunc main() {}\n',
+      'feg/radius/lib/go/machine/m.go': 'package machine\n',
+      'orc8r/lib/go/l.go': 'package lib\n',
+      'cn/deploy/helm/templates/virtctl': '\u007fELF a binary no test reads',
     },
     fix: { 'lte/a.go': 'package lte\n\nfunc A() int { return 3 }\n' },
   });
@@ -84,5 +94,52 @@ describe('a mirror that lacks some blobs', () => {
     expect(skip).toBeInstanceOf(SkipItem);
     expect(skip).toMatchObject({ code: 'object_missing' });
     expect((skip as Error).message).toMatch(/lte\/b\.go/);
+  });
+
+  it('a monorepo folder goes on without a file outside what it reads; one it reads still stops it', async () => {
+    const mirror = mirrorWithout('helm-gone.git', ['cn/deploy/helm/templates/virtctl']);
+    const radius = { ...fx.candidate, registry_id: 'magma/magma:feg/radius/src' };
+    const entry = { path: 'feg/radius/src', language: 'go' as const, reads: [] };
+    const res = await resolveCandidate(mirror, radius, entry);
+    expect(res.absent_files!.map((f) => f.path)).toEqual(['cn/deploy/helm/templates/virtctl']);
+    // the build's export is told which absent files are unread; without that it refuses
+    const dest = join(root, 'export-helm');
+    const unread = (p: string): boolean => p === 'cn/deploy/helm/templates/virtctl';
+    await exportCleanRepo(mirror, fx.candidate.base_commit, dest, unread);
+    expect(existsSync(join(dest, 'orc8r', 'lib', 'go', 'l.go'))).toBe(true);
+    expect(git(dest, 'status', '--porcelain')).toBe('');
+    await expect(
+      exportCleanRepo(mirror, fx.candidate.base_commit, join(root, 'export-helm2')),
+    ).rejects.toMatchObject({ code: 'source_objects_missing' });
+    // a whole-repository entry reads everything
+    await expect(resolveCandidate(mirror, fx.candidate)).rejects.toMatchObject({
+      code: 'object_missing',
+    });
+    // a Python folder reads its `reads` folders
+    const py = { ...fx.candidate, registry_id: 'magma/magma:lte', language: 'python' as const };
+    const libGone = mirrorWithout('lib-gone.git', ['orc8r/lib/go/l.go']);
+    const outside = await resolveCandidate(libGone, py, {
+      path: 'lte',
+      language: 'python',
+      reads: ['orc8r/gateway/python'],
+    });
+    expect(outside.absent_files!.map((f) => f.path)).toEqual(['orc8r/lib/go/l.go']);
+    await expect(
+      resolveCandidate(libGone, py, { path: 'lte', language: 'python', reads: ['orc8r'] }),
+    ).rejects.toMatchObject({ code: 'object_missing' });
+    // and a Go module its go.mod's local replace folders
+    const skip = await resolveCandidate(libGone, radius, entry).catch((e: unknown) => e);
+    expect(skip).toBeInstanceOf(SkipItem);
+    expect((skip as Error).message).toContain('orc8r/lib/go/l.go');
+  });
+
+  it('goReplaceDirs: local replace folders relative to the module, not module paths', () => {
+    const goMod =
+      'replace (\n\ta => ../lib/go/machine\n\tb => ../../../orc8r/lib/go\n\tc => example.com/y v1.0.0\n\td => ./sub\n)\nreplace e => ../../../../outside\n';
+    expect(goReplaceDirs(goMod, 'feg/radius/src')).toEqual([
+      'feg/radius/lib/go/machine',
+      'orc8r/lib/go',
+      'feg/radius/src/sub',
+    ]);
   });
 });

@@ -53,6 +53,37 @@ describe('selectTestDirs', () => {
     ).toBe('all');
   });
 
+  it('a monorepo folder: directories outside it are left out (its steps run inside it)', () => {
+    const folder = 'lte/gateway/python/magma/subscriberdb';
+    expect(
+      selectTestDirs({
+        recipe: 'python',
+        scope: 'touched',
+        moduleDir: folder,
+        sourceDirs: [`${folder}/protocols`],
+        testPatches: [touched('lte/gateway/python/scripts/test_cli.py')],
+      }),
+    ).toBe('all');
+    expect(
+      selectTestDirs({
+        recipe: 'python',
+        scope: 'touched',
+        moduleDir: folder,
+        sourceDirs: [],
+        testPatches: [touched(`${folder}/tests/x_tests.py`), touched('orc8r/t/test_y.py')],
+      }),
+    ).toEqual(['tests']);
+    expect(
+      selectTestDirs({
+        recipe: 'go',
+        scope: 'touched',
+        moduleDir: 'feg/radius/src',
+        sourceDirs: ['feg/radius/src/server', 'orc8r/lib/go/service'],
+        testPatches: [touched('orc8r/lib/go/x_test.go')],
+      }),
+    ).toEqual(['server']);
+  });
+
   it('scope repo and the C meson recipe run every test', () => {
     const base = { moduleDir: '', sourceDirs: ['src'], testPatches: [touched('tests/t.c')] };
     expect(selectTestDirs({ ...base, recipe: 'go', scope: 'repo' })).toBe('all');
