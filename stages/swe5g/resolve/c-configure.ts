@@ -13,7 +13,7 @@
  * `misc/db/open5gs-dbctl`, and host tools (git, `[`). The rule takes the first five kinds by
  * name; copied files are not taken (a changed copy is re-copied, meson does not reconfigure).
  */
-import { git } from '../../../pipeline/providers/git/repo.js';
+import { lastFirstParentChange } from './env-commit.js';
 
 /**
  * Whether a repository-relative path is a meson configure input: a `meson.build`,
@@ -45,20 +45,11 @@ export async function configureStateCommit(
   tagCommit: string,
   baseCommit: string,
 ): Promise<string> {
-  const out = await git(mirror).raw([
-    'log',
-    '--first-parent',
-    '--diff-merges=first-parent',
-    '--name-only',
-    '-z',
-    '--format=%x01%H',
-    `${tagCommit}..${baseCommit}`,
-  ]);
-  // newest first, per commit: "\x01<sha>\0\n<path>\0<path>\0..." (paths verbatim)
-  for (const chunk of out.split('\x01').slice(1)) {
-    const [head = '', ...rest] = chunk.split('\0');
-    const files = rest.map((p, i) => (i === 0 ? p.replace(/^\n/, '') : p)).filter(Boolean);
-    if (files.some(isConfigureInput)) return head.trim();
-  }
-  return tagCommit;
+  return (
+    (await lastFirstParentChange(mirror, {
+      base: baseCommit,
+      since: tagCommit,
+      accept: isConfigureInput,
+    })) ?? tagCommit
+  );
 }

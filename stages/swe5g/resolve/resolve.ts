@@ -33,6 +33,7 @@ import { swe5gFilter } from '../filter/filter.js';
 import { registryById, type RegistryEntry } from '../registry.js';
 import { entryReads } from './reads.js';
 import { configureStateCommit } from './c-configure.js';
+import { lastFirstParentChange } from './env-commit.js';
 
 /** Local folder of the bare mirror of `owner/name` inside the state folder. */
 export function mirrorPath(stateDir: string, repo: string): string {
@@ -86,9 +87,7 @@ export async function goEnvironmentCommit(
   moduleDir: string,
 ): Promise<string> {
   const files = ['go.mod', 'go.sum'].map((f) => join(moduleDir, f));
-  const out = (
-    await git(mirrorDir).raw(['log', '-1', '--first-parent', '--format=%H', base, '--', ...files])
-  ).trim();
+  const out = await lastFirstParentChange(mirrorDir, { base, pathspec: files });
   if (!out || out === base) return base;
   for (const f of files)
     if ((await fileAt(mirrorDir, out, f)) !== (await fileAt(mirrorDir, base, f))) return base;
