@@ -159,7 +159,7 @@ const RUNS: Record<string, () => Promise<void>> = {
     const r = await cli('o5gs', ex, ['run', 'swe5g', '--limit', '1', '--only', 'swe5g.mine']);
     expect(r.stderr).toMatch(/swe5g\.mine: completed — 1 done/);
   },
-  // Real Magma history: one folder's mining (the whole repository is walked once; the six
+  // Real Magma history: one folder's mining (the whole repository is walked once; the seven
   // instances' outcomes are in docs/results/magma.md)
   'magma-real-history.yaml': async () => {
     const ex = 'magma-real-history.yaml';
