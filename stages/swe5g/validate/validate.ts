@@ -379,16 +379,12 @@ export function registrySelection(env: EnvironmentSpec, patch: string): TestSele
  * `max`, each cut to 300 characters; the last non-empty lines when none matches.
  */
 export function firstErrorLines(log: string, max = 5): string[] {
-  const esc = String.fromCharCode(27); // terminal colour codes (meson, gcc) are not text
-  const lines = log.split('\n').map((l) =>
-    l
-      .split(esc)
-      .join('')
-      .replace(/\[[0-9;]*m/g, '')
-      .trimEnd(),
-  );
+  // terminal colour codes (meson, gcc) are not text: ESC [ ... m as one sequence, so a literal
+  // `[magma/...` in a Go import path keeps its letters
+  const colour = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+  const lines = log.split('\n').map((l) => l.replace(colour, '').trimEnd());
   const re =
-    /^FAILED: |\b(error|ERROR|fatal error|undefined reference|cannot find|undefined:|No such file or directory|Dependency .* not found|not found or not usable)\b/;
+    /^FAILED: |\b(error|ERROR|fatal error|undefined reference|cannot find|No such file or directory|Dependency .* not found|not found or not usable)\b|\bundefined: /;
   const hits = lines.filter((l) => re.test(l) && !/^# command:/.test(l));
   const pick = hits.length > 0 ? hits : lines.filter((l) => l.trim() !== '').slice(-max);
   return pick.slice(0, max).map((l) => (l.length > 300 ? `${l.slice(0, 297)}...` : l));
