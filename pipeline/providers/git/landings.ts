@@ -83,20 +83,31 @@ export interface SkippedCommit {
   detail: string;
 }
 
-/** A commit read as PR `number`'s landing, before its files and messages are added. */
-export interface LandingMatch {
+/** What the history says of one PR's landing (the mined record, `GitMergedPR`, adds to it). */
+export interface LandingFacts {
+  /** GitHub PR number, or the foreign forge's number when `foreign_forge`. */
   number: number;
-  commit: WalkCommit;
   base_commit: string;
+  /** Second parent (merge) or `refs/pull/N/head`; null when neither is known. */
   pr_head: string | null;
+  /** `rebase`: the PR's own head commit is on the branch (rebase or fast-forward merge). */
   merge_style: 'merge' | 'squash' | 'rebase';
   foreign_forge: boolean;
+  /** The evidence that matched the commit to PR `number`. */
   evidence: LandingEvidence;
-  /** Why (shown in the mining report). */
+  /** Why this commit is read as the landing of PR `number` (shown in the mining report). */
   landing: string;
+  /** PR title when the history carries it (merge: second paragraph; squash: subject without `(#N)`). */
   title: string;
+  /** Head branch (`fix/1079-reject-nia0`) from `Merge pull request #N from owner/branch`, else ''. */
   head_ref: string;
+  /** Fork owner login from the merge subject, else the author name of the PR's last commit. */
   author: string;
+}
+
+/** A commit read as PR `number`'s landing, before its files and messages are added. */
+export interface LandingMatch extends LandingFacts {
+  commit: WalkCommit;
 }
 
 /** What {@link matchLandings} reads. */

@@ -32,6 +32,7 @@ import {
   isPrMerge,
   matchLandings,
   type LandingEvidence,
+  type LandingFacts,
   type LandingMatch,
   type SkippedCommit,
   type WalkCommit,
@@ -46,26 +47,8 @@ export type {
 const sg = lazy<typeof sgTypes>('simple-git');
 
 /** One merged PR as seen in the history. Dates are ISO 8601 (git's strict format). */
-export interface GitMergedPR {
-  /** GitHub PR number, or the foreign forge's number when `foreign_forge`. */
-  number: number;
+export interface GitMergedPR extends LandingFacts {
   merge_commit: string;
-  base_commit: string;
-  /** Second parent (merge) or `refs/pull/N/head`; null when neither is known. */
-  pr_head: string | null;
-  /** `rebase`: the PR's own head commit is on the branch (rebase or fast-forward merge). */
-  merge_style: 'merge' | 'squash' | 'rebase';
-  foreign_forge: boolean;
-  /** The evidence that matched the commit to PR `number` (`landings.ts`). */
-  evidence: LandingEvidence;
-  /** Why this commit is read as the landing of PR `number` (shown in the mining report). */
-  landing: string;
-  /** PR title when the history carries it (merge: second paragraph; squash: subject without `(#N)`). */
-  title: string;
-  /** Head branch (`fix/1079-reject-nia0`) from `Merge pull request #N from owner/branch`, else ''. */
-  head_ref: string;
-  /** Fork owner login from the merge subject, else the author name of the PR's last commit. */
-  author: string;
   /** Full messages of the PR's commits (base..head), or the squash commit's message. */
   commit_messages: string[];
   /** Author date of the earliest PR commit (the history does not know the PR's creation time). */
@@ -375,18 +358,10 @@ function describe(
   const c = l.commit;
   const key = c.parents.length >= 2 ? `${c.parents[0]!}..${c.sha}` : c.sha;
   const dates = own.map((o) => o.authored_at).sort();
+  const { commit: _, ...landing } = l;
   return {
-    number: l.number,
+    ...landing,
     merge_commit: c.sha,
-    base_commit: l.base_commit,
-    pr_head: l.pr_head,
-    merge_style: l.merge_style,
-    foreign_forge: l.foreign_forge,
-    evidence: l.evidence,
-    landing: l.landing,
-    title: l.title,
-    head_ref: l.head_ref,
-    author: l.author,
     commit_messages: c.parents.length >= 2 ? own.map((o) => o.message.trim()) : [c.message.trim()],
     first_commit_at: dates[0] ?? c.committed_at,
     merged_at: c.committed_at,
