@@ -408,7 +408,7 @@ async function validateWith(fx: Fixture, executor: Executor, state: string): Pro
  * constants in test/stages/swe5g/validate/validate.test.ts, so this file does not run the docker
  * validation again (it halved this describe's time): swarm = the constants = docker.
  */
-describe('swe5g.validate through executor swarm = through docker', { timeout: 1_800_000 }, () => {
+describe('swe5g.validate through executor swarm = through docker', () => {
   const root = mkdtempSync(join(tmpdir(), 'telebench-swarm-validate-'));
   const state = join(root, 'state');
   it.each([

@@ -354,7 +354,7 @@ describe('swe5g-eval on a test-built repository with scripted models', () => {
     expect(te.touched_test_files).toEqual(['ngap/handler_nil_test.go']);
     expect(te.resolved).toBe(false);
     expect(Object.values(te.FAIL_TO_PASS)).toEqual(['fail', 'fail']);
-  }, 1_500_000);
+  });
 
   it('multi-turn: a fix missing the second site is completed in turn 2 from the fed-back test output', async () => {
     const single = gradeOf(`m-twosite::single::none::${ID}`);
@@ -376,7 +376,7 @@ describe('swe5g-eval on a test-built repository with scripted models', () => {
     expect(fb).toContain('TestConfigUpdateNilGNbId');
     expect(fb).toContain('nil pointer dereference');
     expect(JSON.stringify(turn2.messages)).not.toContain('func call(f func(*Request)');
-  }, 1_500_000);
+  });
 
   it('grades SWE-bench predictions: gold resolves, empty does not, the exported file grades like the solver', async () => {
     const exported = join(predictionsDir(state.dir), 'm-correct.single.none.jsonl');
@@ -424,7 +424,7 @@ describe('swe5g-eval on a test-built repository with scripted models', () => {
       `external::${digest.slice(0, 12)}::invalid::line-5`,
     );
     expect(bad?.skipReason).toBe('invalid_prediction');
-  }, 1_500_000);
+  });
 
   it('reports the funnel and failure stages as counted by hand, with an HTML funnel figure', async () => {
     const cfg = config(MODELS, ['single']);
@@ -463,5 +463,5 @@ describe('swe5g-eval on a test-built repository with scripted models', () => {
     expect(page.textLength).toBeGreaterThan(200);
     // three bars (diagnosed, applied, resolved) per run
     expect(page.figures.funnel!.marks).toBe(3 * sums.size);
-  }, 1_500_000);
+  });
 });

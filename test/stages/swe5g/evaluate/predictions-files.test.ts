@@ -214,5 +214,5 @@ describe('two predictions files keep both results', () => {
     );
     expect(sums.get(`agent (a.jsonl@${da.slice(0, 8)})`)!.resolved).toBe(1);
     expect(sums.get(`agent (b.jsonl@${db.slice(0, 8)})`)!.resolved).toBe(0);
-  }, 1_800_000);
+  });
 });

@@ -105,7 +105,7 @@ describe('report swe5g-eval with nothing graded says why', () => {
     expect(md).not.toContain('| run |');
     const html = readFileSync(join(ctx.stateDir, 'swe5g-eval', 'report.html'), 'utf8');
     expect(html).toContain('No instances');
-  }, 600_000);
+  });
 
   it('instances validated by an older stage version', async () => {
     const ctx = await setup(
@@ -116,7 +116,7 @@ describe('report swe5g-eval with nothing graded says why', () => {
     expect(why).toContain(
       `1 were validated by an older version of the stage (stored v${validateStage.version - 1}, current v${validateStage.version})`,
     );
-  }, 600_000);
+  });
 
   it('validated instances without a problem statement', async () => {
     const ctx = await setup(
@@ -126,7 +126,7 @@ describe('report swe5g-eval with nothing graded says why', () => {
     const why = whyNothingGraded(ctx as never).join(' ');
     expect(why).toContain('1 validated without a problem statement');
     expect(why).toContain('--issues-from');
-  }, 600_000);
+  });
 
   it('no targets: no model and no predictions file', async () => {
     const ctx = await setup(
@@ -136,7 +136,7 @@ describe('report swe5g-eval with nothing graded says why', () => {
     const md = await swe5gEvalMarkdown(ctx as never);
     expect(md).toContain('No targets: 1 complete instance(s)');
     expect(md).toContain('`swe5g.evaluation.models` is empty');
-  }, 600_000);
+  });
 
   it('nothing finished: no solve yet, then a failed solve named with its error', async () => {
     const ctx = await setup(
@@ -153,5 +153,5 @@ describe('report swe5g-eval with nothing graded says why', () => {
     expect(why).toContain(
       'first failure: swe5g.eval.solve m::single::none::fixture__amf-1: model server at 127.0.0.1:9 refused',
     );
-  }, 600_000);
+  });
 });

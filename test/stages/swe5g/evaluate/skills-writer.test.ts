@@ -170,7 +170,7 @@ describe('skills written by a model', () => {
     expect(sent).toContain('**Key implication.**');
     expect(sent).not.toContain('authenticationRejected');
     expect(sent).not.toContain('generate_auth_data.go');
-  }, 600_000);
+  });
 
   it('with fallback none the leaking skill leaves the instance without a skill (skipped, reasons kept)', async () => {
     const { item } = await runSkills(scripted('skill-leaky'), 'none');
@@ -178,7 +178,7 @@ describe('skills written by a model', () => {
     expect(item.skipReason).toBe('skill_rejected');
     expect(item.skipDetail).toContain('skill written by skill-leaky rejected');
     expect(item.skipDetail).toContain('authenticationRejected');
-  }, 600_000);
+  });
 
   it('a clean skill is used as the model wrote it', async () => {
     const { item } = await runSkills(scripted('skill-clean'), 'template');
@@ -186,7 +186,7 @@ describe('skills written by a model', () => {
     expect(out.writer).toBe('model');
     expect(out.text).toBe(cleanSkill.trim() + '\n');
     expect(out.model_attempt?.check.ok).toBe(true);
-  }, 600_000);
+  });
 
   it('SmolLM2-135M writes a skill in process: its answer is checked like any other, never used unchecked', async () => {
     const { result, item, state } = await runSkills(

@@ -105,5 +105,5 @@ describe('multi-turn sandbox runs', () => {
       .map((r) => r.body as { messages: { role: string; content: string }[] })
       .find((b) => b.messages.filter((m) => m.role === 'user').length === 4)!;
     expect(fourth.messages.at(-1)!.content).toContain('example.com/p/ngap::TestOther');
-  }, 600_000);
+  });
 });
