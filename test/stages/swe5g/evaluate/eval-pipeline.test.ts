@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { runPipeline, storeReader } from '../../../../pipeline/runner.js';
 import { openState, type OpenState } from '../../../../pipeline/state.js';
 import { EventBus } from '../../../../pipeline/events.js';
-import { defineStage, type Pipeline, type StageContext } from '../../../../pipeline/stage.js';
+import type { Pipeline, StageContext } from '../../../../pipeline/stage.js';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
 import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
 import { resolveStage } from '../../../../stages/swe5g/resolve/resolve.js';
@@ -29,7 +29,6 @@ import {
 import { collectAttempts, swe5gEvalMarkdown } from '../../../../stages/swe5g/evaluate/report.js';
 import { summarize } from '../../../../stages/swe5g/evaluate/metrics.js';
 import { readPredictions } from '../../../../stages/swe5g/evaluate/predictions.js';
-import type { Candidate, Resolved, TestGen } from '../../../../stages/swe5g/types.js';
 import { buildFixture, type Fixture } from '../../../fixtures/repos/builder.js';
 import { ensureTestBase } from '../../../fixtures/repos/harness.js';
 import {
@@ -38,6 +37,7 @@ import {
   type RecordedRequest,
 } from '../../../servers/llm-server.js';
 import { checkPage } from '../../../fixtures/chromium-page.js';
+import { standInStages } from '../../../fixtures/swe5g-stand-ins.js';
 
 const MODULE = 'example.com/amftwo';
 const types = `package ngap
@@ -181,26 +181,7 @@ let fx: Fixture;
 let server: LlmServer;
 const MODELS = ['m-correct', 'm-indent', 'm-ambiguous', 'm-malformed', 'm-testedit', 'm-twosite'];
 
-const filterFixture = defineStage<Candidate, Candidate, unknown>({
-  name: 'swe5g.filter',
-  version: 1,
-  needs: [],
-  description: 'fixture candidate',
-  *plan() {
-    yield { key: fx.candidate.instance_id, input: fx.candidate };
-  },
-  run: async (item) => item.input,
-});
-const testgenFixture = defineStage<Resolved, TestGen, unknown>({
-  name: 'swe5g.testgen',
-  version: 1,
-  needs: ['swe5g.resolve'],
-  description: 'fixture F2P tests',
-  *plan(ctx) {
-    for (const o of ctx.store.outputs(resolveStage)) yield { key: o.key, input: o.output };
-  },
-  run: async () => fx.testgen,
-});
+const [filterFixture, testgenFixture] = standInStages(() => [fx]);
 const registry = new Map<string, never>(
   [filterFixture, resolveStage, testgenFixture, buildStage, validateStage, ...evalStages].map(
     (s) => [s.name, s as never],

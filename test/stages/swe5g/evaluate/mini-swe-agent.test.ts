@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { runPipeline } from '../../../../pipeline/runner.js';
 import { openState, type OpenState } from '../../../../pipeline/state.js';
 import { EventBus } from '../../../../pipeline/events.js';
-import { defineStage, type Pipeline } from '../../../../pipeline/stage.js';
+import type { Pipeline } from '../../../../pipeline/stage.js';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
 import { parseDigestRef } from '../../../../pipeline/providers/docker/registry.js';
 import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
@@ -34,7 +34,6 @@ import { resolveStage } from '../../../../stages/swe5g/resolve/resolve.js';
 import { buildStage } from '../../../../stages/swe5g/build/build.js';
 import { validateStage, type Validated } from '../../../../stages/swe5g/validate/validate.js';
 import { readReleaseRows } from '../../../../stages/release/assemble.js';
-import type { Candidate, Resolved, TestGen } from '../../../../stages/swe5g/types.js';
 import { buildFixture, type Fixture } from '../../../fixtures/repos/builder.js';
 import { ensureTestBase } from '../../../fixtures/repos/harness.js';
 import { startRegistry, type LocalRegistry } from '../../../fixtures/swarm.js';
@@ -45,6 +44,7 @@ import {
   type RecordedRequest,
   type ScriptedReply,
 } from '../../../servers/llm-server.js';
+import { standInStages } from '../../../fixtures/swe5g-stand-ins.js';
 
 const MINI_VERSION = '2.4.6';
 // go-nil's module line: the same go.mod, so the env layer (the standard library compiled once)
@@ -116,26 +116,7 @@ let releaseDir: string;
 let goldPatch: string;
 let configFile: string;
 
-const filterFixture = defineStage<Candidate, Candidate, unknown>({
-  name: 'swe5g.filter',
-  version: 1,
-  needs: [],
-  description: 'fixture candidate',
-  *plan() {
-    yield { key: fx.candidate.instance_id, input: fx.candidate };
-  },
-  run: async (item) => item.input,
-});
-const testgenFixture = defineStage<Resolved, TestGen, unknown>({
-  name: 'swe5g.testgen',
-  version: 1,
-  needs: ['swe5g.resolve'],
-  description: 'fixture F2P tests',
-  *plan(ctx) {
-    for (const o of ctx.store.outputs(resolveStage)) yield { key: o.key, input: o.output };
-  },
-  run: async () => fx.testgen,
-});
+const [filterFixture, testgenFixture] = standInStages(() => [fx]);
 const stages = new Map<string, never>(
   [filterFixture, resolveStage, testgenFixture, buildStage, validateStage].map((s) => [
     s.name,

@@ -5,16 +5,17 @@ import { join } from 'node:path';
 import { runPipeline } from '../../../../pipeline/runner.js';
 import { openState, type OpenState } from '../../../../pipeline/state.js';
 import { EventBus } from '../../../../pipeline/events.js';
-import { defineStage, type Pipeline } from '../../../../pipeline/stage.js';
+import type { Pipeline } from '../../../../pipeline/stage.js';
+import type { Resolved } from '../../../../stages/swe5g/types.js';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
 import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
 import { resolveStage } from '../../../../stages/swe5g/resolve/resolve.js';
 import { buildStage } from '../../../../stages/swe5g/build/build.js';
 import { validateStage, type Validated } from '../../../../stages/swe5g/validate/validate.js';
-import type { Candidate, Resolved, TestGen } from '../../../../stages/swe5g/types.js';
 import { goFixture, GO_F2P } from '../../../fixtures/repos/go-nil.js';
 import { ensureTestBase } from '../../../fixtures/repos/harness.js';
 import type { Fixture } from '../../../fixtures/repos/builder.js';
+import { standInStages } from '../../../fixtures/swe5g-stand-ins.js';
 
 let root: string;
 let state: OpenState;
@@ -22,26 +23,7 @@ let fixtures: Fixture[];
 
 // Stand-ins for the mining and fail-to-pass stages: they emit what the contract says those
 // stages output, for repositories this test built (the contract allows hand-made Candidates).
-const filterFixture = defineStage<Candidate, Candidate, unknown>({
-  name: 'swe5g.filter',
-  version: 1,
-  needs: [],
-  description: 'fixture candidates',
-  *plan() {
-    for (const f of fixtures) yield { key: f.candidate.instance_id, input: f.candidate };
-  },
-  run: async (item) => item.input,
-});
-const testgenFixture = defineStage<Resolved, TestGen, unknown>({
-  name: 'swe5g.testgen',
-  version: 1,
-  needs: ['swe5g.resolve'],
-  description: 'fixture F2P tests',
-  *plan(ctx) {
-    for (const o of ctx.store.outputs(resolveStage)) yield { key: o.key, input: o.output };
-  },
-  run: async (item) => fixtures.find((f) => f.candidate.instance_id === item.key)!.testgen,
-});
+const [filterFixture, testgenFixture] = standInStages(() => fixtures);
 
 beforeAll(async () => {
   await ensureTestBase(new DockerClient());
