@@ -103,14 +103,38 @@ export function stateImages(stateDir: string): Set<string> {
   }
 }
 
+/** One row of `telebench images ls`: sizes in bytes; `own` is what the layer adds over its parent. */
+export interface LayerRow {
+  /** The image's local tag ({@link localTag}), or its id's first 19 characters when untagged. */
+  name: string;
+  /** All its tags: a pushed image also carries `<registry>/<name>`. */
+  tags: string[];
+  layer: string;
+  size: number;
+  own: number;
+  instance?: string;
+}
+
+/**
+ * The tag of `tags` that names no registry host (Docker's rule: a first path component holding a
+ * `.` or `:`, or `localhost`), else the first tag; undefined for an untagged image.
+ */
+export function localTag(tags: string[]): string | undefined {
+  const hosted = (t: string): boolean => {
+    const slash = t.indexOf('/');
+    if (slash < 0) return false;
+    const first = t.slice(0, slash);
+    return first === 'localhost' || first.includes('.') || first.includes(':');
+  };
+  return tags.find((t) => !hosted(t)) ?? tags[0];
+}
+
 /**
  * Layer sizes: each telebench image's size minus the size of its parent, the image whose
  * filesystem layers (`RootFS.Layers`) are the longest strict prefix of its own (the `telebench.parent`
  * label names the FROM image too, but images built before it existed have none).
  */
-export async function layerTable(
-  docker: DockerClient,
-): Promise<{ name: string; layer: string; size: number; own: number; instance?: string }[]> {
+export async function layerTable(docker: DockerClient): Promise<LayerRow[]> {
   const list = await docker.listTelebenchImages();
   const all = await docker.docker.listImages();
   const layersOf = new Map<string, { layers: string[]; size: number }>();
@@ -132,7 +156,8 @@ export async function layerTable(
       }
     }
     rows.push({
-      name: img.tags[0] ?? img.id.slice(0, 19),
+      name: localTag(img.tags) ?? img.id.slice(0, 19),
+      tags: img.tags,
       layer: img.layer,
       size: img.size,
       own: img.size - parentSize,
@@ -173,10 +198,13 @@ export async function imagesLs(cmd: Command): Promise<void> {
   const docker = new DockerClient();
   await docker.ping();
   const mine = opts.all ? undefined : stateImages(resolveStateDir(opts.state));
-  const rows = (await layerTable(docker)).filter((r) => !mine || mine.has(r.name));
+  const rows = (await layerTable(docker)).filter((r) => !mine || r.tags.some((t) => mine.has(t)));
   console.log('image\tlayer\tlayer size\ttotal\tinstance');
-  for (const r of rows)
-    console.log(`${r.name}\t${r.layer}\t${fmt(r.own)}\t${fmt(r.size)}\t${r.instance ?? ''}`);
+  for (const r of rows) {
+    // the name this state recorded, when the image also carries a registry tag
+    const name = (mine && r.tags.find((t) => mine.has(t))) ?? r.name;
+    console.log(`${name}\t${r.layer}\t${fmt(r.own)}\t${fmt(r.size)}\t${r.instance ?? ''}`);
+  }
 }
 
 /** `telebench images prune`: removes telebench images no pending or validated instance needs. */
@@ -197,12 +225,18 @@ export async function imagesPrune(opts: {
     .sort((a, b) => order.indexOf(a.layer) - order.indexOf(b.layer));
   let freed = 0;
   for (const img of candidates) {
-    const name = img.tags[0] ?? img.id;
+    const name = localTag(img.tags) ?? img.id;
     if (opts.dryRun) {
       console.log(`would remove ${name}`);
       continue;
     }
-    const r = await docker.remove(name);
+    // every tag (a pushed image also carries its registry name): removing one tag of several
+    // only untags, and the last removal deletes the image
+    let r: { removed: boolean; error?: string } = { removed: false, error: 'no tag' };
+    for (const t of img.tags.length > 0 ? img.tags : [img.id]) {
+      r = await docker.remove(t);
+      if (!r.removed) break;
+    }
     console.log(r.removed ? `removed ${name}` : `kept ${name}: ${r.error}`);
   }
   const after = await docker.listTelebenchImages();

@@ -13,7 +13,7 @@ import {
   type Built,
 } from '../../../../stages/swe5g/build/build.js';
 import { SkipItem } from '../../../../pipeline/errors.js';
-import { layerTable } from '../../../../stages/swe5g/build/images-command.js';
+import { layerTable, localTag } from '../../../../stages/swe5g/build/images-command.js';
 import { goFixture } from '../../../fixtures/repos/go-nil.js';
 import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
 import type { Fixture } from '../../../fixtures/repos/builder.js';
@@ -117,13 +117,35 @@ describe('swe5g.build', () => {
     expect((err as SkipItem).context).toMatchObject({ required: '99.1' });
   });
 
-  it('`images ls` reports the size each layer adds over its parent', async () => {
-    const rows = await layerTable(docker);
-    const inst = rows.find((r) => r.name === built.images.instance);
-    expect(inst?.layer).toBe('instance');
-    expect(inst?.instance).toBe(res.instance_id);
-    expect(inst?.own).toBe(built.sizes.instance_layer);
-    expect(inst!.own).toBeLessThan(inst!.size);
+  it('`images ls` reports the size each layer adds over its parent, under the local tag of a pushed image', async () => {
+    // a push to a registry (release push, swarm) adds `<host>/<name>` to the same image; tests
+    // in other files push this fixture's instance, so its RepoTags may list that name first
+    const [repo, tag] = built.images.instance.split(':') as [string, string];
+    const pushed = `localhost:5999/${repo}`;
+    await docker.docker.getImage(built.images.instance).tag({ repo: pushed, tag });
+    try {
+      const rows = await layerTable(docker);
+      const inst = rows.find((r) => r.tags.includes(built.images.instance));
+      expect(inst?.tags).toContain(`${pushed}:${tag}`);
+      expect(inst?.name).toBe(built.images.instance);
+      expect(inst?.layer).toBe('instance');
+      expect(inst?.instance).toBe(res.instance_id);
+      expect(inst?.own).toBe(built.sizes.instance_layer);
+      expect(inst!.own).toBeLessThan(inst!.size);
+    } finally {
+      await docker.docker.getImage(`${pushed}:${tag}`).remove();
+    }
+  });
+
+  it('names an image by the tag without a registry host', () => {
+    expect(localTag(['localhost:5000/telebench-instance:ab', 'telebench-instance:ab'])).toBe(
+      'telebench-instance:ab',
+    );
+    expect(localTag(['ghcr.io/org/telebench-env:1', 'org/telebench-env:1'])).toBe(
+      'org/telebench-env:1',
+    );
+    expect(localTag(['registry.example:5000/x:1'])).toBe('registry.example:5000/x:1');
+    expect(localTag([])).toBeUndefined();
   });
 
   it('compares versions numerically', () => {
