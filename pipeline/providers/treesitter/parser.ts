@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import { Parser, Language, type Tree, type Node } from 'web-tree-sitter';
 import { TelebenchError } from '../../errors.js';
+import { rewriteCStatementMacros } from './c-macros.js';
 
 export type { Tree, Node };
 
@@ -64,14 +65,16 @@ export async function parserFor(language: SourceLanguage): Promise<Parser> {
 }
 
 /**
- * Parses `source` (UTF-8 text) as `language`.
+ * Parses `source` (UTF-8 text) as `language`. C first goes through
+ * {@link rewriteCStatementMacros} (Open5GS's string-switch macros), which keeps every row, column
+ * and byte offset; the text of a node on such a line is the rewritten text.
  * @returns the tree; `tree.rootNode.hasError` is true when the grammar found syntax errors (the
  *   tree is still usable: tree-sitter recovers)
  * @throws TelebenchError from {@link parserFor}, or `treesitter_parse_failed` when parsing yields no tree
  */
 export async function parseSource(language: SourceLanguage, source: string): Promise<Tree> {
   const parser = await parserFor(language);
-  const tree = parser.parse(source);
+  const tree = parser.parse(language === 'c' ? rewriteCStatementMacros(source) : source);
   if (!tree) {
     throw new TelebenchError(
       'treesitter_parse_failed',

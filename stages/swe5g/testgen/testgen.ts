@@ -30,7 +30,8 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   name: 'swe5g.testgen',
   // 3: C guards (truthiness, ogs_assert/ogs_expect_or_return), #if 0 and directive lines not code
   // 4: an assertion does not satisfy an added graceful null check (ogs_assert -> if (!x) return)
-  version: 4,
+  // 5: C files with Open5GS's SWITCH/CASE/END macros parse into their real functions (c-macros.ts)
+  version: 5,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:

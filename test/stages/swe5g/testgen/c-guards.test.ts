@@ -11,6 +11,7 @@ import { deriveFixSites, type FileChange } from '../../../../stages/swe5g/testge
 import { generateTestGen, hostRunner } from '../../../../stages/swe5g/testgen/generate.js';
 import { testgenSchema } from '../../../../stages/swe5g/testgen/config.js';
 import { buildRepo, resolvedOf, type BuiltRepo } from './repos.js';
+import { rewriteCStatementMacros } from '../../../../pipeline/providers/treesitter/c-macros.js';
 
 const PARENT = `#include <stddef.h>
 #include "amf.h"
@@ -114,6 +115,54 @@ describe('Strategy B C guards (tree-sitter)', () => {
       guarded('#if 0\n    rv = 9;\n#else\n    ogs_assert(sess);\n#endif'),
     );
     expect(sites.map((s) => s.pattern.key)).toEqual(['sess']);
+  });
+});
+
+// Open5GS's string switch (lib/core/ogs-macros.h) before the fixed function: a construct reduced
+// from lib/sbi/message.c (balanced lines deleted while the grammar still failed), where without
+// the rewrite tree-sitter's recovery makes `build_request` run to the end of the file and swallow
+// `handle`, so the fix in `handle` had no function (on the real file: 45 of 60 functions found)
+const SWITCHED = `#include "amf.h"
+
+request_t *build_request(message_t *message)
+{
+    if (build_content(&request->http, message) == false) {
+        SWITCH(message->h.method)
+        CASE(HTTP_METHOD_DELETE)
+        DEFAULT
+        END
+    }
+    nf_type = NF_INSTANCE_TYPE(self()->nf_instance);
+    return request;
+}
+
+${PARENT.split('\n').slice(2).join('\n')}`;
+
+describe('Strategy B C guards after a SWITCH/CASE/END block (Open5GS string switch)', () => {
+  it('finds the fix in the function after the switch, with its own rows', async () => {
+    const fix = SWITCHED.replace(
+      '    rv = source_ue->id',
+      '    ogs_assert(sess);\n    rv = source_ue->id',
+    );
+    const { sites } = await deriveFixSites({
+      file: 'lib/sbi/message.c',
+      language: 'c',
+      parentSource: SWITCHED,
+      fixSource: fix,
+      addedLines: added(SWITCHED, fix),
+    });
+    expect(sites.map((s) => [s.function, s.pattern.key])).toEqual([['handle', 'sess']]);
+  });
+
+  it('rewrites the macros to C of the same length, line for line', () => {
+    const out = rewriteCStatementMacros(SWITCHED);
+    expect(out.length).toBe(SWITCHED.length);
+    expect(out.split('\n').map((l) => l.length)).toEqual(SWITCHED.split('\n').map((l) => l.length));
+    expect(out).toContain('        {(message->h.method);{{');
+    expect(out).toContain('        }(HTTP_METHOD_DELETE);{');
+    expect(out).not.toMatch(/SWITCH|CASE|DEFAULT|END/);
+    // a file without SWITCH( keeps a lone END (another project's macro)
+    expect(rewriteCStatementMacros('int f(void)\n{\nEND\n}\n')).toContain('\nEND\n');
   });
 });
 
