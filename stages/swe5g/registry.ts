@@ -105,9 +105,10 @@ export const excludedTestsSchema = z
 export type ExcludedTests = z.output<typeof excludedTestsSchema>;
 
 /**
- * Build environment of a registry entry (recipe `c-meson`): what the base layer installs and how
- * the env layer configures and builds the repository at `environment_setup_commit` (the build
- * directory is kept in the env layer, so an instance's build at its base commit is incremental).
+ * Build environment of a registry entry: what the base layer installs (all recipes), whether Go
+ * builds with cgo (`cgo`, recipe `go`) and, for `c-meson`, how the env layer configures and builds
+ * the repository at `environment_setup_commit` (the build directory is kept in the env layer, so an
+ * instance's build at its base commit is incremental). docs/environments.md.
  */
 export const environmentSchema = z.strictObject({
   /** Debian package names installed in the base layer (libraries with their `-dev` packages, tools). */
@@ -117,6 +118,13 @@ export const environmentSchema = z.strictObject({
    * `gcc` is always installed.
    */
   compilers: z.array(debianPackage).default(['gcc']),
+  /**
+   * Go (`image: go`) only: build and test with cgo (`CGO_ENABLED=1`). The base layer then installs
+   * `compilers` (default `gcc`, which is Go's default `CC`) and `libc6-dev`; without it the Go
+   * recipe keeps `CGO_ENABLED=0` and installs no compiler. Magma's cloud modules need it: their
+   * tests open an in-memory SQLite through `github.com/mattn/go-sqlite3`, whose driver is cgo.
+   */
+  cgo: z.boolean().default(false),
   /** Options of `meson setup` (`-Dfuzzing=false`, `--buildtype=debug`). */
   meson_options: z
     .array(
@@ -220,6 +228,13 @@ export const registryEntrySchema = z
     note: z.string().optional(),
   })
   .superRefine((e, ctx) => {
+    if (e.environment?.cgo && e.image !== 'go') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['environment', 'cgo'],
+        message: `cgo is a Go setting (image: go); this entry has image: ${e.image}`,
+      });
+    }
     const expected = `${e.owner}/${e.name}${e.path ? `:${e.path}` : ''}`;
     if (e.id !== expected) {
       ctx.addIssue({

@@ -63,12 +63,18 @@ function named(prefix: string, layer: string, hash: string): string {
  * Base layer: FROM the configured (or offline) image, plus the language's build tools.
  * @param from resolved base image (`golang:1.21-bookworm`, or the offline `telebench-go:go1.26.8`)
  * @param recipe which language recipe
+ * @param packages Debian packages beyond the recipe's own (registry `environment`: `packages`,
+ *   and `compilers` for `c-meson` or a Go entry with cgo)
+ * @param options.cgo Go only (registry `environment.cgo`): `CGO_ENABLED=1` and `libc6-dev` (the C
+ *   headers cgo compiles against; the compiler comes in `packages`). Without it the Go recipe is
+ *   byte for byte what it was (`CGO_ENABLED=0`, no compiler), so existing images keep their names.
  */
 export function baseRecipe(
   prefix: string,
   recipe: RecipeName,
   from: string,
   packages: readonly string[] = [],
+  options: { cgo?: boolean } = {},
 ): ImageRecipe {
   const apt = (pkgs: string[]): string =>
     `RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${[...new Set(pkgs)].join(' ')} && rm -rf /var/lib/apt/lists/*`;
@@ -78,7 +84,14 @@ export function baseRecipe(
   // bash, git and patch, which outside agents and SWE-bench's patch chain run in /testbed.
   const contract = CONTRACT_PACKAGES.split(/\s+/).filter(Boolean);
   if (recipe === 'go') {
-    lines.push(apt([...contract, ...packages]), 'ENV GOTOOLCHAIN=local CGO_ENABLED=0 TZ=UTC');
+    if (options.cgo) {
+      lines.push(
+        apt([...contract, 'libc6-dev', ...packages]),
+        'ENV GOTOOLCHAIN=local CGO_ENABLED=1 TZ=UTC',
+      );
+    } else {
+      lines.push(apt([...contract, ...packages]), 'ENV GOTOOLCHAIN=local CGO_ENABLED=0 TZ=UTC');
+    }
   } else if (recipe === 'c-meson') {
     // make: C repositories tested through the registry's make commands (no meson.build);
     // python3: meson itself and the f2p checker; the meson step script (meson-step.ts)

@@ -332,8 +332,12 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   if (s.executor === 'local') return buildLocal(res, bc, recipe, mirror, module_dir);
   const from = await resolveBaseFrom(bc, recipe, res.version);
   const spec = bc.registry?.get(res.registry_id)?.environment;
-  const packages = spec ? [...(recipe === 'c-meson' ? spec.compilers : []), ...spec.packages] : [];
-  const base = baseRecipe(s.image_prefix, recipe, from, packages);
+  // a Go entry with cgo gets its C compiler (registry `environment.cgo`, docs/environments.md)
+  const cgo = recipe === 'go' && spec?.cgo === true;
+  const packages = spec
+    ? [...(recipe === 'c-meson' || cgo ? spec.compilers : []), ...spec.packages]
+    : [];
+  const base = baseRecipe(s.image_prefix, recipe, from, packages, cgo ? { cgo } : {});
   const tBase = await ensureImage(bc, base, { 'telebench.parent': from });
   const toolchain = await toolchainOf(bc, base.name, recipe);
   assertToolchain(res, recipe, toolchain, base.name);

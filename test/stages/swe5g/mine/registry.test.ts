@@ -28,6 +28,14 @@ describe('repository registry', () => {
     ).toBe(true);
   });
 
+  it('cgo is on for exactly the Magma Go folders whose go.mod requires mattn/go-sqlite3', () => {
+    const entries = loadRegistry(join(ROOT, 'config/repos.yaml'));
+    const cgo = entries.filter((e) => e.environment?.cgo).map((e) => e.path);
+    // checked against each folder's go.mod at the mirror's master (docs/results/magma.md)
+    expect(cgo).toEqual(['feg/gateway', 'cwf/gateway', 'lte/cloud/go', 'orc8r/cloud/go']);
+    expect(entries.filter((e) => e.environment?.cgo).every((e) => e.image === 'go')).toBe(true);
+  });
+
   it('names the entry, field and line of a mistake', () => {
     const dir = mkdtempSync(join(tmpdir(), 'telebench-reg-'));
     const file = join(dir, 'repos.yaml');
