@@ -66,11 +66,14 @@ export function pythonEnvLines(
 /**
  * The instance layer's protoc run (one `RUN` argument): every `*.proto` under `dirs` (those that
  * exist at the base commit), in path order, compiled with grpcio-tools from {@link PY_PROTOC_DIR}
- * into {@link PY_GEN_DIR} with /testbed and `include` as import roots (grpc_tools adds the
- * well-known types). A proto that does not compile fails the build, naming it.
+ * into {@link PY_GEN_DIR} with `include` and then /testbed as import roots (grpc_tools adds the
+ * well-known types): a proto under an `include` folder is named relative to it. A proto that does not compile fails the build, naming it.
  */
 export function pythonProtocCommand(protos: { dirs: string[]; include: string[] }): string {
-  const includes = ['.', ...protos.include].map((d) => `-I${shq(d)}`).join(' ');
+  // the include folders first: protoc names a file by the first import root holding it, so a
+  // proto inside one (Magma's orc8r/protos/prometheus/metrics.proto, imported as
+  // "metrics.proto") is compiled once, as `metrics_pb2`, not a second time under its full path
+  const includes = [...protos.include, '.'].map((d) => `-I${shq(d)}`).join(' ');
   return [
     `cd /testbed && rm -rf ${PY_GEN_DIR} && mkdir -p ${PY_GEN_DIR}`,
     `for d in ${protos.dirs.map(shq).join(' ')}; do if [ -d "$d" ]; then find "$d" -name '*.proto' -type f; fi; done | LC_ALL=C sort > /tmp/telebench-protos.lst`,

@@ -189,7 +189,7 @@ describe('Python recipes', () => {
     expect(cmd).toContain(`for d in 'lte/protos' 'orc8r/protos'; do`);
     expect(cmd).toContain('LC_ALL=C sort');
     expect(cmd).toContain(
-      `PYTHONPATH=${PY_PROTOC_DIR} xargs -r python3 -m grpc_tools.protoc -I'.' -I'orc8r/protos/prometheus' --python_out=${PY_GEN_DIR} --grpc_python_out=${PY_GEN_DIR}`,
+      `PYTHONPATH=${PY_PROTOC_DIR} xargs -r python3 -m grpc_tools.protoc -I'orc8r/protos/prometheus' -I'.' --python_out=${PY_GEN_DIR} --grpc_python_out=${PY_GEN_DIR}`,
     );
     expect(inst.name).not.toBe(instanceRecipe('tb', 'python', 'tb-env:1', '/src', 'r@c').name);
   });
