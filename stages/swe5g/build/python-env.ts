@@ -80,7 +80,7 @@ export function requirementsFileLines(text: string): string[] {
 export interface PythonRequirements {
   /** One requirement a line, in the files' order, an identical line once. */
   text: string;
-  /** The overrides that matched a requirement: `from` -> `to` (null: left out). */
+  /** The overrides that changed a requirement: `from` -> `to` (null: left out). */
   applied: { from: string; to: string | null; reason: string }[];
 }
 
@@ -106,7 +106,7 @@ export function mergeRequirements(
       const name = requirementName(r);
       const o = name === undefined ? undefined : byName.get(normalizedName(name));
       const line = o ? (o.use ?? null) : r.trim();
-      if (o && !applied.some((a) => a.from === r.trim()))
+      if (o && line !== r.trim() && !applied.some((a) => a.from === r.trim()))
         applied.push({ from: r.trim(), to: line, reason: o.reason });
       if (line !== null && !lines.includes(line)) lines.push(line);
     }

@@ -92,6 +92,8 @@ describe('merging with overrides', () => {
         { name: 'GRPCIO', use: 'grpcio==1.49.1', reason: 'no cp311 wheel below 1.49' },
         { name: 'aioeventlet', reason: 'a git URL' },
         { name: 'setuptools', reason: 'would downgrade the image setuptools' },
+        // the same line at this commit: installed, not reported as changed
+        { name: 'redis', use: 'redis==3.5.3', reason: 'an older pin elsewhere' },
       ],
       '0123456789abcdef',
     );
