@@ -31,7 +31,8 @@ const shq = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
 /**
  * The env layer lines of a {@link PythonEnvSpec}: pip install of the requirements (build
  * isolation's own pip reads `PIP_CERT` too), grpcio-tools apart in {@link PY_PROTOC_DIR}, and a
- * `.pth` file in the interpreter's site directory naming the roots and {@link PY_GEN_DIR}.
+ * `.pth` file in the interpreter's first site directory (`site.getsitepackages()`, on sys.path on
+ * every Debian; `sysconfig`'s purelib is not on bullseye) naming the roots and {@link PY_GEN_DIR}.
  * @param hasRequirements the layer's context holds `requirements.txt`
  * @param copies the recipe's context copies: the CA bundle is added as `host-ca.crt`
  * @returns Dockerfile lines, in order
@@ -42,7 +43,9 @@ export function pythonEnvLines(
   copies: Record<string, string>,
 ): string[] {
   const lines: string[] = [];
-  let pip = 'python3 -m pip install --break-system-packages --no-cache-dir';
+  // PEP 668's opt-out as pip's environment variable, not its flag: the pip of an older Debian
+  // (bullseye's 20.3, Python 3.9) has no --break-system-packages and ignores the variable
+  let pip = 'PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-cache-dir';
   if (py.caBundle) {
     copies['host-ca.crt'] = py.caBundle;
     lines.push('COPY host-ca.crt /tmp/telebench-ca.crt');
@@ -58,7 +61,7 @@ export function pythonEnvLines(
   const pth = [...py.roots.map((r) => `/testbed/${r}`), ...(py.protocTool ? [PY_GEN_DIR] : [])];
   if (pth.length > 0)
     lines.push(
-      `RUN d="$(python3 -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" && mkdir -p "$d" ${PY_GEN_DIR} && printf '%s\\n' ${pth.map(shq).join(' ')} > "$d/telebench-roots.pth"`,
+      `RUN d="$(python3 -c 'import site; print(site.getsitepackages()[0])')" && mkdir -p "$d" ${PY_GEN_DIR} && printf '%s\\n' ${pth.map(shq).join(' ')} > "$d/telebench-roots.pth"`,
     );
   return lines;
 }

@@ -140,7 +140,7 @@ describe('Python recipes', () => {
     expect(env.inline['requirements.txt']).toBe('six\n');
     expect(env.copies['host-ca.crt']).toBe(CA);
     expect(env.dockerfile).toContain(
-      'RUN PIP_CERT=/tmp/telebench-ca.crt python3 -m pip install --break-system-packages --no-cache-dir -r /tmp/requirements.txt',
+      'RUN PIP_CERT=/tmp/telebench-ca.crt PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-cache-dir -r /tmp/requirements.txt',
     );
     expect(env.dockerfile).toContain(`--target ${PY_PROTOC_DIR} 'grpcio-tools==1.49.1'`);
     expect(env.dockerfile).toContain(
