@@ -104,11 +104,75 @@ export const excludedTestsSchema = z
   });
 export type ExcludedTests = z.output<typeof excludedTestsSchema>;
 
+const repoRelative = z
+  .string()
+  .min(1)
+  .regex(
+    /^(?!\/)(?!.*(^|\/)\.\.(\/|$))[^\s]+$/,
+    'a repository-relative path (no leading /, no ..)',
+  );
+
 /**
- * Build environment of a registry entry: what the base layer installs (all recipes), whether Go
- * builds with cgo (`cgo`, recipe `go`) and, for `c-meson`, how the env layer configures and builds
- * the repository at `environment_setup_commit` (the build directory is kept in the env layer, so an
- * instance's build at its base commit is incremental). docs/environments.md.
+ * A requirement of a Python environment replaced or left out (registry
+ * `environment.python.overrides`): `name` is the project name as the requirement spells it
+ * (compared as PEP 503 normalises names: case, `-`, `_` and `.` alike); `use` the requirement
+ * installed instead, omitted to leave it out. `reason` says why (a pin with no wheel and no
+ * working source build on the image's Python, a URL requirement no registry serves).
+ */
+export const pythonOverrideSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a Python project name'),
+  use: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9_,.-]+\])?\s*([<>=!~]=?[^\s,;]+\s*,?\s*)*$/,
+      'a requirement name[extras] and version specifiers',
+    )
+    .optional(),
+  reason: z.string().min(1),
+});
+export type PythonOverride = z.output<typeof pythonOverrideSchema>;
+
+/**
+ * What a Python entry's image needs to import its packages (docs/environments.md, "Python"):
+ * the requirements the env layer pip-installs, the `.proto` folders compiled in the instance
+ * layer, and the package roots put on the path.
+ */
+export const pythonEnvironmentSchema = z.strictObject({
+  /**
+   * Repository-relative files whose requirements the env layer installs, read at the
+   * environment commit: a `setup.py` (its `install_requires` list) or a requirements file
+   * (one requirement a line). Several are merged in order, an identical line once.
+   */
+  requirements: z.array(repoRelative).default([]),
+  /** Requirements replaced or left out, each with the reason. */
+  overrides: z.array(pythonOverrideSchema).default([]),
+  /**
+   * Folders whose `*.proto` files (recursively) grpcio-tools' protoc compiles in the instance
+   * layer, at the base commit, into `/opt/telebench/pygen` (`--python_out`, `--grpc_python_out`,
+   * import root `/testbed`); `include` adds `-I` folders; `tool` is the grpcio-tools
+   * requirement, installed apart from the project's packages (`/opt/telebench/protoc`).
+   */
+  protos: z
+    .strictObject({
+      dirs: z.array(repoRelative).min(1),
+      include: z.array(repoRelative).default([]),
+      tool: z
+        .string()
+        .regex(/^grpcio-tools(==|>=|~=)[0-9][0-9.]*$/, 'grpcio-tools==<version>')
+        .default('grpcio-tools==1.49.1'),
+    })
+    .optional(),
+  /** Folders put on the interpreter's path (a `.pth` file) as package roots, in this order. */
+  roots: z.array(repoRelative).default([]),
+});
+export type PythonEnvironment = z.output<typeof pythonEnvironmentSchema>;
+
+/**
+ * Build environment of a registry entry: what the base layer installs (every recipe), whether Go
+ * builds with cgo (`cgo`, recipe `go`), how a `c-meson` env layer configures and builds the
+ * repository at `environment_setup_commit` (the build directory is kept in the env layer, so an
+ * instance's build at its base commit is incremental), and what a `python` image needs to import
+ * the packages (`python`). docs/environments.md.
  */
 export const environmentSchema = z.strictObject({
   /** Debian package names installed in the base layer (libraries with their `-dev` packages, tools). */
@@ -157,6 +221,8 @@ export const environmentSchema = z.strictObject({
    * listed in every validated record, never counted as failing.
    */
   excluded: z.array(excludedTestsSchema).default([]),
+  /** Recipe `python`: requirements, generated protos and package roots (see above). */
+  python: pythonEnvironmentSchema.optional(),
 });
 export type EnvironmentSpec = z.output<typeof environmentSchema>;
 

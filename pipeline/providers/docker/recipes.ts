@@ -18,6 +18,14 @@ import {
   mesonStepCommand,
   type MesonSelection,
 } from './meson-step.js';
+import { pythonEnvLines, pythonProtocCommand, type PythonEnvSpec } from './python-recipe.js';
+
+export {
+  PY_GEN_DIR,
+  PY_PROTOC_DIR,
+  pythonProtocCommand,
+  type PythonEnvSpec,
+} from './python-recipe.js';
 
 /** Image recipes of the repository registry (`image:` field of config/repos.yaml). */
 export type RecipeName = 'go' | 'c-meson' | 'python';
@@ -212,7 +220,9 @@ export function goWarmCommand(moduleDir: string): string {
  * bump), `fix.go.mod`/`fix.go.sum` (the files after the fix) are downloaded into the same module
  * cache, so the fixed code compiles with the test steps' `GOPROXY=off`; with `goWarm`, the Go
  * build cache of the repository at the environment commit (see {@link goWarmCommand}). C: the
- * kept meson build of `cBuild`. Python: a `requirements.txt` when the repository has one.
+ * kept meson build of `cBuild`. Python: a `requirements.txt` (the repository's, or with
+ * `python` the registry's requirements merged on the host), and with `python` grpcio-tools and
+ * the package roots ({@link PythonEnvSpec}); without `python` the recipe is as before.
  * @param depFiles dependency files at the environment commit: name -> content (Go also
  *   `fix.go.mod` / `fix.go.sum` when the fix changes them)
  * @param goWarm Go: the tree at the environment commit whose build cache the layer keeps
@@ -225,6 +235,7 @@ export function envRecipe(
   goModCache?: string,
   cBuild?: CBuildSpec,
   goWarm?: GoWarmSpec,
+  python?: PythonEnvSpec,
 ): ImageRecipe {
   const lines = [`FROM ${baseName}`, 'WORKDIR /testbed'];
   const inline: Record<string, string> = {};
@@ -289,7 +300,11 @@ export function envRecipe(
     cacheKey += `|go-build:${goWarm.key}`;
     lines.push('COPY envsrc/ /testbed/', `RUN ${goWarmCommand(goWarm.moduleDir)}`);
   }
-  if (recipe === 'python' && depFiles['requirements.txt'] !== undefined) {
+  if (recipe === 'python' && python) {
+    if (depFiles['requirements.txt'] !== undefined)
+      inline['requirements.txt'] = depFiles['requirements.txt'];
+    lines.push(...pythonEnvLines(python, depFiles['requirements.txt'] !== undefined, copies));
+  } else if (recipe === 'python' && depFiles['requirements.txt'] !== undefined) {
     inline['requirements.txt'] = depFiles['requirements.txt'];
     lines.push(
       'COPY requirements.txt /tmp/requirements.txt',
@@ -302,7 +317,9 @@ export function envRecipe(
 }
 
 /**
- * Instance layer: the clean repository (only `base_commit`) at /testbed.
+ * Instance layer: the clean repository (only `base_commit`) at /testbed; Go compiles its
+ * packages once, Python with `pyProtos` generates the base commit's protos
+ * ({@link pythonProtocCommand}).
  * @param cleanRepo host folder made by `exportCleanRepo`
  * @param key identity of the source (repository id + base commit), which names the image
  */
@@ -320,6 +337,7 @@ export function instanceRecipe(
     /** The copy holds a whole `.git` of its own: the env layer's repository is removed first. */
     replaceGit?: boolean;
   },
+  pyProtos?: { dirs: string[]; include: string[] },
 ): ImageRecipe {
   if (recipe === 'c-meson' && cDelta) {
     // Only the files that differ from the env layer's tree are written (their new mtimes make
@@ -352,7 +370,9 @@ export function instanceRecipe(
   const warm =
     recipe === 'go'
       ? `RUN cd /testbed/${moduleDir} && (GOPROXY=off GOFLAGS=-mod=mod go test -count=1 -run '^$' ./... >/dev/null 2>&1 || true) && cd /testbed && git checkout -q -- . && git clean -fdq\n`
-      : '';
+      : recipe === 'python' && pyProtos
+        ? `RUN ${pythonProtocCommand(pyProtos)}\n`
+        : '';
   const dockerfile = `FROM ${envName}\nCOPY testbed/ /testbed/\nWORKDIR /testbed\n${warm}`;
   const hash = hashJson({ layer: 'instance', dockerfile, key });
   return {

@@ -21,8 +21,10 @@ import {
   type CBuildSpec,
   type GoWarmSpec,
   type ImageRecipe,
+  type PythonEnvSpec,
   type RecipeName,
 } from '../../../pipeline/providers/docker/recipes.js';
+import { pythonRequirements, type PythonRequirements } from './python-env.js';
 import {
   cEnvKey,
   deltaContext,
@@ -33,7 +35,12 @@ import {
   type ResolvedSubproject,
   type TreeDelta,
 } from './c-env.js';
-import { registryById, type EnvironmentSpec, type RegistryEntry } from '../registry.js';
+import {
+  registryById,
+  type EnvironmentSpec,
+  type PythonEnvironment,
+  type RegistryEntry,
+} from '../registry.js';
 import { filesOfPatch } from '../resolve/packages.js';
 import { configuredMirrorsDir } from '../mine/source.js';
 import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
@@ -70,6 +77,14 @@ export interface Built {
   /** Subfolder of the repository the module lives in ('' for the root). */
   module_dir: string;
   build_seconds: { base: number; env: number; instance: number };
+  /**
+   * Python with a registry `environment.python`: how many requirements the env layer installs
+   * and the overrides that replaced (`to`) or left out (`to: null`) one of the files' lines.
+   */
+  python_env?: {
+    requirements: number;
+    overrides: { from: string; to: string | null; reason: string }[];
+  };
   /**
    * C with a registry `environment`: the env layer's kept build (environment commit, subprojects
    * read from the mirrors, wraps that could not be had) and the instance layer's delta from it.
@@ -344,7 +359,12 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   // env: dependency files at the environment commit (Go: and after the fix, when it bumps go.mod)
   const depFiles: Record<string, string> = {};
   if (recipe === 'go') Object.assign(depFiles, await goDepFiles(mirror, res, module_dir));
-  if (recipe === 'python') {
+  const py = recipe === 'python' ? spec?.python : undefined;
+  let pyReqs: PythonRequirements | undefined;
+  if (py) {
+    pyReqs = await pythonRequirements(mirror, res.environment_setup_commit, py);
+    if (pyReqs.text) depFiles['requirements.txt'] = pyReqs.text;
+  } else if (recipe === 'python') {
     const n = module_dir ? `${module_dir}/requirements.txt` : 'requirements.txt';
     const text = await fileAt(mirror, res.environment_setup_commit, n);
     if (text !== undefined) depFiles['requirements.txt'] = text;
@@ -363,6 +383,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     goModCache,
     cEnv?.spec,
     goWarm,
+    py && pythonEnvSpec(py),
   );
   if (cEnv && !(await bc.docker.hasImage(env.name))) {
     await envRepoOnce(mirror, res.environment_setup_commit, cEnv.spec.source, true);
@@ -422,6 +443,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
       `${res.repo}@${res.base_commit}`,
       module_dir,
       cDelta && { ...cDelta, replaceGit },
+      py?.protos,
     );
   let inst = instanceOf(false);
   let instanceGit: InstanceGit | null | undefined;
@@ -464,6 +486,14 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     source_dir,
     module_dir,
     build_seconds: { base: tBase, env: tEnv, instance: tInst },
+    ...(pyReqs
+      ? {
+          python_env: {
+            requirements: pyReqs.text.split('\n').filter(Boolean).length,
+            overrides: pyReqs.applied,
+          },
+        }
+      : {}),
     ...(cEnv && delta
       ? {
           c_build: {
@@ -479,6 +509,23 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
 }
 
 const envTrees = new Map<string, Promise<void>>();
+
+/** The host CA bundle pip uses inside a build (`PIP_CERT`, `SSL_CERT_FILE`, else Debian's). */
+function hostCaBundle(): string | undefined {
+  const f = process.env['PIP_CERT'] ?? process.env['SSL_CERT_FILE'] ?? DEBIAN_CA_BUNDLE;
+  return existsSync(f) ? f : undefined;
+}
+const DEBIAN_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+
+/** The env layer's part of a registry `environment.python` (recipes.ts `PythonEnvSpec`). */
+function pythonEnvSpec(py: PythonEnvironment): PythonEnvSpec {
+  const ca = hostCaBundle();
+  return {
+    roots: py.roots,
+    ...(py.protos ? { protocTool: py.protos.tool } : {}),
+    ...(ca ? { caBundle: ca } : {}),
+  };
+}
 
 /**
  * One export of an env repository per folder in this process (the items of a version build at

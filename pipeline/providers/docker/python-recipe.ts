@@ -1,0 +1,86 @@
+/**
+ * The Python parts of the image recipes (registry `environment.python`, docs/environments.md
+ * "Python"): the env layer's pip install, grpcio-tools apart from the project's packages and the
+ * package roots' `.pth` file; the instance layer's protoc run over the base commit's protos.
+ */
+
+/** Where a Python image's generated protos live (outside /testbed: `git status` stays clean). */
+export const PY_GEN_DIR = '/opt/telebench/pygen';
+/** Where grpcio-tools is installed, apart from the project's own packages. */
+export const PY_PROTOC_DIR = '/opt/telebench/protoc';
+
+/**
+ * A Python env layer that imports a monorepo's packages (registry `environment.python`,
+ * docs/environments.md "Python"): the requirements text goes in as `depFiles['requirements.txt']`.
+ */
+export interface PythonEnvSpec {
+  /** Folders under /testbed put on the path, in order, by a `.pth` file (package roots). */
+  roots: string[];
+  /** grpcio-tools requirement installed into {@link PY_PROTOC_DIR}; absent: no protos. */
+  protocTool?: string;
+  /**
+   * Host CA bundle for pip inside the build (`PIP_CERT`), for a machine whose HTTPS goes through
+   * an intercepting proxy; not part of the image name.
+   */
+  caBundle?: string;
+}
+
+/** `s` as one single-quoted POSIX shell word. */
+const shq = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * The env layer lines of a {@link PythonEnvSpec}: pip install of the requirements (build
+ * isolation's own pip reads `PIP_CERT` too), grpcio-tools apart in {@link PY_PROTOC_DIR}, and a
+ * `.pth` file in the interpreter's first site directory (`site.getsitepackages()`, on sys.path on
+ * every Debian; `sysconfig`'s purelib is not on bullseye) naming the roots and {@link PY_GEN_DIR}.
+ * @param hasRequirements the layer's context holds `requirements.txt`
+ * @param copies the recipe's context copies: the CA bundle is added as `host-ca.crt`
+ * @returns Dockerfile lines, in order
+ */
+export function pythonEnvLines(
+  py: PythonEnvSpec,
+  hasRequirements: boolean,
+  copies: Record<string, string>,
+): string[] {
+  const lines: string[] = [];
+  // PEP 668's opt-out as pip's environment variable, not its flag: the pip of an older Debian
+  // (bullseye's 20.3, Python 3.9) has no --break-system-packages and ignores the variable
+  let pip = 'PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-cache-dir';
+  if (py.caBundle) {
+    copies['host-ca.crt'] = py.caBundle;
+    lines.push('COPY host-ca.crt /tmp/telebench-ca.crt');
+    pip = `PIP_CERT=/tmp/telebench-ca.crt ${pip}`;
+  }
+  if (hasRequirements)
+    lines.push(
+      'COPY requirements.txt /tmp/requirements.txt',
+      `RUN ${pip} -r /tmp/requirements.txt && rm /tmp/requirements.txt`,
+    );
+  if (py.protocTool) lines.push(`RUN ${pip} --target ${PY_PROTOC_DIR} ${shq(py.protocTool)}`);
+  if (py.caBundle) lines.push('RUN rm /tmp/telebench-ca.crt');
+  const pth = [...py.roots.map((r) => `/testbed/${r}`), ...(py.protocTool ? [PY_GEN_DIR] : [])];
+  if (pth.length > 0)
+    lines.push(
+      `RUN d="$(python3 -c 'import site; print(site.getsitepackages()[0])')" && mkdir -p "$d" ${PY_GEN_DIR} && printf '%s\\n' ${pth.map(shq).join(' ')} > "$d/telebench-roots.pth"`,
+    );
+  return lines;
+}
+
+/**
+ * The instance layer's protoc run (one `RUN` argument): every `*.proto` under `dirs` (those that
+ * exist at the base commit), in path order, compiled with grpcio-tools from {@link PY_PROTOC_DIR}
+ * into {@link PY_GEN_DIR} with `include` and then /testbed as import roots (grpc_tools adds the
+ * well-known types): a proto under an `include` folder is named relative to it. A proto that does not compile fails the build, naming it.
+ */
+export function pythonProtocCommand(protos: { dirs: string[]; include: string[] }): string {
+  // the include folders first: protoc names a file by the first import root holding it, so a
+  // proto inside one (Magma's orc8r/protos/prometheus/metrics.proto, imported as
+  // "metrics.proto") is compiled once, as `metrics_pb2`, not a second time under its full path
+  const includes = [...protos.include, '.'].map((d) => `-I${shq(d)}`).join(' ');
+  return [
+    `cd /testbed && rm -rf ${PY_GEN_DIR} && mkdir -p ${PY_GEN_DIR}`,
+    `for d in ${protos.dirs.map(shq).join(' ')}; do if [ -d "$d" ]; then find "$d" -name '*.proto' -type f; fi; done | LC_ALL=C sort > /tmp/telebench-protos.lst`,
+    `PYTHONPATH=${PY_PROTOC_DIR} xargs -r python3 -m grpc_tools.protoc ${includes} --python_out=${PY_GEN_DIR} --grpc_python_out=${PY_GEN_DIR} < /tmp/telebench-protos.lst`,
+    'rm /tmp/telebench-protos.lst',
+  ].join(' && ');
+}
