@@ -32,6 +32,7 @@ import { swe5gEvalMarkdown } from './swe5g/evaluate/report.js';
 
 export { appConfigSchema, type AppConfig } from './config.js';
 export { checkConfigPaths } from './config-paths.js';
+export { checkConfigContents } from './config-contents.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const stages: Stage<any, any, any>[] = [

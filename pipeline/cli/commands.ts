@@ -16,6 +16,7 @@ import {
   pipelines,
   appConfigSchema,
   checkConfigPaths,
+  checkConfigContents,
   type AppConfig,
 } from '../../stages/index.js';
 import { didYouMean, keyLine, loadConfigFile } from '../config/load.js';
@@ -74,13 +75,12 @@ export function configCheck(flag: string | undefined): string {
   const branches: readonly ('swe5g' | 'resilience')[] =
     sections.length || config.selftest ? sections : ['swe5g', 'resilience'];
   // every stage of those branches: each path is checked if one of its readers is among them
-  checkConfigPaths(
-    file,
-    config,
-    [...registry.keys()].filter((n) =>
-      branches.some((b) => n.startsWith(`${b}.`) || n.startsWith(`${b}-`)),
-    ),
+  const names = [...registry.keys()].filter((n) =>
+    branches.some((b) => n.startsWith(`${b}.`) || n.startsWith(`${b}-`)),
   );
+  checkConfigPaths(file, config, names);
+  // the registries it names, as a run's first stages read them (file, line, key of a bad value)
+  for (const w of checkConfigContents(file, config, names)) process.stderr.write(`warning: ${w}\n`);
   // the editor's schema line of a copied default.yaml names a file that is not beside the copy
   const schema = /\$schema=(\S+)/.exec(readFileSync(file, 'utf8').split('\n', 3).join('\n'))?.[1];
   if (schema && !/^[a-z]+:\/\//i.test(schema) && !existsSync(resolve(dirname(file), schema)))

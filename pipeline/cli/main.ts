@@ -151,7 +151,9 @@ export function buildProgram(): Command {
   const configCmd = program.command('config').description('configuration helpers');
   configCmd
     .command('check')
-    .description('validate a configuration file')
+    .description(
+      'validate a configuration file and the registries it names (repositories, subsets)',
+    )
     .option('--config <file>', 'configuration file (default config/default.yaml)')
     .action(async (flags: { config?: string }) => {
       const file = (await impl()).configCheck(flags.config);
