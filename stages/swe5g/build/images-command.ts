@@ -199,6 +199,11 @@ export async function imagesLs(cmd: Command): Promise<void> {
   await docker.ping();
   const mine = opts.all ? undefined : stateImages(resolveStateDir(opts.state));
   const rows = (await layerTable(docker)).filter((r) => !mine || r.tags.some((t) => mine.has(t)));
+  if (rows.length === 0 && mine) {
+    console.error(
+      `no telebench image recorded in the state ${resolveStateDir(opts.state)} (its swe5g.build items name them); \`telebench images ls --all\` lists every telebench image of the engine`,
+    );
+  }
   console.log('image\tlayer\tlayer size\ttotal\tinstance');
   for (const r of rows) {
     // the name this state recorded, when the image also carries a registry tag
