@@ -213,6 +213,18 @@ export function goWarmCommand(moduleDir: string): string {
   ].join(' && ');
 }
 
+/** What an env layer holds besides the dependency files ({@link envRecipe}); each is optional. */
+export interface EnvLayerInputs {
+  /** Go, `go_modules: host`: host folder of a module cache filled on the host, copied in. */
+  goModCache?: string;
+  /** C (`c-meson` with a registry `environment`): the kept meson build. */
+  cBuild?: CBuildSpec;
+  /** Go: the tree at the environment commit whose build cache the layer keeps. */
+  goWarm?: GoWarmSpec;
+  /** Python with a registry `environment.python`: grpcio-tools and the package roots. */
+  python?: PythonEnvSpec;
+}
+
 /**
  * Env layer: the dependencies at the environment commit. Go: `go.mod`/`go.sum` and
  * `go mod download` (inside the build, over the bridge network), or — `goModCache` given — a
@@ -225,18 +237,16 @@ export function goWarmCommand(moduleDir: string): string {
  * the package roots ({@link PythonEnvSpec}); without `python` the recipe is as before.
  * @param depFiles dependency files at the environment commit: name -> content (Go also
  *   `fix.go.mod` / `fix.go.sum` when the fix changes them)
- * @param goWarm Go: the tree at the environment commit whose build cache the layer keeps
+ * @param layers what else the layer holds, by recipe ({@link EnvLayerInputs})
  */
 export function envRecipe(
   prefix: string,
   recipe: RecipeName,
   baseName: string,
   depFiles: Record<string, string>,
-  goModCache?: string,
-  cBuild?: CBuildSpec,
-  goWarm?: GoWarmSpec,
-  python?: PythonEnvSpec,
+  layers: EnvLayerInputs = {},
 ): ImageRecipe {
+  const { goModCache, cBuild, goWarm, python } = layers;
   const lines = [`FROM ${baseName}`, 'WORKDIR /testbed'];
   const inline: Record<string, string> = {};
   const copies: Record<string, string> = {};

@@ -375,16 +375,12 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   }
   const cEnv = recipe === 'c-meson' && spec ? await cEnvironment(res, bc, mirror, spec) : undefined;
   const goWarm = recipe === 'go' ? goWarmSpec(res, bc, module_dir) : undefined;
-  const env = envRecipe(
-    s.image_prefix,
-    recipe,
-    base.name,
-    depFiles,
+  const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, {
     goModCache,
-    cEnv?.spec,
+    cBuild: cEnv?.spec,
     goWarm,
-    py && pythonEnvSpec(py),
-  );
+    python: py && pythonEnvSpec(py),
+  });
   if (cEnv && !(await bc.docker.hasImage(env.name))) {
     await envRepoOnce(mirror, res.environment_setup_commit, cEnv.spec.source, true);
   } else if (goWarm && !(await bc.docker.hasImage(env.name))) {

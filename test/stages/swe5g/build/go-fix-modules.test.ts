@@ -134,16 +134,16 @@ describe('envRecipe (go_modules: container)', () => {
     );
     expect(bump.name).not.toBe(plain.name);
     // go_modules: host: the copied cache holds the fix's modules, so they name the image too
-    const hostPlain = envRecipe('t', 'go', 'b', base, '/cache');
+    const hostPlain = envRecipe('t', 'go', 'b', base, { goModCache: '/cache' });
     const hostBump = envRecipe(
       't',
       'go',
       'b',
       { ...base, 'fix.go.mod': 'module m\n// bump\n' },
-      '/cache',
+      { goModCache: '/cache' },
     );
     expect(hostBump.name).not.toBe(hostPlain.name);
-    expect(hostPlain.name).toBe(envRecipe('t', 'go', 'b', base, '/other').name);
+    expect(hostPlain.name).toBe(envRecipe('t', 'go', 'b', base, { goModCache: '/other' }).name);
   });
 });
 

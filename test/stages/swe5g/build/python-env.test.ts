@@ -127,16 +127,9 @@ describe('Python recipes', () => {
       roots: ['lte/gateway/python', 'orc8r/gateway/python'],
       protocTool: 'grpcio-tools==1.49.1',
     };
-    const env = envRecipe(
-      'tb',
-      'python',
-      'tb-base:1',
-      { 'requirements.txt': 'six\n' },
-      undefined,
-      undefined,
-      undefined,
-      { ...py, caBundle: CA },
-    );
+    const pyEnv = (deps: Record<string, string>, caBundle: string) =>
+      envRecipe('tb', 'python', 'tb-base:1', deps, { python: { ...py, caBundle } });
+    const env = pyEnv({ 'requirements.txt': 'six\n' }, CA);
     expect(env.inline['requirements.txt']).toBe('six\n');
     expect(env.copies['host-ca.crt']).toBe(CA);
     expect(env.dockerfile).toContain(
@@ -148,27 +141,9 @@ describe('Python recipes', () => {
     );
     // the CA bundle's path names no image: the same recipe on a machine without one differs
     // only by the COPY, and requirements name it
-    const other = envRecipe(
-      'tb',
-      'python',
-      'tb-base:1',
-      { 'requirements.txt': 'six\n' },
-      undefined,
-      undefined,
-      undefined,
-      { ...py, caBundle: '/elsewhere/ca.crt' },
-    );
+    const other = pyEnv({ 'requirements.txt': 'six\n' }, '/elsewhere/ca.crt');
     expect(other.name).toBe(env.name);
-    const moreReqs = envRecipe(
-      'tb',
-      'python',
-      'tb-base:1',
-      { 'requirements.txt': 'six\nidna\n' },
-      undefined,
-      undefined,
-      undefined,
-      { ...py, caBundle: CA },
-    );
+    const moreReqs = pyEnv({ 'requirements.txt': 'six\nidna\n' }, CA);
     expect(moreReqs.name).not.toBe(env.name);
   });
 
