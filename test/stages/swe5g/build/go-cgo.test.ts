@@ -16,6 +16,7 @@ import { baseRecipe } from '../../../../pipeline/providers/docker/recipes.js';
 import { registryEntrySchema, type RegistryEntry } from '../../../../stages/swe5g/registry.js';
 import { ensureTestBase, testSettings, validateFixture } from '../../../fixtures/repos/harness.js';
 import { goCgoFixture, CGO_F2P, CGO_P2P, CGO_REPO } from '../../../fixtures/repos/go-cgo.js';
+import { inImage as probe } from '../../../fixtures/in-image.js';
 
 const docker = new DockerClient();
 let root: string;
@@ -96,15 +97,8 @@ describe('a Go package with import "C" through build and validation (Docker)', (
     expect(v!.FAIL_TO_PASS).toEqual([CGO_F2P]);
     expect(v!.PASS_TO_PASS).toEqual(CGO_P2P);
     expect(logs.get('parent_f2p')).toContain('Clamp(15, 0, 10) = 15, want 10');
-    const env = await new DockerExecutor(docker).run({
-      step: 'go-env',
-      instance: { image: v!.images.instance, workdir: '/testbed', sourceDir: '' },
-      files: {},
-      command: 'go env CGO_ENABLED CC',
-      collect: [],
-      limits: { memory: 512 * 2 ** 20, cpus: 1, pids: 256, timeoutMs: 60_000 },
-    });
-    expect(env.stdout.trim().split('\n')).toEqual(['1', 'gcc']);
+    const env = await probe(docker, v!.images.instance, 'go env CGO_ENABLED CC');
+    expect(env.trim().split('\n')).toEqual(['1', 'gcc']);
   });
 
   it('without it (CGO_ENABLED=0, no compiler): build_failed_at_parent quoting the error', async () => {

@@ -13,7 +13,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
-import { DockerExecutor } from '../../../../pipeline/providers/docker/executor.js';
 import { ensureMirror } from '../../../../pipeline/providers/git/repo.js';
 import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
 import {
@@ -24,6 +23,7 @@ import {
 import type { Candidate } from '../../../../stages/swe5g/types.js';
 import { ensureTestBase, testSettings } from '../../../fixtures/repos/harness.js';
 import { commit, git } from '../../../fixtures/git-repo.js';
+import { inImage as probe } from '../../../fixtures/in-image.js';
 
 const docker = new DockerClient();
 const MODULE = 'example.com/core';
@@ -74,16 +74,7 @@ function candidate(pr: number, base: string, merge: string): Candidate {
 
 /** Runs `command` in a fresh network-less container of `image`; stdout. */
 async function inImage(image: string, command: string): Promise<string> {
-  const r = await new DockerExecutor(docker).run({
-    step: 'probe',
-    instance: { image, workdir: '/testbed', sourceDir: '' },
-    files: {},
-    command,
-    collect: [],
-    limits: { memory: 1024 * 2 ** 20, cpus: 1, pids: 512, timeoutMs: 900_000 },
-  });
-  expect(r.exitCode, r.stderr).toBe(0);
-  return r.stdout.trim();
+  return (await probe(docker, image, command)).trim();
 }
 
 beforeAll(async () => {

@@ -11,7 +11,6 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
-import { DockerExecutor } from '../../../../pipeline/providers/docker/executor.js';
 import {
   checkImageContract,
   contractViolations,
@@ -26,6 +25,7 @@ import { pyFixture } from '../../../fixtures/repos/py-none.js';
 import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
 import { startRegistry, type LocalRegistry } from '../../../fixtures/swarm.js';
 import type { Fixture } from '../../../fixtures/repos/builder.js';
+import { inImage as probe } from '../../../fixtures/in-image.js';
 
 const docker = new DockerClient();
 let root: string;
@@ -43,16 +43,7 @@ const FIXTURES: [string, (dir: string) => Fixture][] = [
 
 /** Runs `command` (sh) in `image` without overriding its working directory. */
 async function inImage(image: string, command: string): Promise<string> {
-  const r = await new DockerExecutor(docker).run({
-    step: 'contract-test',
-    instance: { image, workdir: '', sourceDir: '' },
-    files: {},
-    command,
-    collect: [],
-    limits: { memory: 512 * 2 ** 20, cpus: 1, pids: 256, timeoutMs: 300_000 },
-  });
-  expect(r.exitCode, r.stderr).toBe(0);
-  return r.stdout;
+  return probe(docker, image, command, '');
 }
 
 /** The contract, asserted with plain commands in the image. */

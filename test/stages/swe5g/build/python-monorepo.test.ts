@@ -18,6 +18,7 @@ import { validateInstance } from '../../../../stages/swe5g/validate/validate.js'
 import { PY_GEN_DIR } from '../../../../pipeline/providers/docker/recipes.js';
 import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
 import { PY_MONO_ENTRY, PY_MONO_ID, pyMonoFixture } from '../../../fixtures/repos/py-mono.js';
+import { inImage as probe } from '../../../fixtures/in-image.js';
 
 const docker = new DockerClient();
 let root: string;
@@ -42,23 +43,19 @@ describe('Python monorepo folder with environment.python', () => {
 
     // in the image: the installed runtime, the generated module from the base commit's proto,
     // both roots of the namespace package, and a clean /testbed (generated code lives outside)
-    const r = await new DockerExecutor(docker).run({
-      step: 'pymono-probe',
-      instance: { image: built.images.instance, workdir: '/testbed', sourceDir: '' },
-      files: {},
-      command: [
+    const stdout = await probe(
+      docker,
+      built.images.instance,
+      [
         `ls ${PY_GEN_DIR}/protos/fx`,
         `python3 -c 'import google.protobuf, fxlib.common, fxlib.ping.handler; from protos.fx.ping_pb2 import Ping; print("protobuf", google.protobuf.__version__, Ping(id="x").id)'`,
         'git status --porcelain --untracked-files=all | wc -l',
       ].join(' && '),
-      collect: [],
-      limits: { memory: 512 * 2 ** 20, cpus: 1, pids: 256, timeoutMs: 300_000 },
-    });
-    expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stdout).toContain('ping_pb2.py');
-    expect(r.stdout).toContain('ping_pb2_grpc.py');
-    expect(r.stdout).toContain('protobuf 3.20.3 x');
-    expect(r.stdout.trim().split('\n').at(-1)).toBe('0');
+    );
+    expect(stdout).toContain('ping_pb2.py');
+    expect(stdout).toContain('ping_pb2_grpc.py');
+    expect(stdout).toContain('protobuf 3.20.3 x');
+    expect(stdout.trim().split('\n').at(-1)).toBe('0');
 
     const v = await validateInstance(
       { resolved: res, testgen: fx.testgen, built },

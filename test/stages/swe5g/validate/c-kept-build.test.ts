@@ -26,6 +26,7 @@ import { testgenSchema } from '../../../../stages/swe5g/testgen/config.js';
 import { SkipItem } from '../../../../pipeline/errors.js';
 import { buildFixture } from '../../../fixtures/repos/builder.js';
 import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
+import { inImage as probe } from '../../../fixtures/in-image.js';
 
 const docker = new DockerClient();
 let root: string;
@@ -79,17 +80,13 @@ const baseFiles = {
 
 /** `<mtime> <size>` of the kept build's meson-generated files in `image` (sh in the image). */
 async function buildFilesStat(image: string): Promise<string> {
-  const r = await new DockerExecutor(docker).run({
-    step: 'build-files',
-    instance: { image, workdir: '', sourceDir: '' },
-    files: {},
-    command:
-      'cd /testbed/.telebench/build && stat -c "%n %y %s" build.ninja compile_commands.json meson-info/intro-buildsystem_files.json',
-    collect: [],
-    limits: { memory: 512 * 2 ** 20, cpus: 1, pids: 256, timeoutMs: 300_000 },
-  });
-  expect(r.exitCode, r.stderr).toBe(0);
-  return r.stdout.trim();
+  const out = await probe(
+    docker,
+    image,
+    'cd /testbed/.telebench/build && stat -c "%n %y %s" build.ninja compile_commands.json meson-info/intro-buildsystem_files.json',
+    '',
+  );
+  return out.trim();
 }
 
 beforeAll(async () => {
