@@ -21,10 +21,9 @@ import {
   type CBuildSpec,
   type GoWarmSpec,
   type ImageRecipe,
-  type PythonEnvSpec,
   type RecipeName,
 } from '../../../pipeline/providers/docker/recipes.js';
-import { pythonRequirements, type PythonRequirements } from './python-env.js';
+import { pythonEnvSpec, pythonRequirements, type PythonRequirements } from './python-env.js';
 import {
   cEnvKey,
   deltaContext,
@@ -35,12 +34,7 @@ import {
   type ResolvedSubproject,
   type TreeDelta,
 } from './c-env.js';
-import {
-  registryById,
-  type EnvironmentSpec,
-  type PythonEnvironment,
-  type RegistryEntry,
-} from '../registry.js';
+import { registryById, type EnvironmentSpec, type RegistryEntry } from '../registry.js';
 import { filesOfPatch } from '../resolve/packages.js';
 import { configuredMirrorsDir } from '../mine/source.js';
 import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
@@ -352,7 +346,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   const packages = spec
     ? [...(recipe === 'c-meson' || cgo ? spec.compilers : []), ...spec.packages]
     : [];
-  const base = baseRecipe(s.image_prefix, recipe, from, packages, cgo ? { cgo } : {});
+  const base = baseRecipe(s.image_prefix, recipe, from, packages, { cgo });
   const tBase = await ensureImage(bc, base, { 'telebench.parent': from });
   const toolchain = await toolchainOf(bc, base.name, recipe);
   assertToolchain(res, recipe, toolchain, base.name);
@@ -505,23 +499,6 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
 }
 
 const envTrees = new Map<string, Promise<void>>();
-
-/** The host CA bundle pip uses inside a build (`PIP_CERT`, `SSL_CERT_FILE`, else Debian's). */
-function hostCaBundle(): string | undefined {
-  const f = process.env['PIP_CERT'] ?? process.env['SSL_CERT_FILE'] ?? DEBIAN_CA_BUNDLE;
-  return existsSync(f) ? f : undefined;
-}
-const DEBIAN_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
-
-/** The env layer's part of a registry `environment.python` (recipes.ts `PythonEnvSpec`). */
-function pythonEnvSpec(py: PythonEnvironment): PythonEnvSpec {
-  const ca = hostCaBundle();
-  return {
-    roots: py.roots,
-    ...(py.protos ? { protocTool: py.protos.tool } : {}),
-    ...(ca ? { caBundle: ca } : {}),
-  };
-}
 
 /**
  * One export of an env repository per folder in this process (the items of a version build at

@@ -6,7 +6,9 @@
  * requirements are the same share one env image even when their `setup.py` differs elsewhere
  * (its `packages` or `scripts` lists).
  */
+import { existsSync } from 'node:fs';
 import { TelebenchError } from '../../../pipeline/errors.js';
+import type { PythonEnvSpec } from '../../../pipeline/providers/docker/recipes.js';
 import { fileAt } from '../../../pipeline/providers/git/repo.js';
 import type { PythonEnvironment, PythonOverride } from '../registry.js';
 
@@ -138,4 +140,24 @@ export async function pythonRequirements(
     files.push({ path, text });
   }
   return mergeRequirements(files, spec.overrides, commit);
+}
+
+/** The host CA bundle pip uses inside a build (`PIP_CERT`, `SSL_CERT_FILE`, else Debian's). */
+function hostCaBundle(): string | undefined {
+  const f = process.env['PIP_CERT'] ?? process.env['SSL_CERT_FILE'] ?? DEBIAN_CA_BUNDLE;
+  return existsSync(f) ? f : undefined;
+}
+const DEBIAN_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+
+/**
+ * The env layer's part of a registry `environment.python` (recipes' `PythonEnvSpec`): the package
+ * roots, the grpcio-tools requirement when it has protos, and the host CA bundle for pip.
+ */
+export function pythonEnvSpec(py: PythonEnvironment): PythonEnvSpec {
+  const ca = hostCaBundle();
+  return {
+    roots: py.roots,
+    ...(py.protos ? { protocTool: py.protos.tool } : {}),
+    ...(ca ? { caBundle: ca } : {}),
+  };
 }
