@@ -21,10 +21,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type * as sgTypes from 'simple-git';
 import type { SimpleGit } from 'simple-git';
 import { TelebenchError } from '../../errors.js';
-import { lazy } from '../../lazy.js';
+import { gitClient } from './client.js';
 import { diffFacts, diffKey, type DiffCache, type DiffRequest } from './patch-ids.js';
 import {
   headsAtOf,
@@ -43,8 +42,6 @@ export type {
   SkipReason as SkippedCommitReason,
   LandingEvidence,
 } from './landings.js';
-
-const sg = lazy<typeof sgTypes>('simple-git');
 
 /** One merged PR as seen in the history. Dates are ISO 8601 (git's strict format). */
 export interface GitMergedPR extends LandingFacts {
@@ -107,7 +104,7 @@ function client(dir: string): SimpleGit {
   // Only what git needs: passing the whole environment would hand EDITOR/PAGER to git.
   const env: Record<string, string> = { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
   for (const k of ['PATH', 'HOME', 'TMPDIR']) if (process.env[k]) env[k] = process.env[k]!;
-  return sg().simpleGit({ baseDir: dir, trimmed: false }).env(env);
+  return gitClient(dir, env);
 }
 
 /**
@@ -131,13 +128,36 @@ export function findMirror(mirrorsDir: string, owner: string, name: string): str
   return undefined;
 }
 
-/** Every commit reachable from `ref` (within `since`), newest first (`--date-order`). */
-async function walk(g: SimpleGit, ref: string, since?: Date): Promise<WalkCommit[]> {
+/**
+ * Every commit reachable from `ref` (within `since`), newest first (`--date-order`), proven whole:
+ * the records read are counted against `git rev-list --count` of the same range.
+ * @throws TelebenchError `git_walk_short` (tier transient: a retry reads again) when fewer or more
+ *   commits were read than git counts, with both counts, so a short read never becomes a smaller
+ *   funnel (issue 31: a walk of free5gc/amf once read 397 of 527 commits with no error)
+ */
+async function walk(
+  g: SimpleGit,
+  gitDir: string,
+  ref: string,
+  since?: Date,
+): Promise<WalkCommit[]> {
+  const range = [...(since ? [`--since=${since.toISOString()}`] : []), ref, '--'];
   const args = ['log', '--date-order', '-z', '--format=%H%x1f%P%x1f%an%x1f%aI%x1f%cI%x1f%B'];
-  if (since) args.push(`--since=${since.toISOString()}`);
-  args.push(ref, '--');
+  const out = parseWalk(await g.raw([...args, ...range]));
+  const expected = Number((await g.raw(['rev-list', '--count', ...range])).trim());
+  if (out.length !== expected)
+    throw new TelebenchError(
+      'git_walk_short',
+      `the history walk of ${ref} in ${gitDir} read ${out.length} commits where git counts ${expected}`,
+      { tier: 'transient', context: { gitDir, ref, read: out.length, expected } },
+    );
+  return out;
+}
+
+/** The commits of `git log -z --format=%H%x1f%P%x1f%an%x1f%aI%x1f%cI%x1f%B` output, in order. */
+export function parseWalk(raw: string): WalkCommit[] {
   const out: WalkCommit[] = [];
-  for (const rec of (await g.raw(args)).split('\0')) {
+  for (const rec of raw.split('\0')) {
     if (rec.trim() === '') continue;
     const [sha, parents, author, authored, committed, message = ''] = rec
       .replace(/^\n/, '')
@@ -240,7 +260,7 @@ export async function mineMirror(gitDir: string, opts: MineMirrorOptions): Promi
       { tier: 'preflight', context: { gitDir }, cause: err },
     );
   }
-  const commits = await walk(g, branchRef, opts.since);
+  const commits = await walk(g, gitDir, branchRef, opts.since);
   const walked = new Map(commits.map((c) => [c.sha, c]));
   const headsAt = headsAtOf(pullHeads);
   const insideOf = insidePrMerges(commits, headsAt);

@@ -13,13 +13,10 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { isUtf8 } from 'node:buffer';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type * as sgTypes from 'simple-git';
 import type { SimpleGit } from 'simple-git';
 import { TelebenchError } from '../../errors.js';
+import { gitClient } from './client.js';
 import { SECRET_ENV_VARS } from '../../secrets.js';
-import { lazy } from '../../lazy.js';
-
-const sg = lazy<typeof sgTypes>('simple-git');
 
 /** Languages whose test files the splitter knows. */
 export type RepoLanguage = 'go' | 'c' | 'python';
@@ -65,9 +62,7 @@ export function hostEnv(extra: readonly string[] = []): Record<string, string> {
 /** A simple-git client bound to `dir` with prompts disabled, a fixed identity and {@link hostEnv}. */
 export function git(dir: string): SimpleGit {
   // Only what git needs: simple-git refuses EDITOR/PAGER-like variables, and secrets stay out.
-  return sg()
-    .simpleGit({ baseDir: dir, trimmed: false })
-    .env({ ...hostEnv(), ...gitEnv });
+  return gitClient(dir, { ...hostEnv(), ...gitEnv });
 }
 
 /**
