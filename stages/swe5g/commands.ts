@@ -6,6 +6,8 @@
  * runs the `swe5g-mine` pipeline (swe5g.mine -> swe5g.link -> swe5g.filter) and prints the
  * funnel. `--issues-from FILE` (JSON Lines of GitHub REST issue objects obtained elsewhere)
  * completes git-only candidates with their issue text; it overrides `swe5g.mining.issues_from`.
+ * The state keeps a copy of the file (`<state>/inputs/issues-from.jsonl`), which every later run
+ * in that state links with when the configuration names no issues file.
  */
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
@@ -40,8 +42,14 @@ export function addMineCommand(program: Command): void {
           if (!existsSync(abs))
             throw new ConfigError(`--issues-from: file not found: ${abs}`, { file: abs });
           // loaded when the command runs, so declaring it loads no mining code
-          const { ISSUES_FROM_ENV } = await import('./link/link.js');
-          process.env[ISSUES_FROM_ENV] = abs;
+          const { ISSUES_FROM_ENV, keepIssuesFile } = await import('./link/link.js');
+          const { resolveStateDir } = await import('../../pipeline/state.js');
+          // the state keeps a copy: a later `telebench run swe5g` in it links with the same file
+          const kept = keepIssuesFile(
+            resolveStateDir(cmd.optsWithGlobals<{ state?: string }>().state),
+            abs,
+          );
+          process.env[ISSUES_FROM_ENV] = kept;
         }
         const argv = ['run', 'swe5g-mine'];
         const state = cmd.optsWithGlobals<{ state?: string }>().state;

@@ -8,8 +8,8 @@
  * Issue 3, "Linking". References to the PR itself and to other PRs of the repository are not
  * issues and are dropped; so are references the API answers as pull requests or 404.
  */
-import { resolve, dirname } from 'node:path';
-import { existsSync, readFileSync } from 'node:fs';
+import { resolve, dirname, join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { sha256 } from '../../../pipeline/hash.js';
 import { defineStage } from '../../../pipeline/stage.js';
 import { issueWithComments } from '../../../pipeline/providers/github/pulls.js';
@@ -87,14 +87,43 @@ export function evidenceOf(
  */
 export const ISSUES_FROM_ENV = 'TELEBENCH_ISSUES_FROM';
 
-/** Absolute path of the issues file: `TELEBENCH_ISSUES_FROM`, else the config key, else undefined. */
+/**
+ * Where a state keeps the issues file it was given with `telebench mine --issues-from FILE`
+ * (a copy, so later `telebench run swe5g` commands in that state use it without the flag, and a
+ * moved or edited original changes nothing until it is given again).
+ */
+export function keptIssuesFile(stateDir: string): string {
+  return join(stateDir, 'inputs', 'issues-from.jsonl');
+}
+
+/**
+ * Keeps `file` as the state's issues file ({@link keptIssuesFile}); written to a temporary name
+ * and renamed, so a kill leaves the previous copy or the new one, never half a file.
+ * @returns the kept copy's path
+ */
+export function keepIssuesFile(stateDir: string, file: string): string {
+  const dest = keptIssuesFile(stateDir);
+  mkdirSync(dirname(dest), { recursive: true });
+  copyFileSync(file, `${dest}.tmp`);
+  renameSync(`${dest}.tmp`, dest);
+  return dest;
+}
+
+/**
+ * Absolute path of the issues file: `TELEBENCH_ISSUES_FROM` (this command's `--issues-from`), else
+ * the config key `swe5g.mining.issues_from`, else the copy the state keeps from an earlier
+ * `telebench mine --issues-from` ({@link keptIssuesFile}), else undefined.
+ */
 export function issuesFromFile(
   configFile: string,
   configured: string | undefined,
+  stateDir?: string,
 ): string | undefined {
   const env = process.env[ISSUES_FROM_ENV];
   if (env && env.trim() !== '') return resolve(env.trim());
-  return configured ? resolve(dirname(configFile), configured) : undefined;
+  if (configured) return resolve(dirname(configFile), configured);
+  if (stateDir && existsSync(keptIssuesFile(stateDir))) return keptIssuesFile(stateDir);
+  return undefined;
 }
 
 export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
@@ -108,7 +137,7 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
 
   *plan(ctx) {
     const s = swe5gSettings(ctx.config);
-    const issuesFile = issuesFromFile(ctx.configFile, s.mining.issues_from);
+    const issuesFile = issuesFromFile(ctx.configFile, s.mining.issues_from, ctx.stateDir);
     const issuesDigest =
       issuesFile && existsSync(issuesFile) ? sha256(readFileSync(issuesFile)) : null;
     const issuesData = issuesFile
@@ -198,7 +227,7 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
         issueWithComments(gh!, repo!, Number(num), s.mining.github.per_page),
       );
     };
-    const file = issuesFromFile(ctx.configFile, s.mining.issues_from);
+    const file = issuesFromFile(ctx.configFile, s.mining.issues_from, ctx.stateDir);
     const known =
       pr.source === 'api' || !file
         ? new Map<string, LinkedIssue>()
@@ -270,7 +299,7 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
     const why =
       pr.source === 'api'
         ? 'GitHub has no such issue (404 or a pull request)'
-        : issuesFromFile(ctx.configFile, s.mining.issues_from)
+        : issuesFromFile(ctx.configFile, s.mining.issues_from, ctx.stateDir)
           ? 'not in the issues file'
           : 'no issue data to confirm it (git source without --issues-from)';
     const links = evidence.filter((e) => e.kind !== 'branch_name' || confirmed.has(e.issue));

@@ -383,6 +383,38 @@ describe('git mirror source', () => {
     expect(report).toContain(
       '| free5gc/amf | git | 5 | 2 | 1 | 0 | 2 | 1 | docs_or_ci_only 1, bot_author 1, foreign_forge_pr 1 |',
     );
+    // the hint's second command, in the same state and without the flag, still links with the
+    // file (the state keeps a copy): issue 31 measured it re-linking everything without it
+    execFileSync(
+      process.execPath,
+      [cli, '--state', state, 'run', 'swe5g-mine', '--config', join(root, 'config.yaml')],
+      { env, stdio: 'pipe' },
+    );
+    const again = JSON.parse(
+      execFileSync(
+        process.execPath,
+        [cli, '--state', state, 'show', 'swe5g.filter', 'free5gc__amf-1'],
+        { env, encoding: 'utf8' },
+      ),
+    ) as { output: Candidate };
+    expect(again.output.incomplete).toBe(false);
+    expect(again.output.problem_statement).toMatch(/^AMF nil GNbId panic/);
+    expect(existsSync(join(state, 'inputs', 'issues-from.jsonl'))).toBe(true);
+    // a state never given the file links without it
+    const other = join(root, 'state-cli-none');
+    execFileSync(
+      process.execPath,
+      [cli, '--state', other, 'run', 'swe5g-mine', '--config', join(root, 'config.yaml')],
+      { env, stdio: 'pipe' },
+    );
+    const none = JSON.parse(
+      execFileSync(
+        process.execPath,
+        [cli, '--state', other, 'show', 'swe5g.filter', 'free5gc__amf-1'],
+        { env, encoding: 'utf8' },
+      ),
+    ) as { output: Candidate };
+    expect(none.output.incomplete).toBe(true);
   });
 
   it('rejects a malformed --issues-from file naming the file and line (config error)', async () => {
