@@ -110,6 +110,13 @@ export const swe5gConfigSchema = z.strictObject({
     )
     .optional(),
   /**
+   * How `instances` meets what the state already selected: `add` (default) keeps every PR an
+   * earlier run of this state selected and adds the listed ones, so a state grows batch by batch
+   * and releases all of them; `replace` selects exactly the list (narrowing: the PRs it no longer
+   * names become `not_selected`, their instances are kept for reference as orphaned).
+   */
+  selection: z.enum(['add', 'replace']).default('add'),
+  /**
    * Where candidates come from: `api` (GitHub REST; needs the network, a token is advised),
    * `git` (local mirrors only), `auto` (API when reachable, else the mirrors).
    */

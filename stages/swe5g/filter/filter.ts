@@ -3,7 +3,8 @@
  * with a reason code (SkipItem), so `telebench status` shows the funnel by reason.
  *
  * Rules, in order (the first that fails is the reason):
- * 0. `not_selected`       `swe5g.instances` is set and does not list the PR.
+ * 0. `not_selected`       `swe5g.instances` is set and does not list the PR (nor, with
+ *                         `swe5g.selection: add`, did an earlier run of the state select it).
  * 1. `foreign_forge_pr`   `Merged in ... (pull request #N)`: another forge's PR, not a GitHub PR.
  * 2. `not_merged`         no merge_commit/base_commit.
  * 3. `bot_author`         the PR author is a bot (`[bot]`, type Bot, `filter.bot_authors`).
@@ -177,33 +178,50 @@ export function toCandidate(pr: LinkedPR, rules: FilterSettings): Candidate {
 export interface FilterInput {
   pr: LinkedPR;
   rules: FilterSettings;
-  /** `swe5g.instances` (null: every PR). */
-  instances: string[] | null;
+  /**
+   * Whether the PR is selected: `swe5g.instances` is unset or lists it, or (`swe5g.selection:
+   * add`) an earlier run of this state selected it.
+   */
+  selected: boolean;
+}
+
+/** Whether a stored filter item was selected when it ran (inputs of both shapes: flag or list). */
+function selectedBefore(input: unknown, key: string): boolean {
+  const i = input as { selected?: boolean; instances?: string[] | null } | null;
+  if (!i) return false;
+  if (typeof i.selected === 'boolean') return i.selected;
+  return i.instances === null || (Array.isArray(i.instances) && i.instances.includes(key));
 }
 
 export const swe5gFilter = defineStage<FilterInput, Candidate, HasSwe5g>({
   name: 'swe5g.filter',
-  version: 1,
+  // 2: the input carries `selected` (the selection grows by default) instead of the whole list
+  version: 2,
   needs: ['swe5g.link'],
   description:
     "Keeps PRs that meet the paper's criteria (clear issue, source-modifying) and the usual ones; every rejection has a reason code.",
   concurrency: () => 8,
   *plan(ctx) {
-    const rules = swe5gSettings(ctx.config).filter;
+    const s = swe5gSettings(ctx.config);
+    const listed = s.instances ? new Set(s.instances) : null;
+    const before = new Set<string>();
+    if (listed && s.selection === 'add')
+      for (const r of ctx.store.items('swe5g.filter'))
+        if (selectedBefore(r.input, r.key)) before.add(r.key);
     let n = 0;
     for (const o of ctx.store.outputs(swe5gLink)) {
       if (ctx.limit !== undefined && n >= ctx.limit) return;
       n++;
-      yield {
-        key: o.key,
-        input: { pr: o.output, rules, instances: swe5gSettings(ctx.config).instances ?? null },
-      };
+      const selected = listed === null || listed.has(o.key) || before.has(o.key);
+      yield { key: o.key, input: { pr: o.output, rules: s.filter, selected } };
     }
   },
   async run(item) {
-    const { instances } = item.input;
-    if (instances && !instances.includes(item.key))
-      throw new SkipItem('not_selected', `${item.key} is not in swe5g.instances`);
+    if (!item.input.selected)
+      throw new SkipItem(
+        'not_selected',
+        `${item.key} is not in swe5g.instances (nor selected by an earlier run of this state)`,
+      );
     const v = judge(item.input.pr, item.input.rules);
     if (!v.keep) throw new SkipItem(v.reason, v.detail, { pr_number: item.input.pr.pr_number });
     return v.candidate;

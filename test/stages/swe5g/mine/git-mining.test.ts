@@ -343,6 +343,31 @@ describe('git mirror source', () => {
     state.close();
   });
 
+  it('a state grows: a second instances list adds to the first; narrowing is explicit', async () => {
+    const issues = { issues_from: 'issues.jsonl' };
+    const one = await runMining(issues, { instances: ['free5gc__amf-1'] }, 'state-grow');
+    expect(one.outcomes['free5gc__amf-1']).toBe('kept');
+    expect(one.outcomes['open5gs__open5gs-21']).toBe('not_selected');
+    one.state.close();
+    // issue 31: the second list used to orphan the first list's instances
+    const two = await runMining(issues, { instances: ['open5gs__open5gs-21'] }, 'state-grow');
+    expect(two.outcomes['free5gc__amf-1']).toBe('kept');
+    expect(two.outcomes['open5gs__open5gs-21']).toBe('kept');
+    two.state.close();
+    const narrowed = await runMining(
+      issues,
+      { instances: ['open5gs__open5gs-21'], selection: 'replace' },
+      'state-grow',
+    );
+    expect(narrowed.outcomes['free5gc__amf-1']).toBe('not_selected');
+    expect(narrowed.outcomes['open5gs__open5gs-21']).toBe('kept');
+    narrowed.state.close();
+    // a fresh state selects exactly its list
+    const fresh = await runMining(issues, { instances: ['open5gs__open5gs-21'] });
+    expect(fresh.outcomes['free5gc__amf-1']).toBe('not_selected');
+    fresh.state.close();
+  });
+
   it('telebench mine --issues-from FILE completes candidates through the CLI', () => {
     writeFileSync(
       join(root, 'config.yaml'),
