@@ -111,6 +111,8 @@ export interface BuildContext {
   registry?: Map<string, RegistryEntry>;
   /** Local mirrors folder (meson subprojects are read there first). */
   mirrorsDir?: string;
+  /** `swe5g.source: git`: no meson subproject is fetched from `git_url_base`. */
+  offline?: boolean;
 }
 
 /** Recipe name of a language (registry `image` field normally says it). */
@@ -608,6 +610,9 @@ const subprojectRuns = new Map<
   Promise<{ resolved: ResolvedSubproject[]; missing: MissingSubproject[] }>
 >();
 
+/** Subproject URLs already said to be missing in this process (the log names each once). */
+const toldMissing = new Set<string>();
+
 /**
  * The env layer's kept-build inputs of a C instance: the subprojects of its wraps (resolved once
  * per environment commit into `<state>/swe5g/subprojects/<repo>@<commit>`) and where the env tree
@@ -636,6 +641,7 @@ async function cEnvironment(
         stateDir: bc.stateDir,
         gitUrlBase: bc.settings.git_url_base,
         mirrorsDir: bc.mirrorsDir,
+        ...(bc.offline ? { offline: true } : {}),
       }).then((r) => {
         writeFileSync(marker, JSON.stringify(r));
         return r;
@@ -645,10 +651,14 @@ async function cEnvironment(
     }
     subs = await p;
   }
-  for (const m of subs.missing)
+  for (const m of subs.missing) {
+    // said once per run and subproject, not once per instance of every configure state
+    if (toldMissing.has(m.url)) continue;
+    toldMissing.add(m.url);
     bc.log?.(
-      `${res.instance_id}: meson subproject ${m.directory} (${m.url}) not available: ${m.reason}; the build fails only if it needs it`,
+      `meson subproject ${m.directory} (${m.url}) not available (first for ${res.instance_id}): ${m.reason}; a build fails only if it needs it`,
     );
+  }
   return {
     spec: {
       source: join(bc.stateDir, 'swe5g', 'envsrc', tag),
@@ -753,6 +763,7 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
       signal: ctx.signal,
       registry: ctx.memo('swe5g.build.registry', () => registryById(ctx.config, ctx.configFile)),
       ...(configuredMirrorsDir(ctx) ? { mirrorsDir: configuredMirrorsDir(ctx)! } : {}),
+      ...(swe5gSettings(ctx.config).source === 'git' ? { offline: true } : {}),
     });
     if (settings.executor === 'swarm') {
       // the nodes pull from the registry: an instance is built when its images are there

@@ -87,7 +87,8 @@ export function githubRepoOfUrl(url: string): string | null {
  * out (no `.git`) under `<dest>/<directory>`. A branch revision is pinned to the branch's last
  * commit at or before `commit`'s committer date, so an old environment gets the subproject of its
  * time. A wrap whose repository cannot be had is returned in `missing` (many wraps are fallbacks
- * of a system library the base layer installs).
+ * of a system library the base layer installs); with `offline` (`swe5g.source: git`) a repository
+ * that is neither in the mirrors folder nor already kept in the state is missing, never fetched.
  * @param stateDir where subproject mirrors are kept (`<state>/git/<owner>+<name>.git`)
  * @returns resolved and missing subprojects; `dest` holds the resolved trees
  */
@@ -98,6 +99,8 @@ export async function resolveSubprojects(opts: {
   stateDir: string;
   gitUrlBase: string;
   mirrorsDir: string | undefined;
+  /** `swe5g.source: git`: nothing is fetched; a subproject not in the mirrors folder is missing. */
+  offline?: boolean;
 }): Promise<{ resolved: ResolvedSubproject[]; missing: MissingSubproject[] }> {
   const wraps = (
     await gitPaths(opts.mirror, ['ls-tree', '-z', '--name-only', opts.commit, 'subprojects/'])
@@ -118,6 +121,15 @@ export async function resolveSubprojects(opts: {
     }
     const source = mirrorSource(repo, opts.gitUrlBase, opts.mirrorsDir);
     const dir = join(opts.stateDir, 'git', `${repo.replace('/', '+')}.git`);
+    const fromBase = source === mirrorSource(repo, opts.gitUrlBase, undefined);
+    if (opts.offline && fromBase && !existsSync(join(dir, 'HEAD'))) {
+      missing.push({
+        directory: wrap.directory,
+        url: wrap.url,
+        reason: `not in the mirrors folder (swe5g.source: git fetches nothing; add ${repo.replace('/', '+')}/repo there)`,
+      });
+      continue;
+    }
     try {
       await ensureMirror(source, dir);
     } catch (err) {

@@ -123,6 +123,42 @@ describe('C kept-build environment inputs', () => {
     ]);
   });
 
+  it('with source: git fetches nothing: a subproject only git_url_base has is missing, never fetched', async () => {
+    // a real "remote" under git_url_base that has acme/gone: without offline it is cloned from there
+    const gone = join(root, 'work', 'gone');
+    mkdirSync(gone, { recursive: true });
+    sh(gone, 'init', '-q', '-b', 'main');
+    commit(gone, { 'meson.build': "project('gone', 'c')\n" }, '2022-01-01T00:00:00Z');
+    sh(gone, 'tag', 'v1');
+    sh(root, 'clone', '-q', '--bare', gone, join(root, 'remote', 'acme', 'gone.git'));
+    const args = {
+      mirror: app,
+      commit: envCommit,
+      gitUrlBase: join(root, 'remote'),
+      mirrorsDir: join(root, 'mirrors'),
+    };
+    const online = await resolveSubprojects({
+      ...args,
+      dest: join(root, 'subs-online'),
+      stateDir: join(root, 'state-online'),
+    });
+    expect(online.resolved.map((r) => r.directory).sort()).toEqual(['dep', 'gone']);
+    const offline = await resolveSubprojects({
+      ...args,
+      dest: join(root, 'subs-offline'),
+      stateDir: join(root, 'state-offline'),
+      offline: true,
+    });
+    expect(offline.resolved.map((r) => r.directory)).toEqual(['dep']);
+    expect(offline.missing).toEqual([
+      expect.objectContaining({
+        directory: 'gone',
+        reason: expect.stringContaining('swe5g.source: git fetches nothing'),
+      }),
+    ]);
+    expect(existsSync(join(root, 'state-offline', 'git', 'acme+gone.git'))).toBe(false);
+  });
+
   it('writes only the delta over the env tree, and lists what the base deleted', async () => {
     await exportTree(app, envCommit, join(root, 'envsrc'));
     expect(readFileSync(join(root, 'envsrc', 'src', 'old.c'), 'utf8')).toBe('int old;\n');
