@@ -154,6 +154,18 @@ async function walk(
   return out;
 }
 
+/**
+ * A git strict ISO 8601 date with the committer's offset (`2024-03-01T18:00:00+08:00`) as UTC
+ * without fractions (`2024-03-01T10:00:00Z`, GitHub's own form), so dates from git and from the API
+ * compare and sort as strings (issue 32: rows carried `+08:00` and `-07:00` under a card that says
+ * UTC, and a string sort of mixed offsets picked the wrong first commit).
+ * @returns the UTC form; the text unchanged when it is not a date
+ */
+export function utcIso(date: string): string {
+  const t = Date.parse(date);
+  return Number.isNaN(t) ? date : new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
 /** The commits of `git log -z --format=%H%x1f%P%x1f%an%x1f%aI%x1f%cI%x1f%B` output, in order. */
 export function parseWalk(raw: string): WalkCommit[] {
   const out: WalkCommit[] = [];
@@ -167,8 +179,8 @@ export function parseWalk(raw: string): WalkCommit[] {
       sha,
       parents: parents.split(' ').filter(Boolean),
       author: author ?? '',
-      authored_at: authored ?? committed,
-      committed_at: committed,
+      authored_at: utcIso(authored || committed),
+      committed_at: utcIso(committed),
       message,
       subject: message.split('\n')[0]!.trim(),
       order: out.length,

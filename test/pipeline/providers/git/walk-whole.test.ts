@@ -9,11 +9,12 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { mineMirror, parseWalk } from '../../../../pipeline/providers/git/mirror-source.js';
+import { mineMirror, parseWalk, utcIso } from '../../../../pipeline/providers/git/mirror-source.js';
 import { TelebenchError } from '../../../../pipeline/errors.js';
 
 let root: string;
 let mirror: string;
+let n = 0;
 const COMMITS = 40;
 
 function git(cwd: string, ...args: string[]): string {
@@ -21,6 +22,8 @@ function git(cwd: string, ...args: string[]): string {
     cwd,
     encoding: 'utf8',
     env: {
+      // committers in two time zones: the mined dates must still be UTC
+      GIT_COMMITTER_DATE: `2024-03-01T${String(10 + (n % 9)).padStart(2, '0')}:00:00${Math.floor(n / 2) % 2 ? '+08:00' : '-07:00'}`,
       PATH: process.env.PATH,
       HOME: root,
       GIT_CONFIG_NOSYSTEM: '1',
@@ -39,6 +42,7 @@ beforeAll(() => {
   for (let i = 0; i < COMMITS; i++) {
     writeFileSync(join(work, 'f.go'), `package f\n\nconst N = ${i}\n`);
     git(work, 'add', '-A');
+    n = i;
     git(
       work,
       'commit',
@@ -76,6 +80,21 @@ describe('the history walk is whole or fails', () => {
     const r = await mineMirror(mirror, { branch: 'main', issuesElsewhere: false });
     expect(Number(git(mirror, 'rev-list', '--count', 'main'))).toBe(COMMITS);
     expect(r.stats.commits_scanned).toBe(COMMITS);
+  });
+
+  it('gives every date in UTC, whatever the committer offset', () => {
+    expect(utcIso('2024-03-01T18:00:00+08:00')).toBe('2024-03-01T10:00:00Z');
+    expect(utcIso('2024-03-01T03:00:00-07:00')).toBe('2024-03-01T10:00:00Z');
+    expect(utcIso('not a date')).toBe('not a date');
+    const raw = execFileSync(
+      'git',
+      ['log', '-z', '--format=%H%x1f%P%x1f%an%x1f%aI%x1f%cI%x1f%B', 'main', '--'],
+      { cwd: mirror, encoding: 'utf8' },
+    );
+    expect(raw).toMatch(/\+08:00/);
+    const commits = parseWalk(raw);
+    for (const c of commits) expect(c.committed_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(new Set(commits.map((c) => c.committed_at)).size).toBeGreaterThan(2);
   });
 
   it('fails with both counts when git log comes back short, never a smaller result', async () => {
