@@ -211,6 +211,11 @@ export interface TestGen {
   bug_category: BugCategory;
   nf: string;
   spec_refs: string[];
+  /**
+   * Strategy B only: `control` when every site's check requires the protected uses to be
+   * unreachable for the bad value (testgen/control.ts), `text` when one counts the fix's text.
+   */
+  f2p_strength?: 'control' | 'text';
 }
 
 /**

@@ -13,6 +13,7 @@
 import { posix } from 'node:path';
 import { SkipItem } from '../../../pipeline/errors.js';
 import type { FixSite } from './patterns.js';
+import { C_GUARD, GO_GUARD, PY_GUARD } from './emit-control.js';
 
 /** A generated file: repository-relative path and full new content. */
 export interface GeneratedFile {
@@ -178,6 +179,28 @@ func f2pIntentCount(file, recv, name, kind, key string) (count int, found bool) 
 }
 `;
 
+/** Go assertion of a control site: >= 1 recorded use of the operand, every one guarded. */
+function goControlLines(base: string, s: FixSite, i: number, n: number): string[] {
+  const sigs = `[]string{${s.guard!.signatures.map(goStr).join(', ')}}`;
+  return [
+    `\tif uses, bad, found := f2pGuardCheck(${goStr(base)}, ${goStr(s.receiver ?? '')}, ${goStr(s.name)}, ${goStr(s.guard!.operand)}, ${sigs}); !found {`,
+    `\t\tt.Errorf("function %s not found in %s", ${goStr(s.function)}, ${goStr(s.file)})`,
+    `\t} else if uses == 0 || bad > 0 {`,
+    `\t\tt.Errorf("%s in %s does not contain the expected fix (site %d of %d: %d of %d uses unguarded)", ${goStr(s.function)}, ${goStr(s.file)}, ${i + 1}, ${n}, bad, uses)`,
+    `\t}`,
+  ];
+}
+
+/** Python assertion of a control site (see {@link goControlLines}). */
+function pyControlLines(s: FixSite, i: number, n: number): string[] {
+  const j = JSON.stringify;
+  return [
+    `    r = _f2p_guard(${j(s.file)}, ${j(s.function)}, ${j(s.guard!.operand)}, ${j(s.guard!.signatures)})`,
+    `    assert r is not None, "function ${s.function} not found in ${s.file}"`,
+    `    assert r[0] > 0 and r[1] == 0, "${s.function} in ${s.file} does not contain the expected fix (site ${i + 1} of ${n})"`,
+  ];
+}
+
 /**
  * Go Strategy B test file for the sites of one package directory.
  * @param pkgDir repository-relative package directory ('.' for the root)
@@ -197,13 +220,16 @@ export function goIntentTest(
     while (tests.includes(testName)) testName += '_';
     tests.push(testName);
     const lines = group.map((s, i) =>
-      [
-        `\tif n, found := f2pIntentCount(${goStr(base)}, ${goStr(s.receiver ?? '')}, ${goStr(s.name)}, ${goStr(s.pattern.kind)}, ${goStr(s.pattern.key)}); !found {`,
-        `\t\tt.Errorf("function %s not found in %s", ${goStr(s.function)}, ${goStr(s.file)})`,
-        `\t} else if n <= ${s.parentCount} {`,
-        `\t\tt.Errorf("%s in %s does not contain the expected fix (site %d of %d)", ${goStr(s.function)}, ${goStr(s.file)}, ${i + 1}, ${group.length})`,
-        `\t}`,
-      ].join('\n'),
+      (s.guard
+        ? goControlLines(base, s, i, group.length)
+        : [
+            `\tif n, found := f2pIntentCount(${goStr(base)}, ${goStr(s.receiver ?? '')}, ${goStr(s.name)}, ${goStr(s.pattern.kind)}, ${goStr(s.pattern.key)}); !found {`,
+            `\t\tt.Errorf("function %s not found in %s", ${goStr(s.function)}, ${goStr(s.file)})`,
+            `\t} else if n <= ${s.parentCount} {`,
+            `\t\tt.Errorf("%s in %s does not contain the expected fix (site %d of %d)", ${goStr(s.function)}, ${goStr(s.file)}, ${i + 1}, ${group.length})`,
+            `\t}`,
+          ]
+      ).join('\n'),
     );
     funcs.push(
       `// ${testName} checks the fix of ${s0.function} (${s0.file}).\nfunc ${testName}(t *testing.T) {\n${lines.join('\n')}\n}\n`,
@@ -219,10 +245,11 @@ import (
 	"go/scanner"
 	"go/token"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
-${GO_HELPERS}
+${GO_HELPERS}${GO_GUARD}
 ${funcs.join('\n')}`;
   return { content, tests };
 }
@@ -230,6 +257,7 @@ ${funcs.join('\n')}`;
 const PY_HELPERS = `import ast
 import io
 import pathlib
+import re
 import tokenize
 
 _ROOT = pathlib.Path(__file__).resolve().parents[__DEPTH__]
@@ -293,7 +321,7 @@ def _f2p_count(file, qualified, kind, key):
             elif text(node) == key:
                 count += 1
     return count
-`;
+${PY_GUARD}`;
 
 /**
  * Python Strategy B pytest module for all sites.
@@ -313,11 +341,14 @@ export function pythonIntentTest(
     tests.push(name);
     const body = group
       .map((s, i) =>
-        [
-          `    n = _f2p_count(${JSON.stringify(s.file)}, ${JSON.stringify(s.function)}, ${JSON.stringify(s.pattern.kind)}, ${JSON.stringify(s.pattern.key)})`,
-          `    assert n is not None, "function ${s.function} not found in ${s.file}"`,
-          `    assert n > ${s.parentCount}, "${s.function} in ${s.file} does not contain the expected fix (site ${i + 1} of ${group.length})"`,
-        ].join('\n'),
+        (s.guard
+          ? pyControlLines(s, i, group.length)
+          : [
+              `    n = _f2p_count(${JSON.stringify(s.file)}, ${JSON.stringify(s.function)}, ${JSON.stringify(s.pattern.kind)}, ${JSON.stringify(s.pattern.key)})`,
+              `    assert n is not None, "function ${s.function} not found in ${s.file}"`,
+              `    assert n > ${s.parentCount}, "${s.function} in ${s.file} does not contain the expected fix (site ${i + 1} of ${group.length})"`,
+            ]
+        ).join('\n'),
       )
       .join('\n');
     funcs.push(
@@ -425,6 +456,8 @@ def count(body, seq):
     return n
 
 
+${C_GUARD}
+
 def main():
     spec_path = pathlib.Path(sys.argv[1])
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
@@ -447,8 +480,13 @@ def main():
             continue
         sites = fn_spec["sites"]
         for i, site in enumerate(sites):
-            n = sum(count(b, v) for b in bodies for v in site["variants"])
-            if n <= site["parent"]:
+            if "operand" in site:
+                checks = [Guard(b, site["operand"], site["signatures"]).check() for b in bodies]
+                uses, bad = sum(c[0] for c in checks), sum(c[1] for c in checks)
+                passed = uses > 0 and bad == 0
+            else:
+                passed = sum(count(b, v) for b in bodies for v in site["variants"]) > site["parent"]
+            if not passed:
                 print("%s in %s does not contain the expected fix (site %d of %d)" % (fn_spec["function"], fn_spec["file"], i + 1, len(sites)))
                 ok = False
     sys.exit(0 if ok else 1)
@@ -488,7 +526,11 @@ export function cIntentTests(
         {
           file: s0.file,
           function: s0.name,
-          sites: group.map((s) => ({ variants: s.pattern.variants ?? [], parent: s.parentCount })),
+          sites: group.map((s) =>
+            s.guard
+              ? { operand: s.guard.operand, signatures: s.guard.signatures }
+              : { variants: s.pattern.variants ?? [], parent: s.parentCount },
+          ),
         },
       ],
     };

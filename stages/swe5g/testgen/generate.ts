@@ -215,7 +215,8 @@ export interface Generation {
 const describeSites = (sites: FixSite[]): string => {
   const fns = [...new Set(sites.map((s) => `${s.function} (${s.file})`))];
   const kinds = [...new Set(sites.map((s) => s.pattern.kind.replace('_', ' ')))].join('/');
-  return `${sites.length} ${kinds} site(s) in ${fns.join(', ')}`;
+  const strength = [...new Set(sites.map((s) => s.strength))].sort().join('+');
+  return `${sites.length} ${kinds} site(s) (${strength}) in ${fns.join(', ')}`;
 };
 
 /**
@@ -496,6 +497,7 @@ export async function generateTestGen(
       f2p_test_patch: patch,
       FAIL_TO_PASS: gen.FAIL_TO_PASS,
       bug_category,
+      f2p_strength: sites.every((s) => s.strength === 'control') ? 'control' : 'text',
     },
     sites,
     notes,

@@ -15,6 +15,7 @@ import {
   type Node,
   type SourceLanguage,
 } from '../../../pipeline/providers/treesitter/parser.js';
+import { controlSignatures, resolveOperand } from './control.js';
 
 /** Kinds of fix pattern, most preferred first. */
 export type PatternKind = 'null_check' | 'length_check' | 'comparison' | 'expression';
@@ -58,6 +59,13 @@ export interface FixSite {
   fixCount: number;
   /** 1-based line of the first added occurrence in the fixed file. */
   line: number;
+  /**
+   * `control`: the generated check requires the uses in `guard` to be unreachable for the bad
+   * value (control.ts); `text`: it counts occurrences of `pattern` (more than `parentCount`).
+   */
+  strength: 'control' | 'text';
+  /** Control sites: the guarded operand (token text, e.g. `a.B.C`, `p->req`) and use signatures. */
+  guard?: { operand: string; signatures: string[] };
 }
 
 /** A function found in a parsed file. */
@@ -164,13 +172,15 @@ export function listFunctions(language: SourceLanguage, root: Node): FunctionInf
   return out;
 }
 
-const NULLS: Record<SourceLanguage, (n: Node) => boolean> = {
+/** Whether a node is the language's null literal (nil, NULL/nullptr, None). */
+export const NULLS: Record<SourceLanguage, (n: Node) => boolean> = {
   go: (n) => n.type === 'nil',
   c: (n) => n.text === 'NULL' || n.text === 'nullptr' || n.type === 'null',
   python: (n) => n.type === 'none',
 };
 
-const unparen = (n: Node): Node => {
+/** `n` without enclosing parentheses. */
+export const unparen = (n: Node): Node => {
   let x = n;
   while (
     x.type === 'parenthesized_expression' &&
@@ -195,7 +205,7 @@ export function operandKey(language: SourceLanguage, operand: Node): string {
 }
 
 /** Binary comparison parts: [left, operator, right], or null when `n` is not one. */
-function comparisonParts(language: SourceLanguage, n: Node): [Node, string, Node] | null {
+export function comparisonParts(language: SourceLanguage, n: Node): [Node, string, Node] | null {
   if (language === 'python') {
     if (n.type !== 'comparison_operator') return null;
     const operands = n.namedChildren.filter((c): c is Node => c !== null);
@@ -344,7 +354,13 @@ const LENGTH = /(^|[^\w])(len|cap|strlen|sizeof|size|length)\(/;
 function classify(
   language: SourceLanguage,
   n: Node,
-): { kind: PatternKind; key: string; operand?: string; variants?: string[][] } | null {
+): {
+  kind: PatternKind;
+  key: string;
+  operand?: string;
+  variants?: string[][];
+  operandNode?: Node;
+} | null {
   // C's idiomatic NULL check is `!p` / `!ctx->req` (Open5GS): a candidate there, counted as the
   // same null check as `p == NULL`; elsewhere negations are only counted as equivalents.
   const operand =
@@ -369,6 +385,7 @@ function classify(
       kind: 'null_check',
       key,
       operand: unparen(operand).text,
+      operandNode: unparen(operand),
       ...(variants ? { variants } : {}),
     };
   }
@@ -512,6 +529,48 @@ function shapeOf(node: Node | null): string {
   return out.join(' ');
 }
 
+/**
+ * Control strength of a null-check site (control.ts): the operand through one level of local
+ * alias, and the use signatures the fix guards that the parent left unguarded; `{}` when none.
+ */
+function controlOf(
+  language: SourceLanguage,
+  fixBody: Node,
+  parentBody: Node | null,
+  operandNode: Node,
+): Partial<FixSite> {
+  if (!PATH_TYPES_OK(language, operandNode)) return {};
+  const operand = resolveOperand(language, fixBody, operandNode);
+  const signatures = controlSignatures(language, fixBody, parentBody, operand);
+  return signatures.length > 0 ? { strength: 'control', guard: { operand, signatures } } : {};
+}
+
+const PATH_TYPES_OK = (language: SourceLanguage, n: Node): boolean =>
+  (language === 'go'
+    ? ['identifier', 'selector_expression']
+    : language === 'c'
+      ? ['identifier', 'field_expression']
+      : ['identifier', 'attribute']
+  ).includes(n.type);
+
+/**
+ * The sites of one function, best first: its control guards (one per operand), else its text
+ * null checks, else its single best other pattern; at most {@link MAX_SITES_PER_FUNCTION}. A text
+ * null check beside a control one is dropped: it would reject correct fixes written differently
+ * (through an alias, with the check inverted) and adds nothing against a no-op.
+ */
+function pickSites(all: FixSite[]): FixSite[] {
+  const guards = all.filter((s) => s.pattern.kind === 'null_check');
+  const seen = new Set<string>();
+  const control = guards.filter((s) => {
+    if (s.strength !== 'control' || seen.has(s.guard!.operand)) return false;
+    seen.add(s.guard!.operand);
+    return true;
+  });
+  if (control.length > 0) return control.slice(0, MAX_SITES_PER_FUNCTION);
+  return guards.length > 0 ? guards.slice(0, MAX_SITES_PER_FUNCTION) : all.slice(0, 1);
+}
+
 /** Input of {@link deriveFixSites} for one changed file. */
 export interface FileChange {
   file: string;
@@ -613,7 +672,8 @@ export async function deriveFixSites(
           if (c && !isVacuous(c)) {
             const id = `${c.kind}\u0000${c.key}`;
             if (!found.has(id)) {
-              const pattern: FixPattern = { ...c, text: n.text };
+              const { operandNode, ...rest } = c;
+              const pattern: FixPattern = { ...rest, text: n.text };
               const fixCount = countPattern(language, fn.body, pattern);
               const parentCount = parentFn ? countPattern(language, parentFn.body, pattern) : 0;
               if (fixCount > parentCount) {
@@ -626,6 +686,10 @@ export async function deriveFixSites(
                   parentCount,
                   fixCount,
                   line: n.startPosition.row + 1,
+                  strength: 'text',
+                  ...(operandNode && fn.body
+                    ? controlOf(language, fn.body, parentFn?.body ?? null, operandNode)
+                    : {}),
                 });
               }
             }
@@ -648,10 +712,7 @@ export async function deriveFixSites(
         });
         continue;
       }
-      const guards = all.filter((s) => s.pattern.kind === 'null_check');
-      sites.push(
-        ...(guards.length > 0 ? guards.slice(0, MAX_SITES_PER_FUNCTION) : all.slice(0, 1)),
-      );
+      sites.push(...pickSites(all));
     }
   } finally {
     fixTree.delete();

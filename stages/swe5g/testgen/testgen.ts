@@ -31,7 +31,9 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   // 3: C guards (truthiness, ogs_assert/ogs_expect_or_return), #if 0 and directive lines not code
   // 4: an assertion does not satisfy an added graceful null check (ogs_assert -> if (!x) return)
   // 5: C files with Open5GS's SWITCH/CASE/END macros parse into their real functions (c-macros.ts)
-  version: 5,
+  // 6: Strategy B null checks are `control` sites (control.ts): the protected uses must be
+  //    unreachable for the bad value, no longer a count of the check's text
+  version: 6,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:
@@ -98,6 +100,8 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
             parentCount: s.parentCount,
             fixCount: s.fixCount,
             line: s.line,
+            strength: s.strength,
+            ...(s.guard ? { guard: s.guard } : {}),
           })),
           notes: gen.notes,
           strategyA: { tried: gen.strategyA.tried, reason: gen.strategyA.reason },

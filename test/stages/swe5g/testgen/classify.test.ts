@@ -11,6 +11,7 @@ const site = (kind: FixSite['pattern']['kind']): FixSite => ({
   parentCount: 0,
   fixCount: 1,
   line: 1,
+  strength: 'text',
 });
 
 describe('specRefs', () => {

@@ -248,6 +248,7 @@ const SITE: FixSite = {
   parentCount: 0,
   fixCount: 1,
   line: 1,
+  strength: 'text',
 };
 
 describe('llmDirectCall prompt budget', () => {

@@ -94,7 +94,7 @@ describe('swe5g.testgen on a Go nil-pointer fix', () => {
     // the failure names the function, never the pattern
     const parentLog = gen.checkB!.parent!.log;
     expect(parentLog).toMatch(
-      /Describe in internal\/ngap\/handler.go does not contain the expected fix \(site 1 of 1\)/,
+      /Describe in internal\/ngap\/handler.go does not contain the expected fix \(site 1 of 1: \d+ of \d+ uses unguarded\)/,
     );
     expect(parentLog).not.toMatch(/GNbId/);
     const fakes = {

@@ -38,6 +38,7 @@ const site = (operand: string): FixSite => ({
   parentCount: 0,
   fixCount: 1,
   line: 14,
+  strength: 'text',
 });
 
 describe('Strategy A inputs', () => {
