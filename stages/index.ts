@@ -21,6 +21,8 @@ import { validationMarkdown } from './swe5g/validate/report.js';
 import { resolveStage } from './swe5g/resolve/resolve.js';
 import { buildStage } from './swe5g/build/build.js';
 import { validateStage } from './swe5g/validate/validate.js';
+import { auditStage } from './swe5g/audit/audit.js';
+import { auditMarkdown } from './swe5g/audit/report.js';
 import { localReleaseStages } from './release/stage.js';
 import type { ReleaseWiring } from './release/release.js';
 import { datasetRegistry, type DatasetRegistry } from './release/entry.js';
@@ -46,6 +48,7 @@ const stages: Stage<any, any, any>[] = [
   resolveStage,
   buildStage,
   validateStage,
+  auditStage,
   ...swe5gEvalStages,
 ];
 
@@ -99,9 +102,10 @@ const swe5gPipeline: Pipeline<AppConfig> = {
     'swe5g.testgen',
     'swe5g.build',
     'swe5g.validate',
+    'swe5g.audit',
   ],
   report: (ctx) =>
-    [miningFunnelMarkdown(ctx), testgenMarkdown(ctx), validationMarkdown(ctx)]
+    [miningFunnelMarkdown(ctx), testgenMarkdown(ctx), validationMarkdown(ctx), auditMarkdown(ctx)]
       .filter(Boolean)
       .join('\n'),
 };

@@ -18,6 +18,27 @@ const testId = z.string().min(1);
 export const PROBLEM_STATEMENT_SOURCES = ['issues_api', 'issues_file', 'none'] as const;
 export type ProblemStatementSource = (typeof PROBLEM_STATEMENT_SOURCES)[number];
 
+/**
+ * The fail-to-pass audit of a row (telebench's `swe5g.audit`): each mutant of the gold patch
+ * graded as a prediction, or not applicable with why. `weak`: a must-reject mutant (no-op guard,
+ * emptied guard, guard in dead code) resolved; `strict`: an equivalent rewrite did not.
+ */
+export const f2pAuditRowSchema = z.strictObject({
+  mutants: z.array(
+    z.strictObject({
+      kind: z.string().min(1),
+      expectation: z.enum(['reject', 'resolve']),
+      status: z.enum(['graded', 'not_applicable']),
+      resolved: z.boolean().optional(),
+      ok: z.boolean().optional(),
+      why: z.string().optional(),
+    }),
+  ),
+  weak: z.boolean(),
+  strict: z.boolean(),
+});
+export type F2pAuditRow = z.output<typeof f2pAuditRowSchema>;
+
 /** Zod schema of one released SWE-Bench 5G row. */
 export const swe5gRowSchema = z.strictObject({
   instance_id: z
@@ -60,6 +81,8 @@ export const swe5gRowSchema = z.strictObject({
   image_name: z.string().default(''),
   toolchain: z.string(),
   license: z.string().min(1),
+  /** The fail-to-pass audit; null when the instance was not audited (or released before it). */
+  f2p_audit: f2pAuditRowSchema.nullable().default(null),
 });
 export type Swe5gRow = z.output<typeof swe5gRowSchema>;
 
@@ -183,6 +206,12 @@ const fields: FieldSpec[] = [
     parquet: 'STRING',
     description:
       'SPDX licence of the source repository (free5GC Apache-2.0, Open5GS AGPL-3.0, Magma BSD-3-Clause).',
+  },
+  {
+    name: 'f2p_audit',
+    parquet: 'JSON_TEXT',
+    description:
+      'Fail-to-pass audit: mutants of the gold patch graded as predictions (`noop`, `empty_body`, `dead_code` must not resolve; `via_local`, `inverted`, `else_branch` must), each `{kind, expectation, status, resolved, ok}` or `not_applicable` with `why`; `weak` when a must-reject mutant resolved. Null when not audited.',
   },
 ];
 

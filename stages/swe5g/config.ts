@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { environmentsSchema, environmentsDefaults } from './environments-config.js';
 import { testgenSchema, testgenDefaults } from './testgen/config.js';
 import { evaluationSchema, evaluationDefaults } from './evaluate/config.js';
+import { auditSchema, auditDefaults } from './audit/config.js';
 
 /** Settings of the GitHub REST provider (pipeline/providers/github). */
 export const githubSettingsSchema = z.strictObject({
@@ -125,6 +126,8 @@ export const swe5gConfigSchema = z.strictObject({
   filter: filterSchema.default(filterSchema.parse({})),
   environments: environmentsSchema.default(environmentsDefaults),
   testgen: testgenSchema.default(testgenDefaults),
+  /** The fail-to-pass audit after validation (`swe5g.audit`, stages/swe5g/audit). */
+  audit: auditSchema.default(auditDefaults),
   /** The coding-agent evaluation (`telebench run swe5g-eval`, stages/swe5g/evaluate). */
   evaluation: evaluationSchema.default(evaluationDefaults),
 });

@@ -19,10 +19,13 @@ import type { MineOutput } from './mine/mine.js';
 import { swe5gMine } from './mine/mine.js';
 import { swe5gFilter } from './filter/filter.js';
 import { validateStage } from './validate/validate.js';
+import { auditStage } from './audit/audit.js';
+import { MUTANT_KINDS } from './audit/mutants.js';
 import { swe5gConfigSchema, type HasSwe5g } from './config.js';
 import {
   ROW_FIELDS,
   type CandidateSource,
+  type F2pAudit,
   type RowFields,
   type ValidatedInstance,
 } from './types.js';
@@ -47,7 +50,11 @@ export function problemStatementSource(
  * @param source how its PR was mined (the candidate's `source`: `api` or `git`)
  * @returns null for an incomplete instance (no problem statement): never released
  */
-export function swe5gRowOf(v: ValidatedInstance, source: CandidateSource): Swe5gRow | null {
+export function swe5gRowOf(
+  v: ValidatedInstance,
+  source: CandidateSource,
+  audit: F2pAudit | null = null,
+): Swe5gRow | null {
   if (v.incomplete || v.problem_statement.trim() === '') return null;
   const shared = Object.fromEntries(ROW_FIELDS.map((k) => [k, v[k]])) as RowFields;
   return {
@@ -56,7 +63,55 @@ export function swe5gRowOf(v: ValidatedInstance, source: CandidateSource): Swe5g
     project: v.repo.split('/')[0]!.toLowerCase(),
     image_name: v.images.instance,
     license: repositoryLicense(v.repo, v.license),
+    f2p_audit: audit ? auditOfRow(audit) : null,
   };
+}
+
+/** The audit as a row holds it: each mutant's verdict, without blobs and logs. */
+function auditOfRow(a: F2pAudit): NonNullable<Swe5gRow['f2p_audit']> {
+  return {
+    mutants: a.mutants.map((m) => ({
+      kind: m.kind,
+      expectation: m.expectation,
+      status: m.status,
+      ...(m.resolved !== undefined ? { resolved: m.resolved } : {}),
+      ...(m.ok !== undefined ? { ok: m.ok } : {}),
+      ...(m.why ? { why: m.why } : {}),
+    })),
+    weak: a.weak,
+    strict: a.strict,
+  };
+}
+
+/** The `swe5g.audit` records by instance_id (empty when the stage is not registered or not run). */
+function audits(store: StoreReader): Map<string, F2pAudit> {
+  const out = new Map<string, F2pAudit>();
+  try {
+    for (const o of store.outputs(auditStage)) out.set(o.key, o.output.f2p_audit);
+  } catch {
+    // swe5g.audit not registered (a release command on a state from elsewhere): none
+  }
+  return out;
+}
+
+/**
+ * Card lines of the fail-to-pass audit: how many rows were audited, and the instances left out
+ * because their test accepted a must-reject mutant (or released anyway with `release_weak`).
+ */
+function auditNotes(
+  rows: readonly Swe5gRow[],
+  weak: readonly { id: string; kinds: string[] }[],
+  releaseWeak: boolean,
+): string[] {
+  const audited = rows.filter((r) => r.f2p_audit);
+  const out = [
+    `fail-to-pass audit (swe5g.audit, field \`f2p_audit\`): ${audited.length} of ${rows.length} rows audited; ${audited.filter((r) => r.f2p_audit!.strict).length} rows' tests reject an equivalent rewrite of the gold`,
+  ];
+  if (weak.length > 0)
+    out.push(
+      `${releaseWeak ? 'released although their test accepts' : 'left out because their test accepts'} a patch that does not fix the bug (swe5g.audit.release_weak: ${releaseWeak}): ${weak.map((w) => `${w.id} (${w.kinds.join(', ')} resolved)`).join('; ')}`,
+    );
+  return out;
 }
 
 /**
@@ -116,19 +171,36 @@ function collectSwe5g(
   const rows: Swe5gRow[] = [];
   let incomplete = 0;
   const mined = minedBy(ctx.store);
+  const audited = audits(ctx.store);
+  const releaseWeak = swe5gConfigSchema.parse(whole.swe5g ?? {}).audit.release_weak;
+  const weak: { id: string; kinds: string[] }[] = [];
   for (const o of outputs) {
     const v = o.output as ValidatedInstance;
-    const r = swe5gRowOf(v, mined.get(v.instance_id) ?? 'git');
-    if (r) rows.push(r);
-    else incomplete++;
+    const a = audited.get(v.instance_id) ?? null;
+    const r = swe5gRowOf(v, mined.get(v.instance_id) ?? 'git', a);
+    if (!r) incomplete++;
+    else if (a?.weak) {
+      weak.push({
+        id: v.instance_id,
+        kinds: a.failed_kinds.filter((k) => MUTANT_KINDS[k] === 'reject'),
+      });
+      if (releaseWeak) rows.push(r);
+    } else rows.push(r);
   }
   const swe5g = (whole.swe5g ?? {}) as Record<string, unknown>;
   return {
     rows,
-    leftOut: { incomplete_left_out: incomplete },
+    leftOut: {
+      incomplete_left_out: incomplete,
+      ...(weak.length && !releaseWeak ? { weak_f2p_test: weak.length } : {}),
+    },
     profile: null,
-    settings: { testgen: swe5g.testgen ?? null, environments: swe5g.environments ?? null },
-    notes: problemStatementNotes(rows, whole),
+    settings: {
+      testgen: swe5g.testgen ?? null,
+      environments: swe5g.environments ?? null,
+      audit: swe5g.audit ?? null,
+    },
+    notes: [...problemStatementNotes(rows, whole), ...auditNotes(rows, weak, releaseWeak)],
     models: swe5gModels(whole),
   };
 }

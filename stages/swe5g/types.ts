@@ -221,11 +221,11 @@ export interface TestGen {
 /**
  * The fields a validated instance carries as its released row does, under the row's names. Their
  * types are the row schema's (`datasets/swe-bench-5g/schema.ts`, `Swe5gRow`), never copied here;
- * the row's other four are derived when it is released (`stages/swe5g/dataset.ts`, `swe5gRowOf`).
+ * the row's other five are derived when it is released (`stages/swe5g/dataset.ts`, `swe5gRowOf`).
  */
 export type RowFields = Omit<
   Swe5gRow,
-  'problem_statement_source' | 'project' | 'image_name' | 'license'
+  'problem_statement_source' | 'project' | 'image_name' | 'license' | 'f2p_audit'
 >;
 
 /** The keys of {@link RowFields}: what `swe5gRowOf` copies from the instance to the row. */
@@ -279,6 +279,64 @@ export interface ValidatedInstance extends RowFields {
   };
   dropped_flaky: string[];
   incomplete: boolean;
+}
+
+/**
+ * Kinds of mutant of a gold patch the fail-to-pass audit grades (`swe5g.audit`,
+ * stages/swe5g/audit/mutants.ts): `noop`, `empty_body`, `dead_code`, `dead_code_preproc` (C
+ * `#if 0`) must not resolve; `via_local`, `inverted`, `else_branch` (equivalent rewrites of the
+ * gold) must resolve.
+ */
+export type MutantKind =
+  | 'noop'
+  | 'empty_body'
+  | 'dead_code'
+  | 'dead_code_preproc'
+  | 'via_local'
+  | 'inverted'
+  | 'else_branch';
+
+/** What a sound fail-to-pass test does with a mutant: `reject` it or `resolve` it. */
+export type MutantExpectation = 'reject' | 'resolve';
+
+/** One audited mutant: graded through the evaluation's grading path, or not applicable. */
+export interface AuditedMutant {
+  kind: MutantKind;
+  expectation: MutantExpectation;
+  status: 'graded' | 'not_applicable';
+  /** not_applicable: why the kind fits no guard of the gold patch. */
+  why?: string;
+  /** graded: the grade's verdict (every graded test passed). */
+  resolved?: boolean;
+  /** graded: the verdict is what a sound test gives (`resolved` iff expectation `resolve`). */
+  ok?: boolean;
+  /** graded: which tests ran (`FAIL_TO_PASS` only for a must-reject mutant, `all` otherwise). */
+  tests?: 'FAIL_TO_PASS' | 'all';
+  /** graded: the patch applied (a mutant that does not apply is a bug of the audit). */
+  patch_applied?: boolean;
+  /** graded: per-test statuses of FAIL_TO_PASS. */
+  FAIL_TO_PASS?: Record<string, string>;
+  /** graded: packages that did not compile. */
+  build_failures?: string[];
+  /** Digest of the mutant's patch blob and of the run log (blobs of the audit item). */
+  patch_blob?: string;
+  log?: string;
+}
+
+/**
+ * The fail-to-pass audit of one validated instance (`swe5g.audit`): each mutant of its gold patch
+ * graded as a prediction. `weak`: a must-reject mutant resolved (the test accepts a patch that
+ * does not fix the bug; not released unless `swe5g.audit.release_weak`); `strict`: an equivalent
+ * rewrite did not resolve (the test rejects a correct fix written differently; recorded).
+ */
+export interface F2pAudit {
+  mutants: AuditedMutant[];
+  weak: boolean;
+  strict: boolean;
+  /** Kinds whose verdict was not the expected one (`noop`, ...). */
+  failed_kinds: MutantKind[];
+  /** The Strategy B fix sites the mutants were built from (`file:line function operand`). */
+  sites: string[];
 }
 
 /** Rejection reason codes of `swe5g.validate` (SkipItem reasons). */

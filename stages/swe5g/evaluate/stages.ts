@@ -33,10 +33,11 @@ import { createProvider, stageLlmDeps } from '../../../pipeline/providers/llm/co
 import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
 import { PROJECT_ROOT } from '../../../pipeline/manifest.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
+import type { EnvironmentsSettings } from '../environments-config.js';
 import { loadRegistry } from '../registry.js';
 import type { Resolved, TestGen } from '../types.js';
 import type { Built } from '../build/build.js';
-import { selectTestDirs, validateStage } from '../validate/validate.js';
+import { selectTestDirs, validateStage, type Validated } from '../validate/validate.js';
 import type { EvalModel, EvaluationSettings } from './config.js';
 import { chooseContext, type ContextChunk } from './context.js';
 import { runPatch, type EvalInstance, type Grade } from './grade.js';
@@ -93,42 +94,56 @@ export function evalInstances(
     for (const o of ctx.store.outputs(validateStage)) {
       const v = o.output;
       if (v.incomplete || v.problem_statement.trim() === '') continue;
-      const input = o.input as { resolved: Resolved; testgen: TestGen; built: Built };
-      const scope =
-        env.test_scope === 'registry'
-          ? (scopes.get(input.resolved.registry_id) ?? 'touched')
-          : env.test_scope;
-      out.set(v.instance_id, {
-        instance_id: v.instance_id,
-        repo: v.repo,
-        base_commit: v.base_commit,
-        problem_statement: v.problem_statement,
-        patch: v.patch,
-        test_patch: v.test_patch,
-        FAIL_TO_PASS: v.FAIL_TO_PASS,
-        PASS_TO_PASS: v.PASS_TO_PASS,
-        bug_category: v.bug_category,
-        nf: v.nf,
-        spec_refs: v.spec_refs,
-        image: v.images.instance,
-        image_recipe: v.image_recipe as RecipeName,
-        source_dir: input.built.source_dir,
-        module_dir: input.built.module_dir,
-        test_dirs: selectTestDirs({
-          recipe: v.image_recipe as RecipeName,
-          scope,
-          moduleDir: input.built.module_dir,
-          sourceDirs: input.resolved.test_dirs,
-          testPatches: [input.resolved.test_patch, input.testgen.f2p_test_patch],
-        }),
-        language: input.resolved.language,
-        ...(v.test_commands ? { test_commands: v.test_commands } : {}),
-        // suites validation left out (they need a service) stay out of grading too
-        ...(v.excluded_suites?.length ? { test_selection: { exclude: v.excluded_suites } } : {}),
-      });
+      out.set(v.instance_id, evalInstanceOf(o, env, scopes));
     }
     return out;
   });
+}
+
+/**
+ * The instance grading needs of one done `swe5g.validate` record (its output and input): the
+ * image, the tree at base_commit, the test directories and commands validation ran.
+ * @param scopes registry test scope by registry id (`test_scope: registry`)
+ */
+export function evalInstanceOf(
+  o: { output: Validated; input: unknown },
+  env: Pick<EnvironmentsSettings, 'test_scope'>,
+  scopes: ReadonlyMap<string, 'touched' | 'repo'>,
+): EvalInstance & { language: Resolved['language'] } {
+  const v = o.output;
+  const input = o.input as { resolved: Resolved; testgen: TestGen; built: Built };
+  const scope =
+    env.test_scope === 'registry'
+      ? (scopes.get(input.resolved.registry_id) ?? 'touched')
+      : env.test_scope;
+  return {
+    instance_id: v.instance_id,
+    repo: v.repo,
+    base_commit: v.base_commit,
+    problem_statement: v.problem_statement,
+    patch: v.patch,
+    test_patch: v.test_patch,
+    FAIL_TO_PASS: v.FAIL_TO_PASS,
+    PASS_TO_PASS: v.PASS_TO_PASS,
+    bug_category: v.bug_category,
+    nf: v.nf,
+    spec_refs: v.spec_refs,
+    image: v.images.instance,
+    image_recipe: v.image_recipe as RecipeName,
+    source_dir: input.built.source_dir,
+    module_dir: input.built.module_dir,
+    test_dirs: selectTestDirs({
+      recipe: v.image_recipe as RecipeName,
+      scope,
+      moduleDir: input.built.module_dir,
+      sourceDirs: input.resolved.test_dirs,
+      testPatches: [input.resolved.test_patch, input.testgen.f2p_test_patch],
+    }),
+    language: input.resolved.language,
+    ...(v.test_commands ? { test_commands: v.test_commands } : {}),
+    // suites validation left out (they need a service) stay out of grading too
+    ...(v.excluded_suites?.length ? { test_selection: { exclude: v.excluded_suites } } : {}),
+  };
 }
 
 /** The executor of grading and feedback runs (validation's choice: docker or local). */

@@ -1,0 +1,247 @@
+/**
+ * `swe5g.audit`: the fail-to-pass audit of every validated instance. A benchmark's "resolved" must
+ * mean the bug is fixed, so each instance's tests are graded on mutants of its gold patch
+ * (mutants.ts: a no-op guard, the guard's body emptied, the guard in dead code must NOT resolve;
+ * equivalent rewrites of the gold MUST resolve), each as a prediction through the evaluation's own
+ * grading entry point (`runPatch`, stages/swe5g/evaluate/grade.ts: the harness's apply chain, test
+ * spec, step runner and grading) in the instance image validation built (never rebuilt).
+ *
+ * Cost: a must-reject mutant runs only the test directories of FAIL_TO_PASS and is graded on
+ * FAIL_TO_PASS alone (if they pass, the test accepted it); an equivalent rewrite gets the full
+ * grade (FAIL_TO_PASS and PASS_TO_PASS). The fix sites are testgen's Strategy B sites
+ * (`deriveFixSites`), derived again from the tree at base_commit and the gold patch, so shipped
+ * and Strategy A tests are audited with the same mutants where a site is found.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineStage } from '../../../pipeline/stage.js';
+import { DockerClient } from '../../../pipeline/providers/docker/client.js';
+import type { Executor } from '../../../pipeline/providers/docker/executor.js';
+import { executorFor, executorPreflight } from '../executors.js';
+import { swe5gSettings, type HasSwe5g } from '../config.js';
+import type { EnvironmentsSettings } from '../environments-config.js';
+import { sameKeyIn } from '../resolve/plan.js';
+import { validateStage } from '../validate/validate.js';
+import { evalInstanceOf } from '../evaluate/stages.js';
+import { runPatch, type EvalInstance } from '../evaluate/grade.js';
+import { overlayFor, patchPaths } from '../harness/apply.js';
+import { readDiff, languageOfPath } from '../testgen/diffinfo.js';
+import { deriveFixSites, type FixSite } from '../testgen/patterns.js';
+import type { AuditedMutant, F2pAudit, MutantKind, RepoLanguage } from '../types.js';
+import { generateMutants, type GoldFile, type Mutant } from './mutants.js';
+import type { AuditSettings } from './config.js';
+import { loadRegistry } from '../registry.js';
+import { dirname, resolve as resolvePath } from 'node:path';
+
+/** Input of one audit item: the instance as grading sees it, and the kinds to grade. */
+export interface AuditInput {
+  instance: EvalInstance & { language: RepoLanguage };
+  kinds: MutantKind[];
+}
+
+/** Output of one audit item. */
+export interface AuditOutput {
+  instance_id: string;
+  f2p_audit: F2pAudit;
+  /** Wall time of the grading runs, seconds. */
+  seconds: number;
+}
+
+/** The gold patch's files at base_commit and after the fix (text; null: absent). */
+async function goldFiles(inst: AuditInput['instance']): Promise<GoldFile[]> {
+  const overlay = await overlayFor(inst.source_dir, [['patch', inst.patch]]);
+  return patchPaths(inst.patch).map((path) => {
+    const p = join(inst.source_dir, path);
+    const parentSource = existsSync(p) ? readFileSync(p, 'utf8') : null;
+    const o = overlay[path];
+    const fixSource = o === undefined ? parentSource : o === null ? null : o.content.toString();
+    const lang = languageOfPath(path);
+    return { path, language: lang === inst.language ? lang : null, parentSource, fixSource };
+  });
+}
+
+/** Testgen's Strategy B fix sites of the gold patch (the same derivation as `swe5g.testgen`). */
+async function fixSites(inst: AuditInput['instance'], files: GoldFile[]): Promise<FixSite[]> {
+  const sites: FixSite[] = [];
+  for (const d of readDiff(inst.patch, inst.instance_id)) {
+    const f = files.find((x) => x.path === (d.newPath ?? d.oldPath));
+    if (!f?.language) continue;
+    const r = await deriveFixSites({
+      file: f.path,
+      language: f.language,
+      parentSource: f.parentSource,
+      fixSource: f.fixSource,
+      addedLines: d.addedLines,
+    });
+    sites.push(...r.sites);
+  }
+  return sites;
+}
+
+/**
+ * The instance narrowed to what a must-reject mutant needs: FAIL_TO_PASS only (no PASS_TO_PASS),
+ * and the test directories that hold a FAIL_TO_PASS test (all of them when none can be told).
+ */
+export function failToPassOnly<T extends EvalInstance>(inst: T): T {
+  const pkgs = inst.FAIL_TO_PASS.map((id) => id.split('::')[0] ?? '');
+  const dirs =
+    inst.test_dirs === 'all'
+      ? 'all'
+      : inst.test_dirs.filter((d) =>
+          pkgs.some((p) =>
+            d === '.' ? true : p === d || p.endsWith(`/${d}`) || p.startsWith(`${d}/`),
+          ),
+        );
+  return {
+    ...inst,
+    PASS_TO_PASS: [],
+    test_dirs: dirs === 'all' || dirs.length > 0 ? dirs : inst.test_dirs,
+  };
+}
+
+/** What grading needs besides the instance (the evaluation's `GradeDeps`). */
+export interface AuditDeps {
+  executor: Executor;
+  settings: Pick<EnvironmentsSettings, 'limits'>;
+  saveLog: (name: string, text: string) => string;
+  savePatch: (name: string, text: string) => string;
+  signal?: AbortSignal;
+}
+
+/** Grades one mutant as a prediction (see the module comment for which tests run). */
+async function gradeMutant(inst: EvalInstance, m: Mutant, deps: AuditDeps): Promise<AuditedMutant> {
+  const base = { kind: m.kind, expectation: m.expectation };
+  if (!m.patch) return { ...base, status: 'not_applicable', why: m.not_applicable ?? '' };
+  const reject = m.expectation === 'reject';
+  const { grade } = await runPatch(
+    reject ? failToPassOnly(inst) : inst,
+    m.patch,
+    `audit_${m.kind}`,
+    {
+      executor: deps.executor,
+      settings: deps.settings,
+      saveLog: deps.saveLog,
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    },
+  );
+  return {
+    ...base,
+    status: 'graded',
+    resolved: grade.resolved,
+    ok: grade.resolved === !reject,
+    tests: reject ? 'FAIL_TO_PASS' : 'all',
+    patch_applied: grade.patch_applied,
+    FAIL_TO_PASS: grade.FAIL_TO_PASS,
+    build_failures: grade.build_failures,
+    patch_blob: deps.savePatch(`mutants/${m.kind}.diff`, m.patch),
+    log: grade.log,
+  };
+}
+
+/**
+ * Audits one instance: its mutants generated and graded.
+ * @returns the audit (`weak` when a must-reject mutant resolved, `strict` when an equivalent
+ *   rewrite did not)
+ * @throws TelebenchError from the executor (infra) or `patch_does_not_apply` from grading when the
+ *   instance's own test_patch breaks
+ */
+export async function auditInstance(input: AuditInput, deps: AuditDeps): Promise<AuditOutput> {
+  const started = Date.now();
+  const inst = input.instance;
+  const files = await goldFiles(inst);
+  const sites = await fixSites(inst, files);
+  const mutants = await generateMutants(files, sites, inst.patch);
+  const audited: AuditedMutant[] = [];
+  for (const m of mutants) {
+    if (!input.kinds.includes(m.kind)) {
+      audited.push({
+        kind: m.kind,
+        expectation: m.expectation,
+        status: 'not_applicable',
+        why: 'kind not in swe5g.audit.kinds',
+      });
+      continue;
+    }
+    audited.push(await gradeMutant(inst, m, deps));
+  }
+  const failed = audited.filter((a) => a.status === 'graded' && !a.ok);
+  return {
+    instance_id: inst.instance_id,
+    f2p_audit: {
+      mutants: audited,
+      weak: failed.some((a) => a.expectation === 'reject'),
+      strict: failed.some((a) => a.expectation === 'resolve'),
+      failed_kinds: failed.map((a) => a.kind),
+      sites: sites.map(
+        (s) => `${s.file}:${s.line} ${s.function} ${s.pattern.operand ?? s.pattern.key}`,
+      ),
+    },
+    seconds: (Date.now() - started) / 1000,
+  };
+}
+
+/** The audit settings (defaults when the section is absent). */
+export function auditSettings(cfg: HasSwe5g): AuditSettings {
+  return swe5gSettings(cfg).audit;
+}
+
+/**
+ * Stage `swe5g.audit`: one item per complete validated instance (key = instance_id), after
+ * `swe5g.validate` (streaming: an instance is audited as soon as it is validated).
+ */
+export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
+  name: 'swe5g.audit',
+  version: 1,
+  needs: ['swe5g.validate'],
+  description:
+    'Fail-to-pass audit: mutants of the gold patch graded as predictions (no-op, emptied guard, dead code must not resolve; equivalent rewrites must).',
+  concurrency: (cfg) => {
+    const env = swe5gSettings(cfg).environments;
+    return env.executor === 'swarm' ? env.swarm.task_budget : 1;
+  },
+  async preflight(ctx) {
+    if (!auditSettings(ctx.config).enabled) return;
+    await executorPreflight(swe5gSettings(ctx.config).environments);
+  },
+  itemNeeds: sameKeyIn('swe5g.validate'),
+  *plan(ctx) {
+    const s = auditSettings(ctx.config);
+    if (!s.enabled) return;
+    const env = swe5gSettings(ctx.config).environments;
+    const scopes = ctx.memo('swe5g.audit.scopes', () => {
+      const file = resolvePath(dirname(ctx.configFile), swe5gSettings(ctx.config).registry);
+      return new Map(
+        existsSync(file) ? loadRegistry(file).map((e) => [e.id, e.test.scope] as const) : [],
+      );
+    });
+    let n = 0;
+    for (const o of ctx.store.outputs(validateStage)) {
+      if (o.output.incomplete || o.output.problem_statement.trim() === '') continue;
+      if (ctx.limit !== undefined && n++ >= ctx.limit) return;
+      yield { key: o.key, input: { instance: evalInstanceOf(o, env, scopes), kinds: s.kinds } };
+    }
+  },
+  async run(item, ctx) {
+    const settings = swe5gSettings(ctx.config).environments;
+    const executor: Executor = executorFor(
+      settings,
+      settings.executor === 'local' ? null : ctx.memo('docker', () => new DockerClient()),
+      {
+        onCleanupError: (e) => ctx.log(e.message, { code: e.code, ...e.context }),
+        log: (m) => ctx.log(m),
+      },
+    );
+    const out = await auditInstance(item.input, {
+      executor,
+      settings,
+      saveLog: (name, text) => ctx.artifact(`runs/${name}`, text, 'text/plain'),
+      savePatch: (name, text) => ctx.artifact(name, text, 'text/x-diff'),
+      signal: ctx.signal,
+    });
+    const a = out.f2p_audit;
+    ctx.log(
+      `${item.key}: ${a.mutants.filter((m) => m.status === 'graded').length} mutant(s) graded; ${a.weak ? `WEAK (resolved: ${a.failed_kinds.join(', ')})` : 'every must-reject mutant rejected'}${a.strict ? '; an equivalent rewrite did not resolve' : ''}`,
+    );
+    return out;
+  },
+});

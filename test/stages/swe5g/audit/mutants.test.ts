@@ -1,0 +1,188 @@
+/**
+ * Mutant generation of the fail-to-pass audit (stages/swe5g/audit/mutants.ts), pure: for a Go,
+ * a C and a Python fix (a nil/NULL/None guard added before a use), each mutant's patch applies to
+ * the parent with `git apply`, the mutated file parses with tree-sitter, and the mutant is what
+ * its kind says (the no-op's empty guard, the dead code, the equivalent rewrites); kinds that do
+ * not fit are `not_applicable` with why.
+ */
+import { describe, it, expect, afterAll } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { deriveFixSites } from '../../../../stages/swe5g/testgen/patterns.js';
+import { readDiff } from '../../../../stages/swe5g/testgen/diffinfo.js';
+import { generateMutants, type Mutant } from '../../../../stages/swe5g/audit/mutants.js';
+import {
+  parseSource,
+  type SourceLanguage,
+} from '../../../../pipeline/providers/treesitter/parser.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const git = (dir: string, ...args: string[]): string =>
+  execFileSync('git', ['-C', dir, ...args], {
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@l',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@l',
+    },
+  });
+
+/** A repository at the parent; returns the gold diff and the mutants of the fix. */
+async function mutantsOf(path: string, language: SourceLanguage, parent: string, fix: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'telebench-audit-mut-'));
+  dirs.push(dir);
+  git(dir, 'init', '-q');
+  mkdirSync(dirname(join(dir, path)), { recursive: true });
+  writeFileSync(join(dir, path), parent);
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-qm', 'parent');
+  writeFileSync(join(dir, path), fix);
+  const patch = git(dir, 'diff');
+  git(dir, 'checkout', '-q', '--', '.');
+  const [f] = readDiff(patch, 'x');
+  const { sites } = await deriveFixSites({
+    file: path,
+    language,
+    parentSource: parent,
+    fixSource: fix,
+    addedLines: f!.addedLines,
+  });
+  const mutants = await generateMutants(
+    [{ path, language, parentSource: parent, fixSource: fix }],
+    sites,
+    patch,
+  );
+  return { dir, mutants, sites };
+}
+
+/** Applies a mutant at the parent (then undoes it): its file text, checked to parse. */
+async function applied(dir: string, m: Mutant, path: string, language: SourceLanguage) {
+  expect(m.patch, `${m.kind}: ${m.not_applicable}`).not.toBeNull();
+  writeFileSync(join(dir, 'm.diff'), m.patch!);
+  git(dir, 'apply', '--check', 'm.diff');
+  git(dir, 'apply', 'm.diff');
+  const text = readFileSync(join(dir, path), 'utf8');
+  git(dir, 'checkout', '-q', '--', '.');
+  const tree = await parseSource(language, text);
+  expect(tree.rootNode.hasError, `${m.kind} does not parse:\n${text}`).toBe(false);
+  tree.delete();
+  return text;
+}
+
+const byKind = (ms: Mutant[]) => new Map(ms.map((m) => [m.kind, m]));
+
+const GO_PARENT = `package ngap
+
+func Handle(req *Req) (string, error) {
+	id := req.ID
+	return req.Node.GNbId.Value + id, nil
+}
+`;
+const GO_FIX = GO_PARENT.replace(
+  '\treturn req.Node',
+  '\tif req.Node == nil || req.Node.GNbId == nil {\n\t\treturn "", ErrMissing\n\t}\n\treturn req.Node',
+);
+
+describe('audit mutants', () => {
+  it('Go: every kind applies, parses and says what it is', async () => {
+    const path = 'ngap/handler.go';
+    const { dir, mutants, sites } = await mutantsOf(path, 'go', GO_PARENT, GO_FIX);
+    expect(sites.map((s) => s.pattern.operand).sort()).toEqual(['req.Node', 'req.Node.GNbId']);
+    const m = byKind(mutants);
+    const cond = 'req.Node == nil || req.Node.GNbId == nil';
+    expect(await applied(dir, m.get('noop')!, path, 'go')).toContain(
+      `\tid := req.ID\n\tif ${cond} {\n\t}\n\treturn req.Node.GNbId.Value`,
+    );
+    expect(await applied(dir, m.get('empty_body')!, path, 'go')).toContain(`if ${cond} {\n\t}\n`);
+    const dead = await applied(dir, m.get('dead_code')!, path, 'go');
+    expect(dead).toContain(`\tif false {\n\t\tif ${cond} {\n\t\t\treturn "", ErrMissing`);
+    const local = await applied(dir, m.get('via_local')!, path, 'go');
+    expect(local).toContain(
+      '\tauditV1 := req.Node\n\tif auditV1 == nil || req.Node.GNbId == nil {',
+    );
+    const inv = await applied(dir, m.get('inverted')!, path, 'go');
+    expect(inv).toContain(`if !(${cond}) {\n\t} else {\n\t\treturn "", ErrMissing\n\t}`);
+    const els = await applied(dir, m.get('else_branch')!, path, 'go');
+    expect(els).toMatch(/\t\} else \{\n\treturn req\.Node\.GNbId\.Value \+ id, nil\n\t\}\n\}/);
+    expect(m.get('dead_code_preproc')!.not_applicable).toMatch(/no preprocessor in go/);
+    // every must-reject mutant lacks the gold's early return before the use
+    for (const k of ['noop', 'dead_code'] as const) expect(m.get(k)!.expectation).toBe('reject');
+  });
+
+  it('C: NULL guard, #if 0 and if (0), __auto_type local', async () => {
+    const path = 'src/amf/context.c';
+    const parent = `#include <stddef.h>\nstruct ue { int *sess; };\n\nint amf_sess_id(struct ue *ue)\n{\n    int n = 0;\n    n += 1;\n    return *ue->sess + n;\n}\n`;
+    const fix = parent.replace(
+      '    return *ue->sess',
+      '    if (!ue->sess) {\n        return -1;\n    }\n    return *ue->sess',
+    );
+    const { dir, mutants } = await mutantsOf(path, 'c', parent, fix);
+    const m = byKind(mutants);
+    expect(await applied(dir, m.get('noop')!, path, 'c')).toContain(
+      '    n += 1;\n    if (!ue->sess) { }\n    return *ue->sess',
+    );
+    expect(await applied(dir, m.get('dead_code')!, path, 'c')).toContain(
+      '    if (0) {\n        if (!ue->sess) {',
+    );
+    expect(await applied(dir, m.get('dead_code_preproc')!, path, 'c')).toContain(
+      '#if 0\n    if (!ue->sess) {',
+    );
+    expect(await applied(dir, m.get('empty_body')!, path, 'c')).toContain('if (!ue->sess) { }\n');
+    expect(await applied(dir, m.get('via_local')!, path, 'c')).toContain(
+      '__auto_type audit_v1 = ue->sess;\n    if (!audit_v1) {',
+    );
+    expect(await applied(dir, m.get('inverted')!, path, 'c')).toContain(
+      'if (!(!ue->sess)) { } else {',
+    );
+    expect(await applied(dir, m.get('else_branch')!, path, 'c')).toContain(
+      '} else {\n    return *ue->sess + n;\n    }',
+    );
+  });
+
+  it('Python: is None guard with an else, pass and if False', async () => {
+    const path = 'smf/handler.py';
+    const parent =
+      'class SessionHandler:\n    def release(self, session):\n        name = session.name\n        return session.pdu.upper() + name\n';
+    const fix = parent.replace(
+      '        return session.pdu',
+      '        if session.pdu is None:\n            return ""\n        return session.pdu',
+    );
+    const { dir, mutants } = await mutantsOf(path, 'python', parent, fix);
+    const m = byKind(mutants);
+    expect(await applied(dir, m.get('noop')!, path, 'python')).toContain(
+      '        name = session.name\n        if session.pdu is None:\n            pass\n        return session.pdu.upper()',
+    );
+    expect(await applied(dir, m.get('dead_code')!, path, 'python')).toContain(
+      '        if False:\n            if session.pdu is None:\n                return ""\n',
+    );
+    expect(await applied(dir, m.get('empty_body')!, path, 'python')).toContain(
+      '        if session.pdu is None:\n            pass\n        return',
+    );
+    expect(await applied(dir, m.get('via_local')!, path, 'python')).toContain(
+      '        audit_v1 = session.pdu\n        if audit_v1 is None:',
+    );
+    expect(await applied(dir, m.get('inverted')!, path, 'python')).toContain(
+      '        if not (session.pdu is None):\n            pass\n        else:\n            return ""',
+    );
+    expect(await applied(dir, m.get('else_branch')!, path, 'python')).toContain(
+      '            return ""\n        else:\n            return session.pdu.upper() + name',
+    );
+    expect(m.get('dead_code_preproc')!.not_applicable).toMatch(/preprocessor/);
+  });
+
+  it('a fix whose check is not an if condition: every kind not_applicable, with why', async () => {
+    const parent = 'package p\n\nfunc Ok(x *T) bool {\n\treturn true\n}\n';
+    const fix = 'package p\n\nfunc Ok(x *T) bool {\n\treturn x != nil\n}\n';
+    const { mutants } = await mutantsOf('p/ok.go', 'go', parent, fix);
+    for (const m of mutants) {
+      expect(m.patch).toBeNull();
+      expect(m.not_applicable).toMatch(/not in an if condition/);
+    }
+  });
+});
