@@ -6,7 +6,16 @@ import { $, echo } from 'zx';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setInterval, clearInterval } from 'node:timers';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import {
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -158,5 +167,31 @@ if (process.env.TELEBENCH_SKIP_AGENT !== '1') {
       process.exit(3);
     }
   }
+}
+// --- Inspect AI: the TeleResilienceBench task (inspect/teleresiliencebench/) ------------------
+// Its test runs `inspect eval` on a release against `telebench serve-model`. inspect-ai and its
+// dependencies (pinned in inspect/requirements.txt) go into their own virtual environment,
+// cache/inspect-venv, so they cannot clash with the packages above. A stamp holds the
+// requirements' sha256: a changed pin reinstalls. TELEBENCH_SKIP_INSPECT=1 skips this part.
+const INSPECT = { venv: 'cache/inspect-venv', req: 'inspect/requirements.txt' };
+if (process.env.TELEBENCH_SKIP_INSPECT !== '1') {
+  const want = await fileSha256(INSPECT.req);
+  const stamp = join(INSPECT.venv, '.telebench-requirements.sha256');
+  const have = existsSync(stamp) ? readFileSync(stamp, 'utf8').trim() : '';
+  if (have !== want) {
+    const r = await step(`installing ${INSPECT.req} into ${INSPECT.venv} (pip)`, async () => {
+      const venv = await $`python3 -m venv --clear ${INSPECT.venv}`.nothrow();
+      if (venv.exitCode !== 0) return venv;
+      return $`${INSPECT.venv}/bin/python -m pip install --quiet --disable-pip-version-check -r ${INSPECT.req}`.nothrow();
+    });
+    if (r.exitCode !== 0) {
+      echo(
+        `setup: could not install ${INSPECT.req} into ${INSPECT.venv} (python3-venv and pip needed):\n${r.stderr}`,
+      );
+      process.exit(3);
+    }
+    writeFileSync(stamp, `${want}\n`);
+  }
+  echo(`setup: ${INSPECT.venv}/bin/inspect ready (${INSPECT.req})`);
 }
 echo(`setup: done in ${secs(started)}`);

@@ -4,7 +4,8 @@
  *   telebench score <predictions.jsonl...> [--instances FILE...] [--num-ctx N] [--json FILE]
  *                   [--html FILE] [--vram MODEL=GB...] [--on-duplicate error|first|last]
  *
- * Scores predictions made elsewhere (our JSON Lines or the published experiment files) in the
+ * Scores predictions made elsewhere (our JSON Lines, the published experiment files, or Inspect AI
+ * logs `.eval` / `.json` of inspect/teleresiliencebench/, whose stored replies are read) in the
  * three parse modes, beside the recorded predictions when the file has them, and prints the
  * Markdown tables (and the HTML report with `--html`). Malformed rows are listed with file, line
  * and column and the others are scored; the exit code is 1 when any row was malformed or a
@@ -25,9 +26,12 @@ export function addScoreCommand(program: Command): void {
   program
     .command('score')
     .description(
-      'TeleResilienceBench: score predictions made elsewhere (JSON Lines, incl. the published experiment files) in the strict, lenient and published parse modes',
+      'TeleResilienceBench: score predictions made elsewhere (JSON Lines, incl. the published experiment files, or Inspect AI logs) in the strict, lenient and published parse modes',
     )
-    .argument('<predictions...>', 'JSON Lines files of predictions')
+    .argument(
+      '<predictions...>',
+      'JSON Lines files of predictions, or Inspect AI logs (.eval, .json) of the TeleResilienceBench task',
+    )
     .option(
       '--instances <file...>',
       'instances (our schema or the published one) giving gold and the generator answer',
@@ -58,7 +62,8 @@ export function addScoreCommand(program: Command): void {
       ): Promise<void> => {
         // loaded when the command runs, so declaring it loads no evaluation code
         const { indexInstances } = await import('./eval-instance.js');
-        const { scoreFiles, PUBLISHED_NUM_CTX, rowErrorText } = await import('./score.js');
+        const { scoreFiles, readPredictionInputs, PUBLISHED_NUM_CTX, rowErrorText } =
+          await import('./score.js');
         const { scoreMarkdown } = await import('./tables.js');
         const { DUPLICATE_POLICIES } = await import('./input-text.js');
         const numCtx = Number(flags.numCtx ?? PUBLISHED_NUM_CTX);
@@ -80,7 +85,12 @@ export function addScoreCommand(program: Command): void {
         let results: ReturnType<typeof scoreFiles>;
         try {
           const instances = indexInstances(flags.instances ?? [], policy);
-          results = scoreFiles(files, instances, numCtx, policy);
+          results = scoreFiles(
+            await readPredictionInputs(files, instances),
+            instances,
+            numCtx,
+            policy,
+          );
         } catch (e) {
           if (!(e instanceof TelebenchError) || e.tier !== 'content') throw e;
           process.stderr.write(`telebench score: ${e.message}\n`);

@@ -5,7 +5,8 @@
  * continuation_pred_float, gold_index, gold_float, prompt_tokens, output_tokens, error`) or our own
  * (`sample_id` plus a raw output, `output` or `content` and `thinking`, or an answer: `answer_index`
  * 0-based, or `answer`, the 1-based option number or the number; optional `model`,
- * `output_tokens`, `prompt_tokens`). Gold and the generator's answer come from the instances or,
+ * `output_tokens`, `prompt_tokens`, `error`: the run's error, excluded as a provider error). Rows
+ * can also come from an Inspect log (inspect-log.ts, through {@link predictionsFromJson}). Gold and the generator's answer come from the instances or,
  * for the published format, from the row. A bad row is a {@link RowError} with file, line and
  * column; the others are read.
  */
@@ -68,6 +69,8 @@ const ownPredSchema = z
     content: z.string().optional(),
     thinking: z.string().optional(),
     done_reason: z.string().nullable().optional(),
+    /** The run's error for this row (an Inspect sample's error): excluded as a provider error. */
+    error: z.string().nullable().optional(),
     answer_index: z.number().int().nonnegative().optional(),
     answer: z.union([z.number(), z.string()]).optional(),
     output_tokens: z.number().int().nullable().optional(),
@@ -130,14 +133,13 @@ export function readPredictions(
   instances: ReadonlyMap<string, EvalInstance>,
 ): { rows: PredictionRow[]; errors: RowError[] } {
   const text = readInputText(path, 'predictions');
-  const rows: PredictionRow[] = [];
+  const parsed: { line: number; json: unknown }[] = [];
   const errors: RowError[] = [];
   text.split('\n').forEach((l, i) => {
     if (l.trim() === '') return;
     const line = i + 1;
-    let json: unknown;
     try {
-      json = JSON.parse(l);
+      parsed.push({ line, json: JSON.parse(l) });
     } catch (e) {
       const at = jsonErrorPlace(l, e);
       errors.push({
@@ -146,15 +148,33 @@ export function readPredictions(
         column: at.column,
         message: `not JSON: ${jsonErrorText(e)}`,
       });
-      return;
     }
+  });
+  const read = predictionsFromJson(path, parsed, instances);
+  return { rows: read.rows, errors: [...errors, ...read.errors].sort((a, b) => a.line - b.line) };
+}
+
+/**
+ * Prediction rows from JSON values already read (a JSON Lines file's lines, or the samples of an
+ * Inspect log, inspect-log.ts), each with its place (`line`). Never throws for a bad row.
+ * @param path the file, for messages
+ * @throws TelebenchError `input_empty` when there is neither a row nor an error
+ */
+export function predictionsFromJson(
+  path: string,
+  values: readonly { line: number; json: unknown }[],
+  instances: ReadonlyMap<string, EvalInstance>,
+): { rows: PredictionRow[]; errors: RowError[] } {
+  const rows: PredictionRow[] = [];
+  const errors: RowError[] = [];
+  for (const { line, json } of values) {
     try {
       rows.push(readRow(json, line, instances));
     } catch (e) {
       const err = e as Error & { column?: string };
       errors.push({ file: path, line, column: err.column, message: err.message });
     }
-  });
+  }
   if (rows.length === 0 && errors.length === 0)
     throw new TelebenchError('input_empty', `${path}: no prediction rows`, { tier: 'content' });
   return { rows, errors };
@@ -250,7 +270,7 @@ function readRow(
     difficulty: inst.difficulty,
     prompt_tokens: r.prompt_tokens ?? null,
     output_tokens: r.output_tokens ?? null,
-    provider_error: null,
+    provider_error: r.error ?? null,
     recorded: null,
   };
 }

@@ -3,7 +3,7 @@
  * recorded predictions when the file has them.
  *
  * Input: prediction files as predictions.ts reads them (the published experiment files or our own
- * JSON Lines). A malformed row is reported with its file, line and column; the other rows are
+ * JSON Lines) and Inspect AI logs (`.eval`, `.json`; inspect-log.ts). A malformed row is reported with its file, line and column; the other rows are
  * scored; a `sample_id` twice for one model is an error naming both places (or `first`/`last`).
  */
 import {
@@ -25,7 +25,9 @@ import {
 import type { EvalInstance } from './eval-instance.js';
 import { lastFinalAnswerPayload, publishedMcOutput, pyStrip } from './published-scorer.js';
 import { dedupe, type DuplicatePolicy } from './input-text.js';
+import { isInspectLog, readInspectLog } from './inspect-log.js';
 import {
+  predictionsFromJson,
   PUBLISHED_NUM_CTX,
   readPredictions,
   type PredictionRow,
@@ -41,6 +43,36 @@ export {
   type PredictionRow,
   type RowError,
 } from './predictions.js';
+
+/** A prediction file already read into rows (an Inspect log). */
+export interface PredictionFile {
+  path: string;
+  rows: PredictionRow[];
+  errors: RowError[];
+}
+
+/**
+ * Reads the prediction files `telebench score` was given: Inspect logs (`.eval`, or `.json` with
+ * Inspect's `eval` and `samples`; inspect-log.ts) into rows, JSON Lines paths left for
+ * {@link scoreFiles} to read.
+ * @throws TelebenchError from {@link readInspectLog} (`input_missing`, `input_empty`)
+ */
+export async function readPredictionInputs(
+  paths: readonly string[],
+  instances: ReadonlyMap<string, EvalInstance>,
+): Promise<(string | PredictionFile)[]> {
+  const out: (string | PredictionFile)[] = [];
+  for (const path of paths) {
+    if (!isInspectLog(path)) {
+      out.push(path);
+      continue;
+    }
+    const log = await readInspectLog(path);
+    const read = predictionsFromJson(path, log.rows, instances);
+    out.push({ path, rows: read.rows, errors: [...log.errors, ...read.errors] });
+  }
+  return out;
+}
 
 /** One row scored in every mode. */
 export interface RowScore {
@@ -228,11 +260,13 @@ export function summarise(
  * summary: Table I from the discrete subsets, TeleMath CR from the auxiliary rows). A
  * `sample_id` twice for one model is an error naming both places unless `onDuplicate` says
  * which wins (the first is kept for scoring either way under `error`).
+ * @param inputs prediction files (JSON Lines) by path, or files already read (an Inspect log,
+ *   {@link readPredictionInputs})
  * @throws TelebenchError `input_missing` when a file cannot be read, `input_empty` when one has
  *   no rows
  */
 export function scoreFiles(
-  paths: readonly string[],
+  inputs: readonly (string | PredictionFile)[],
   instances: ReadonlyMap<string, EvalInstance> = new Map(),
   numCtx = PUBLISHED_NUM_CTX,
   onDuplicate: DuplicatePolicy = 'error',
@@ -241,8 +275,9 @@ export function scoreFiles(
     string,
     { files: string[]; rows: (PredictionRow & { file: string })[]; errors: RowError[] }
   >();
-  for (const path of paths) {
-    const { rows, errors } = readPredictions(path, instances);
+  for (const input of inputs) {
+    const { path, rows, errors } =
+      typeof input === 'string' ? { path: input, ...readPredictions(input, instances) } : input;
     const models = new Set(rows.map((r) => r.model));
     if (models.size === 0) models.add('none');
     for (const model of models) {

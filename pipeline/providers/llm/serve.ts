@@ -1,7 +1,7 @@
 /**
  * `telebench serve-model`: the embedded runtime behind an OpenAI-compatible HTTP endpoint (issue
  * 12), so other tools and other machines' pipelines (`kind: openai-compatible`) use the same model.
- * node:http (why: three routes need no framework), listening where it is told (127.0.0.1 by
+ * node:http (why: four routes need no framework), listening where it is told (127.0.0.1 by
  * default). Routes, in the shapes OpenAI's API and vLLM use:
  *
  * - `GET /v1/models`: `{object: 'list', data: [{id, object: 'model', created, owned_by}]}`.
@@ -13,6 +13,8 @@
  *   `message.content`, `message.reasoning_content` (when the model thought), `finish_reason`
  *   (`stop` | `length`) and exact `usage`; with `stream: true` the same as SSE `chat.completion.chunk`
  *   events with deltas as llama.cpp produces them, then `data: [DONE]`.
+ * - `POST /v1/responses`: OpenAI's Responses API, the default of Inspect AI's `openai/` provider
+ *   (serve-responses.ts): the same model call, `input` items in, `output` items out.
  *
  * Errors are OpenAI-shaped `{error: {message, type, code}}`: a prompt over the context is 400
  * `context_length_exceeded` ("... context length ..."), another model 404 `model_not_found`, a bad
@@ -23,9 +25,18 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { TelebenchError } from '../../errors.js';
 import type { EmbeddedProvider } from './embedded.js';
 import type { ChatRequest, ChatResult, ModelInfo } from './types.js';
+import {
+  asHttpFailure,
+  clientGone,
+  HttpFailure,
+  readJsonBody,
+  sendJson,
+  startSse,
+  stoppedByLength,
+} from './serve-http.js';
+import { serveResponses } from './serve-responses.js';
 
 /** Options of {@link startModelServer}. */
 export interface ModelServerOptions {
@@ -68,25 +79,8 @@ const bodySchema = z.looseObject({
   chat_template_kwargs: z.looseObject({ enable_thinking: z.boolean().nullish() }).nullish(),
 });
 
-class HttpFailure extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly type: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
-
-  /** The OpenAI error body `{error: {message, type, code}}`. */
-  body(): { error: { message: string; type: string; code: string } } {
-    return { error: { message: this.message, type: this.type, code: this.code } };
-  }
-}
-
 /** OpenAI's `finish_reason` of an answer: `length` when the budget or window stopped it. */
-const finishReason = (r: ChatResult): 'length' | 'stop' =>
-  r.doneReason === 'length' ? 'length' : 'stop';
+const finishReason = (r: ChatResult): 'length' | 'stop' => (stoppedByLength(r) ? 'length' : 'stop');
 
 /** OpenAI's `usage` of an answer (exact token counts of the embedded runtime). */
 const usage = (r: ChatResult) => ({
@@ -94,40 +88,6 @@ const usage = (r: ChatResult) => ({
   completion_tokens: r.outputTokens,
   total_tokens: (r.promptTokens ?? 0) + (r.outputTokens ?? 0),
 });
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
-/** Maps a provider error to the OpenAI error shape. */
-function asHttpFailure(err: unknown): HttpFailure {
-  if (err instanceof HttpFailure) return err;
-  if (err instanceof TelebenchError) {
-    if (err.code === 'prompt_too_long') {
-      return new HttpFailure(
-        400,
-        `This model's maximum context length is exceeded: ${err.message}`,
-        'invalid_request_error',
-        'context_length_exceeded',
-      );
-    }
-    if (err.code === 'model_not_found') {
-      return new HttpFailure(404, err.message, 'invalid_request_error', 'model_not_found');
-    }
-  }
-  return new HttpFailure(500, (err as Error)?.message ?? String(err), 'server_error', 'internal');
-}
 
 /**
  * Loads the model (the provider's preflight) and starts serving.
@@ -142,13 +102,7 @@ export async function startModelServer(o: ModelServerOptions): Promise<ModelServ
     `telebench-serve-model ${info.serverVersion ?? ''} ${info.modelDigest ?? ''}`.trim();
 
   async function completions(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(await readBody(req));
-    } catch {
-      throw new HttpFailure(400, 'the body is not JSON', 'invalid_request_error', 'bad_json');
-    }
-    const parsed = bodySchema.safeParse(raw);
+    const parsed = bodySchema.safeParse(await readJsonBody(req));
     if (!parsed.success) {
       throw new HttpFailure(400, parsed.error.message, 'invalid_request_error', 'bad_request');
     }
@@ -167,12 +121,9 @@ export async function startModelServer(o: ModelServerOptions): Promise<ModelServ
       },
     };
     const id = `chatcmpl-${randomUUID()}`;
-    const abort = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort(new Error('client went away'));
-    });
+    const signal = clientGone(res);
     if (!b.stream) {
-      const r = await o.provider.chat(request, { signal: abort.signal });
+      const r = await o.provider.chat(request, { signal });
       sendJson(res, 200, {
         id,
         object: 'chat.completion',
@@ -199,11 +150,7 @@ export async function startModelServer(o: ModelServerOptions): Promise<ModelServ
     const start = () => {
       if (started) return;
       started = true;
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-      });
+      startSse(res);
       res.write(
         chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]),
       );
@@ -211,7 +158,7 @@ export async function startModelServer(o: ModelServerOptions): Promise<ModelServ
     let r;
     try {
       r = await o.provider.chat(request, {
-        signal: abort.signal,
+        signal,
         onDelta: (d) => {
           start();
           const delta =
@@ -245,6 +192,12 @@ export async function startModelServer(o: ModelServerOptions): Promise<ModelServ
         sendJson(res, 200, { version });
       } else if (req.method === 'POST' && path === '/v1/chat/completions') {
         await completions(req, res);
+      } else if (req.method === 'POST' && path === '/v1/responses') {
+        await serveResponses(req, res, {
+          provider: o.provider,
+          model: o.model,
+          contextSize: o.contextSize,
+        });
       } else {
         throw new HttpFailure(
           404,
