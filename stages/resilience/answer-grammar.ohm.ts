@@ -38,7 +38,8 @@ TeleAnswer {
              | kw<"my"> gap kw<"answer"> gap copula                                          -- my
              | kw<"i"> apostrophe? letter* gap (modal gap)? pickVerb                           -- pick
   rank       = kw<"correct"> | kw<"right"> | kw<"best"> | kw<"only">
-  copula     = ":" | kw<"is"> | beAux
+  copula     = ":" | isColon | beAux
+  isColon    = kw<"is"> ":"?
   beAux      = (kw<"would"> | kw<"should"> | kw<"will"> | kw<"must">) gap kw<"be">
   modal      = kw<"would"> | kw<"will"> | kw<"shall">
   pickVerb   = kw<"pick"> | kw<"choose"> | kw<"select"> | kw<"go"> gap kw<"with"> -- goWith
@@ -50,8 +51,8 @@ TeleAnswer {
   bullet     = "-" | "•" | "+" | digit+ ("." | ")") -- numbered
 
   // ---- values: one option, or several (a hedge or a list) -----------------------------------
-  Choice     = either? ref (joiner ref &listEnd)*
-  Quantity   = either? amount (joiner amount &listEnd)*
+  Choice     = (either | hedgeWord)? ref (joiner ref &listEnd)*
+  Quantity   = (either | hedgeWord)? amount (joiner amount &listEnd)*
   Indecision = either ref joiner ref
   either     = kw<"either"> | kw<"between">
   ref        = label | (optWord gap)? "(" gap refCore gap ")" -- paren
