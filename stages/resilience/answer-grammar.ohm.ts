@@ -19,7 +19,7 @@ TeleAnswer {
   // ---- a window: prose, one answer statement, what follows it -------------------------------
   McWindow   = Prose<McClaim> McClaim McItem* end
   NumWindow  = Prose<NumClaim> NumClaim NumItem* end
-  // does a line hold a statement (the window starts at a line that does)
+  // does a piece of a line hold a statement / a Final Answer lead (where a window starts)
   McLine     = Prose<McClaim> McClaim tok*
   NumLine    = Prose<NumClaim> NumClaim tok*
   FinalLine  = Prose<finalLead> finalLead tok*

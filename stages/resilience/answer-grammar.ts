@@ -273,21 +273,46 @@ export interface ReadTarget {
 const matches = (input: string, rule: string): boolean => grammar.match(input, rule).succeeded();
 
 /**
+ * Speed only, no reading. A PEG match costs about 1 ms even on a short input, and a reasoning
+ * has hundreds of lines, so the grammar is tried on a line only around the words every statement
+ * holds (its lead's noun or verb, `\boxed`, `either`/`between`, `=` for numbers): on the piece
+ * from four words before such a word to 160 characters after it (a statement is shorter).
+ */
+const KEYWORDS = {
+  mc: /answer|option|choice|pick|choose|select|go with|opt for|\\boxed|either|between|⟦/gi,
+  numeric: /answer|pick|choose|select|go with|opt for|\\boxed|=|≈|\\approx/gi,
+};
+
+/** True when some piece of `line` holds a statement. */
+function holdsStatement(line: string, kind: 'mc' | 'numeric'): boolean {
+  const rule = kind === 'mc' ? 'McLine' : 'NumLine';
+  let done = -1;
+  for (const m of line.matchAll(KEYWORDS[kind])) {
+    if (m.index < done) continue;
+    const before = line.slice(0, m.index).split(/(?<=\s)/);
+    const from = m.index - before.slice(-4).join('').length;
+    const to = Math.min(line.length, m.index + 160);
+    if (matches(`\n${line.slice(from, to)}`, rule)) return true;
+    done = m.index + 40;
+  }
+  return false;
+}
+
+/**
  * The lines a window may start at, best first: the last line holding a `Final Answer` lead, then
  * the first line of the last run of lines holding a statement (blank lines do not break a run).
  */
 function windowStarts(lines: readonly string[], kind: 'mc' | 'numeric'): number[] {
   const starts: number[] = [];
   for (let i = lines.length - 1; i >= 0; i--)
-    if (/final/i.test(lines[i]!) && matches(lines[i]!, 'FinalLine')) {
+    if (/final\W{0,8}answer/i.test(lines[i]!) && matches(lines[i]!, 'FinalLine')) {
       starts.push(i);
       break;
     }
-  const rule = kind === 'mc' ? 'McLine' : 'NumLine';
   let run: number | null = null;
   for (let i = lines.length - 1; i >= 0; i--) {
     if (lines[i]!.trim() === '') continue;
-    if (matches(`\n${lines[i]}`, rule)) run = i;
+    if (holdsStatement(lines[i]!, kind)) run = i;
     else if (run !== null) break;
   }
   if (run !== null && run !== starts[0]) starts.push(run);
