@@ -59,6 +59,7 @@ TeleAnswer {
              | (optWord gap)? refCore                            -- plain
              | kw<"the"> gap marker                              -- article
              | (alnum+ gap)+ "(" gap marker gap ")"              -- described
+             | (~sentEnd ~"(" any)+ "(" gap optWord gap num gap ")" -- labelled
   refCore    = num | marker
   label      = upper digit+ ~alnum
   num        = digit+ ~alnum ~("." digit)

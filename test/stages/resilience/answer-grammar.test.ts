@@ -199,6 +199,8 @@ describe('an option given by its text', () => {
     ['Final Answer: **Unified Data Repository (UDR)**', 4],
     ['Final Answer: `udr`.', 4],
     ['The answer is: SMF', 2],
+    ["Final Answer: Schelkunoff's relations (Option 4)", 4],
+    ['Final Answer: **Electrostimulation, heat** (Option 1).', 1],
   ])('%j -> %j', (reply, want) => {
     expect(option(reply)).toBe(want);
   });
