@@ -4,19 +4,20 @@
  *
  * - `strict`: the last non-empty line of the visible reply is exactly `Final Answer: <n>`, n in
  *   1..N (numeric items: `Final Answer: <number>`). Nothing else is an answer.
- * - `lenient`: our documented fallback chain (below). It refuses what is not an answer:
- *   - `ambiguous_answer` (counted, never an option): a list fragment (`* Option 2` as the last line
- *     of a list of options), an indecision (`between option 1 and option 2`), a hedge
- *     (`Final Answer: 4 ... or 2`);
- *   - `retracted`: a `Final Answer` read from the reasoning is used only when it is the
- *     reasoning's final word (the last non-empty line); a draft the model then took back
- *     (`Final Answer: 2` / `Wait, that is wrong ... option 1 is better`) is not the answer
- *     (issue 14 section 4);
+ * - `lenient`: one grammar for final answers (stages/resilience/answer-grammar.ts,
+ *   docs/resilience-scoring.md "The grammar of a final answer"): an answer statement (`Final
+ *   Answer:`, `the answer is`, `I pick`, `\boxed{}`, a bare `Option 2` line, `= 17.5` as the last
+ *   words) and what follows it decide. It refuses what is not an answer:
+ *   - `ambiguous_answer` (counted, never an option): a hedge (`either 1 or 2`, `3 / maybe 4`,
+ *     `option 2 might also be right`) or a list (`1 and 3`, two `* Option n` lines, `option 2 is
+ *     also correct`);
+ *   - `retracted`: a statement taken back (`Wait, that is wrong`, `option 3 is wrong` after stating
+ *     3) with no later answer; with one, the later answer is read (issue 14 section 4, issue 33);
  *   - `cut_off`: empty visible reply whose reasoning stops mid-sentence (or `done_reason` `length`):
  *     a budget or server problem, counted, not an answer.
- *   It reads answers the construction parser missed: LaTeX-wrapped payloads (`$2$`, `\(2\)`,
- *   `\boxed{2}`, `\text{2}`), and a numeric line's concluded value (`256+37 = 293` reads 293:
- *   the value after the last `=`).
+ *   A remark on another option (`option 2 looks similar but is wrong`) keeps the stated answer.
+ *   Numbers go through a LaTeX math engine (`\dfrac{3}{4}`, `\sqrt{16}`, `3 \times 2^{4}`), units
+ *   dropped; an option may be named by its text.
  * - `published`: the authors' scorer (`src/parsing.py` of github.com/prnshv/TeleResilienceBench,
  *   arXiv:2605.09929), branch by branch, defects included (published-scorer.ts): it parses `raw`
  *   (thinking and reply joined; the experiment files' `continuation_raw`). Discrete items: the
@@ -29,16 +30,8 @@
  */
 
 import { isCutOffReply } from '../resilience/parse-answer.js';
-import {
-  concludedNumber,
-  lastFinalAnswer,
-  nonEmptyLines,
-  NUMBER,
-  optionFromPayload,
-  optionFromText,
-  toNumber,
-  unwrapPayload,
-} from '../resilience/answer-forms.js';
+import { nonEmptyLines, NUMBER, toNumber } from '../resilience/answer-forms.js';
+import { readFinalAnswer, type LeadKind } from '../resilience/answer-grammar.js';
 import {
   modelTextForParsing,
   publishedFloatAnswer,
@@ -133,96 +126,39 @@ export function parseStrict(r: ReplyParts, t: ParseTarget): ModeParse {
   return refuse('no_answer', null, null);
 }
 
-const LIST_ITEM = /^(?:[*•+-]|\d+[.)])\s+/;
-const INDECISION = new RegExp(
-  String.raw`\b(?:between|either)\s+(?:option|choice)?\s*\(?(\d+)\)?\s+(?:and|or)\s+(?:option|choice)?\s*\(?(\d+)\)?`,
-  'i',
-);
+/** The rule name a grammar reading records (the statement's lead, where it was read). */
+export function grammarRule(lead: LeadKind, byText: boolean, inThinking: boolean): string {
+  const base =
+    lead === 'final' ? 'final-answer-line' : lead === 'boxed' ? 'boxed' : 'answer-phrase';
+  return `${base}${inThinking ? '-thinking' : ''}${byText ? ':option-text' : ''}`;
+}
 
-/** `lenient` mode: the documented fallback chain. Pure. */
+/**
+ * `lenient` mode: strict, then the answer grammar (stages/resilience/answer-grammar.ts) on the
+ * visible reply and, when the reply holds no statement, on the reasoning. A hedge or a list is
+ * `ambiguous_answer` (rule `<lead>:hedge` / `<lead>:list`), a retraction without a later answer is
+ * `retracted`, a cut-off reply `cut_off`. Pure apart from the number engine's lazy load.
+ */
 export function parseLenient(r: ReplyParts, t: ParseTarget): ModeParse {
   const strict = parseStrict(r, t);
   if (strict.status === 'answer') return strict;
   if (isCutOff(r)) return refuse('cut_off', 'cut-off', nonEmptyLines(r.thinking).at(-1) ?? null);
-  const n = t.numOptions;
-  // final-answer-line: the reply, then the reasoning when the line is its final word.
-  const sources: { text: string; rule: string; mustBeLast: boolean }[] = [
-    { text: r.content, rule: 'final-answer-line', mustBeLast: false },
-    { text: r.thinking, rule: 'final-answer-line-thinking', mustBeLast: true },
-  ];
-  let retracted: ModeParse | null = null;
-  for (const s of sources) {
-    const fa = lastFinalAnswer(s.text);
-    if (!fa) continue;
-    if (t.kind === 'mc') {
-      const k = optionFromPayload(fa.payload, n);
-      const byText = k === null && t.choices ? optionFromText(fa.payload, t.choices) : null;
-      if (k === null && byText === null) continue;
-      if (s.mustBeLast && !fa.isLast) {
-        retracted ??= refuse('retracted', s.rule, fa.line);
-        continue;
-      }
-      if (k === 'ambiguous') return refuse('ambiguous_answer', s.rule, fa.line);
-      if (k !== null) return answer(s.rule, k, fa.line);
-      return answer(`${s.rule}:option-text`, byText!, fa.line);
-    } else {
-      const v = concludedNumber(fa.payload);
-      if (v === null) continue;
-      if (s.mustBeLast && !fa.isLast) {
-        retracted ??= refuse('retracted', s.rule, fa.line);
-        continue;
-      }
-      return numAnswer(s.rule, v, fa.line);
-    }
+  for (const [text, inThinking] of [
+    [r.content, false],
+    [r.thinking, true],
+  ] as const) {
+    const g = readFinalAnswer(text, t);
+    if (g.status === 'no_answer') continue;
+    const byText = g.status === 'answer' && 'option' in g && g.byText;
+    const rule = grammarRule(g.lead, byText, inThinking);
+    if (g.status === 'ambiguous_answer')
+      return refuse('ambiguous_answer', `${rule}:${g.why}`, g.matched);
+    if (g.status === 'retracted') return refuse('retracted', rule, g.matched);
+    return 'option' in g
+      ? answer(rule, g.option - 1, g.matched)
+      : numAnswer(rule, g.value, g.matched);
   }
-  // boxed, in the reply.
-  const boxes = [...r.content.matchAll(/\\boxed\s*\{\s*((?:[^{}]|\{[^{}]*\})*)\s*\}/g)];
-  const box = boxes.at(-1)?.[1];
-  if (box !== undefined) {
-    if (t.kind === 'mc') {
-      const label = /^[A-Z](\d+)$/.exec(unwrapPayload(box));
-      const k = label
-        ? Number(label[1]) >= 1 && Number(label[1]) <= n
-          ? Number(label[1]) - 1
-          : null
-        : optionFromPayload(box, n);
-      if (k === 'ambiguous') return refuse('ambiguous_answer', 'boxed', `\\boxed{${box}}`);
-      if (k !== null) return answer('boxed', k, `\\boxed{${box}}`);
-    } else {
-      const v = concludedNumber(box);
-      if (v !== null) return numAnswer('boxed', v, `\\boxed{${box}}`);
-    }
-  }
-  // answer-phrase: the reply's last line concludes "answer is (option) n" / "= number".
-  const ls = nonEmptyLines(r.content);
-  const last = ls.at(-1);
-  if (last !== undefined) {
-    if (t.kind === 'mc') {
-      const ind = INDECISION.exec(last);
-      if (ind && ind[1] !== ind[2]) return refuse('ambiguous_answer', 'answer-phrase', last);
-      const m =
-        /(?:answer|option|choice)\s*(?:is|:)?\s*(?:option\s*)?[([]?(\d+)[)\]]?\s*[.!]?\s*$/i.exec(
-          last,
-        );
-      if (m) {
-        const k = Number(m[1]);
-        if (k >= 1 && k <= n) {
-          const prev = ls.at(-2);
-          if (LIST_ITEM.test(last) && prev !== undefined && LIST_ITEM.test(prev))
-            return refuse('ambiguous_answer', 'answer-phrase', last);
-          return answer('answer-phrase', k - 1, m[0].trim());
-        }
-      }
-    } else {
-      const m = new RegExp(
-        `(?:answer\\s*(?:is|:)|=)\\s*\\$?(${NUMBER})\\$?\\s*\\.?\\s*$`,
-        'i',
-      ).exec(last);
-      const v = m ? toNumber(m[1]!) : null;
-      if (v !== null) return numAnswer('answer-phrase', v, m![0].trim());
-    }
-  }
-  return retracted ?? refuse('no_answer', null, null);
+  return refuse('no_answer', null, null);
 }
 
 /**

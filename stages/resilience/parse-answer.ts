@@ -1,36 +1,29 @@
 /**
  * The generator's answer parser. The prompts ask for exactly one line `Final Answer: <n>` (or
- * `<number>`); the parser tries that strict form first and then a documented fallback chain, and
- * always says which rule produced the answer, so instances built from lenient parses can be told
- * apart (issue 6; ../shared/data/README.md: many published predictions came from the authors'
- * lenient "last digit 1..N anywhere" fallback).
+ * `<number>`); the parser tries that strict form first and then the answer grammar
+ * (`answer-grammar.ts`: an answer statement, then what follows it decides), and always says which
+ * rule produced the answer, so instances built from lenient parses can be told apart (issue 6;
+ * ../shared/data/README.md: many published predictions came from the authors' lenient "last digit
+ * 1..N anywhere" fallback). The evaluation's `lenient` mode reads the same grammar.
  *
- * Rules, in the default order (`rules` can reorder or drop them; `last-digit` is off by default):
+ * Rules (`rules` can drop them; `last-digit` is off by default). The grammar reads the visible
+ * reply, then (when the reply holds no statement) the reasoning; its reading is kept only when
+ * the rule of the statement's lead is enabled:
  * - `strict`: the last non-empty line of the answer text is exactly `Final Answer: <n>` (numeric:
  *   `Final Answer: <number>`), n in 1..N.
- * - `final-answer-line`: the last line, in the answer text and then in the thinking (there only
- *   when it is the thinking's last non-empty line: a retracted draft is not the answer), that starts
- *   with `Final Answer:` (markdown emphasis allowed) and whose payload starts with an option number
- *   1..N ("3", "**3**", "Option 3", "3. text") or, for numeric items, holds a number.
- * - `boxed`: the last `\boxed{...}` in the answer text holding an option number, an option label
- *   such as `C3` (TeleLogs asks for `\boxed{}`), or a number.
- * - `option-text`: the `Final Answer:` payload equals exactly one option's text (case- and
- *   punctuation-insensitive), e.g. `Final Answer: SA5` for 3GPP_TSG.
- * - `answer-phrase`: the answer text ends with "answer is (option) n" / "option n" / "= number".
+ * - `final-answer-line`: a `Final Answer:` statement (markdown, LaTeX wrappers, `Option 3`,
+ *   `3. text`; numbers in LaTeX evaluated, units dropped).
+ * - `boxed`: a `\boxed{...}` statement (an option number, a label such as `C3`, a number).
+ * - `option-text`: a `Final Answer:` statement naming one option by its text (`SA5`, `the UDR`).
+ * - `answer-phrase`: `the answer is 2`, `I pick option 3`, a bare `Option 2` line, `= 17.5` as the
+ *   last words, or a later `option 1 is correct` after a retraction.
  * - `last-digit` (opt-in): the last standalone digit 1..N in the answer text (the authors' lenient
  *   fallback; multiple-choice only).
+ * A hedge, a list or a retraction without a later answer is no answer (the construction drops
+ * the row), whatever the rules; so is a cut-off reply ({@link isCutOffReply}).
  */
-
-import {
-  concludedNumber,
-  FINAL_ANSWER_LINE,
-  lastFinalAnswer,
-  nonEmptyLines,
-  NUMBER,
-  optionFromPayload,
-  optionFromText,
-  toNumber,
-} from './answer-forms.js';
+import { FINAL_ANSWER_LINE, nonEmptyLines, NUMBER, toNumber } from './answer-forms.js';
+import { readFinalAnswer, type GrammarReading, type ReadTarget } from './answer-grammar.js';
 
 export const ANSWER_RULES = [
   'strict',
@@ -59,37 +52,39 @@ const NOT_PARSED: ParsedAnswer = { ok: false, rule: null, index: null, value: nu
 const FA = FINAL_ANSWER_LINE;
 const lines = nonEmptyLines;
 
-/**
- * First number of `text` as the evaluation reads a numeric payload ({@link concludedNumber}: the
- * value after the last `=`, `a × 10^b` and `10^b` with the exponent's sign); null when none.
- */
-export const firstNumber = concludedNumber;
-
-/**
- * The last `Final Answer:` line of `text`. With `finalWordOnly` (the reasoning) only when it is the
- * text's last non-empty line: a draft answer the model then took back ("Final Answer: 2" / "Wait,
- * that is wrong ... option 1 is better") is not its answer (issue 14, section 4).
- */
-function lastFinalAnswerPayload(
-  text: string,
-  finalWordOnly = false,
-): { payload: string; line: string } | null {
-  const fa = lastFinalAnswer(text);
-  return fa && (!finalWordOnly || fa.isLast) ? fa : null;
+/** The construction rule a grammar answer falls under (its lead; `option-text` when by text). */
+function ruleOf(g: Extract<GrammarReading, { status: 'answer' }>): AnswerRule {
+  if (g.lead === 'final') return 'option' in g && g.byText ? 'option-text' : 'final-answer-line';
+  return g.lead === 'boxed' ? 'boxed' : 'answer-phrase';
 }
 
-function lastBoxed(text: string): string | null {
-  let last: string | null = null;
-  for (const m of text.matchAll(/\\boxed\s*\{\s*((?:[^{}]|\{[^{}]*\})*)\s*\}/g)) last = m[1]!;
-  return last;
+/**
+ * The grammar's answer in the reply, else in the reasoning: `refused` for a hedge, list or
+ * retraction (no answer whatever the rules), null when neither holds a statement or its rule is
+ * not enabled.
+ */
+function grammarAnswer(
+  content: string,
+  thinking: string,
+  t: ReadTarget,
+  rules: readonly AnswerRule[],
+): { rule: AnswerRule; g: Extract<GrammarReading, { status: 'answer' }> } | 'refused' | null {
+  for (const text of [content, thinking]) {
+    const g = readFinalAnswer(text, t);
+    if (g.status === 'no_answer') continue;
+    if (g.status !== 'answer') return 'refused';
+    const rule = ruleOf(g);
+    return rules.includes(rule) ? { rule, g } : null;
+  }
+  return null;
 }
 
 /**
  * Parses a multiple-choice answer.
  * @param content the answer text (visible reply)
- * @param thinking the reasoning text (searched by `final-answer-line` after `content`)
+ * @param thinking the reasoning text (read by the grammar when the reply holds no statement)
  * @param choices the item's options (N = choices.length)
- * @param rules rules to try, in order
+ * @param rules rules to try (module comment)
  * @returns the 0-based option index and the rule that found it, or `{ok: false}`
  */
 export function parseChoiceAnswer(
@@ -106,79 +101,20 @@ export function parseChoiceAnswer(
     value: null,
     matched,
   });
-  for (const rule of rules) {
-    switch (rule) {
-      case 'strict': {
-        const last = lines(content).at(-1);
-        const m = last === undefined ? null : /^Final Answer:\s*(\d+)$/.exec(last);
-        if (m) {
-          const k = Number(m[1]);
-          if (k >= 1 && k <= n) return hit(rule, k - 1, last!);
-        }
-        break;
-      }
-      case 'final-answer-line': {
-        for (const [text, finalWordOnly] of [
-          [content, false],
-          [thinking, true],
-        ] as const) {
-          const fa = lastFinalAnswerPayload(text, finalWordOnly);
-          if (fa) {
-            const idx = optionFromPayload(fa.payload, n);
-            // a hedge (`3 or 1`) is no answer: the evaluation refuses it too
-            if (idx === 'ambiguous') return NOT_PARSED;
-            if (idx !== null) return hit(rule, idx, fa.line);
-          }
-        }
-        break;
-      }
-      case 'boxed': {
-        const b = lastBoxed(content);
-        if (b !== null) {
-          const label = /^[A-Z](\d+)$/.exec(b.trim());
-          const idx = label
-            ? Number(label[1]) >= 1 && Number(label[1]) <= n
-              ? Number(label[1]) - 1
-              : null
-            : (optionFromPayload(b, n) ?? optionFromText(b, choices));
-          if (idx === 'ambiguous') return NOT_PARSED;
-          if (idx !== null) return hit(rule, idx, `\\boxed{${b}}`);
-        }
-        break;
-      }
-      case 'option-text': {
-        for (const [text, finalWordOnly] of [
-          [content, false],
-          [thinking, true],
-        ] as const) {
-          const fa = lastFinalAnswerPayload(text, finalWordOnly);
-          if (fa) {
-            const idx = optionFromText(fa.payload, choices);
-            if (idx !== null) return hit(rule, idx, fa.line);
-          }
-        }
-        break;
-      }
-      case 'answer-phrase': {
-        const tail = content.trim().slice(-200);
-        const m =
-          /(?:answer|option|choice)\s*(?:is|:)?\s*(?:option\s*)?[([]?(\d+)[)\]]?\s*[.!]?\s*$/i.exec(
-            tail,
-          );
-        if (m) {
-          const k = Number(m[1]);
-          if (k >= 1 && k <= n) return hit(rule, k - 1, m[0].trim());
-        }
-        break;
-      }
-      case 'last-digit': {
-        const max = Math.min(9, n);
-        const ms = [...content.matchAll(new RegExp(String.raw`\b([1-${max}])\b`, 'g'))];
-        const last = ms.at(-1);
-        if (last) return hit(rule, Number(last[1]) - 1, last[0]);
-        break;
-      }
-    }
+  if (rules.includes('strict')) {
+    const last = lines(content).at(-1);
+    const m = last === undefined ? null : /^Final Answer:\s*(\d+)$/.exec(last);
+    const k = m ? Number(m[1]) : 0;
+    if (k >= 1 && k <= n) return hit('strict', k - 1, last!);
+  }
+  if (isCutOffReply({ content, thinking })) return NOT_PARSED;
+  const got = grammarAnswer(content, thinking, { kind: 'mc', numOptions: n, choices }, rules);
+  if (got === 'refused') return NOT_PARSED;
+  if (got && 'option' in got.g) return hit(got.rule, got.g.option - 1, got.g.matched);
+  if (rules.includes('last-digit')) {
+    const max = Math.min(9, n);
+    const last = [...content.matchAll(new RegExp(String.raw`\b([1-${max}])\b`, 'g'))].at(-1);
+    if (last) return hit('last-digit', Number(last[1]) - 1, last[0]);
   }
   return NOT_PARSED;
 }
@@ -200,51 +136,16 @@ export function parseNumericAnswer(
     value,
     matched,
   });
-  for (const rule of rules) {
-    switch (rule) {
-      case 'strict': {
-        const last = lines(content).at(-1);
-        const m =
-          last === undefined ? null : new RegExp(`^Final Answer:\\s*(${NUMBER})$`).exec(last);
-        const v = m ? toNumber(m[1]!) : null;
-        if (v !== null) return hit(rule, v, last!);
-        break;
-      }
-      case 'final-answer-line': {
-        for (const [text, finalWordOnly] of [
-          [content, false],
-          [thinking, true],
-        ] as const) {
-          const fa = lastFinalAnswerPayload(text, finalWordOnly);
-          if (fa) {
-            const v = firstNumber(fa.payload);
-            if (v !== null) return hit(rule, v, fa.line);
-          }
-        }
-        break;
-      }
-      case 'boxed': {
-        const b = lastBoxed(content);
-        if (b !== null) {
-          const v = firstNumber(b);
-          if (v !== null) return hit(rule, v, `\\boxed{${b}}`);
-        }
-        break;
-      }
-      case 'answer-phrase': {
-        const tail = content.trim().slice(-200);
-        const m = new RegExp(`(?:answer\\s*(?:is|:)|=)\\s*(${NUMBER})\\s*\\.?\\s*$`, 'i').exec(
-          tail,
-        );
-        const v = m ? toNumber(m[1]!) : null;
-        if (v !== null) return hit(rule, v, m![0].trim());
-        break;
-      }
-      case 'option-text':
-      case 'last-digit':
-        break;
-    }
+  if (rules.includes('strict')) {
+    const last = lines(content).at(-1);
+    const m = last === undefined ? null : new RegExp(`^Final Answer:\\s*(${NUMBER})$`).exec(last);
+    const v = m ? toNumber(m[1]!) : null;
+    if (v !== null) return hit('strict', v, last!);
   }
+  if (isCutOffReply({ content, thinking })) return NOT_PARSED;
+  const got = grammarAnswer(content, thinking, { kind: 'numeric', numOptions: 0 }, rules);
+  if (got && got !== 'refused' && 'value' in got.g)
+    return hit(got.rule, got.g.value, got.g.matched);
   return NOT_PARSED;
 }
 

@@ -5,7 +5,6 @@ import {
   parseStrict,
   type ParseTarget,
 } from '../../../stages/resilience-eval/parse-modes.js';
-import { concludedNumber } from '../../../stages/resilience/answer-forms.js';
 
 const mc4: ParseTarget = { kind: 'mc', numOptions: 4 };
 const mc16: ParseTarget = { kind: 'mc', numOptions: 16 };
@@ -70,9 +69,9 @@ describe('lenient mode', () => {
   it('reads the value a numeric line concludes, after the last =', () => {
     expect(parseLenient(reply('Final Answer: 256+37 = 293'), num)).toMatchObject({ value: 293 });
     expect(parseLenient(reply('Final Answer: x = 2*3 = 6 dB'), num)).toMatchObject({ value: 6 });
-    expect(concludedNumber('P = 10 \\approx 10.0')).toBe(10);
-    // construction parser's old reading for contrast: the first number
-    expect(concludedNumber('256+37')).toBe(256);
+    expect(parseLenient(reply('Final Answer: P = 10 \\approx 10.0'), num)).toMatchObject({
+      value: 10,
+    });
   });
 
   it('issue 14: a retracted draft in the reasoning is not the answer; a cut-off reply is counted', () => {
@@ -82,12 +81,11 @@ describe('lenient mode', () => {
       'stop',
     );
     expect(parseLenient(cut, mc4)).toMatchObject({ status: 'cut_off', index: null });
-    const retracted = reply(
-      '',
-      'Final Answer: 2\nWait, that is wrong, so option 1 is better.',
-      'stop',
-    );
+    // a retraction with no later answer is no answer; with one, the later answer (issue 33)
+    const retracted = reply('', 'Final Answer: 2\nWait, that is wrong. Let me reconsider.', 'stop');
     expect(parseLenient(retracted, mc4)).toMatchObject({ status: 'retracted', index: null });
+    const corrected = reply('', 'Final Answer: 2\nWait, that is wrong, so option 1 is better.');
+    expect(parseLenient(corrected, mc4)).toMatchObject({ status: 'answer', index: 0 });
     // the reasoning's final word is accepted
     expect(parseLenient(reply('', 'Option 2 fits.\nFinal Answer: 2'), mc4)).toMatchObject({
       status: 'answer',

@@ -33,7 +33,8 @@ const MC: [string, string, Verdict][] = [
   ['Final Answer: 1 and 3', '', 'none'],
   ['Final Answer: 2 vs 4', '', 'none'],
   ['Final Answer: 7', '', 'none'],
-  ['', 'Final Answer: 2\nWait, that is wrong: option 1 is better.', 'none'],
+  ['', 'Final Answer: 2\nWait, that is wrong: option 1 is better.', 1],
+  ['', 'Final Answer: 2\nWait, that is wrong.', 'none'],
   ['', 'Option 2 fits.\nFinal Answer: 2', 2],
   ['I cannot decide.', '', 'none'],
 ];

@@ -5,7 +5,6 @@ import {
   isCutOffReply,
   parseChoiceAnswer,
   parseNumericAnswer,
-  firstNumber,
   ANSWER_RULES,
 } from '../../../stages/resilience/parse-answer.js';
 import { numbersMatch, pythonFloatRepr, parseNumber } from '../../../stages/resilience/numbers.js';
@@ -151,7 +150,7 @@ describe('numeric answer parser and tolerance', () => {
     ]);
     expect(parseNumber(' 1,234.5 ')).toBe(1234.5);
     expect(parseNumber('12 dB')).toBeNull();
-    expect(firstNumber('about 7 × 10^3 bits')).toBe(7000);
+    expect(parseNumericAnswer('Final Answer: about 7 × 10^3 bits', '').value).toBe(7000);
   });
 
   it('prints all 154 published TeleMath answers exactly as the authors did', async () => {
@@ -173,9 +172,12 @@ describe('issue 14 §4: a retracted answer is not the answer', () => {
       'Option 2 fits.\nFinal Answer: 2\nWait, that is wrong ... so option 1 is better. Let me double-check the';
     expect(parseChoiceAnswer('', thinking, choices).ok).toBe(false);
     expect(isCutOffReply({ content: '', thinking, doneReason: 'stop' })).toBe(true);
-    const retracted = 'Final Answer: 2\nWait, that is wrong, so option 1 is better.';
+    const retracted = 'Final Answer: 2\nWait, that is wrong. Let me reconsider.';
     expect(parseChoiceAnswer('', retracted, choices).ok).toBe(false);
     expect(isCutOffReply({ content: '', thinking: retracted, doneReason: 'stop' })).toBe(false);
+    // issue 33: a retraction followed by a later answer reads the later answer
+    const corrected = 'Final Answer: 2\nWait, that is wrong, so option 1 is better.';
+    expect(parseChoiceAnswer('', corrected, choices)).toMatchObject({ ok: true, index: 0 });
   });
   it('still reads the reasoning’s final word and a visible reply', () => {
     expect(parseChoiceAnswer('', 'Option 2 fits.\nFinal Answer: 2', choices)).toMatchObject({
