@@ -267,10 +267,14 @@ export interface ValidatedInstance extends RowFields {
   images: { base: string; env: string; instance: string };
   executor: 'docker' | 'local' | 'swarm';
   step_logs: {
+    /** Step 1: the parent with the test patches (SWE-bench's "before"; also decides step 2). */
     parent_p2p?: string;
-    /** Re-runs of step 1 while existing tests fail at the parent (`parent_reruns`). */
+    /** Re-runs of step 1 while tests fail before and not after the fix (`parent_reruns`). */
     [rerun: `parent_p2p_${number}`]: string | undefined;
+    /** Records validated before stage version 6: step 2 as its own run. */
     parent_f2p?: string;
+    /** The parent without the test patches, run only when step 1 does not build. */
+    parent_bare?: string;
     fix_1?: string;
     fix_2?: string;
     fix_3?: string;

@@ -1,24 +1,28 @@
 /**
- * `swe5g.validate`: the three-step validation of the SWE-Bench 5G paper (section "Validation"):
- *  1. at the parent (`base_commit`), the existing tests pass (`parent_p2p`). Paper rule: any
- *     failure rejects (`p2p_fails_at_parent`); `pass_to_pass_policy: drop-failing` instead drops
- *     the failing tests from PASS_TO_PASS and lists them (SWE-bench's behaviour);
- *  2. at the parent with the test patches (`test_patch` + the generated `f2p_test_patch`), the
- *     fail-to-pass tests fail (`parent_f2p`), else `f2p_does_not_fail_at_parent`;
- *  3. after the fix (`patch` + test patches), FAIL_TO_PASS and PASS_TO_PASS pass, `fix_runs`
- *     times (`fix_1..3`); a test whose result differs between runs is flaky: a flaky
- *     PASS_TO_PASS test is dropped and listed, a flaky FAIL_TO_PASS test rejects (`flaky`).
- * Steps 1 and 3 run the tests `test_repeats` times in FRESH runs (issue 21: separate `go test
- * -count=1` processes for Go, separate containers for the other runners; a test that fails only
- * on a second iteration inside one process is not flaky), so a one-in-three flake reaches
- * PASS_TO_PASS with probability (2/3)^(test_repeats x (1 + fix_runs)) = (2/3)^12 = 0.77% with the
- * defaults (environments-config.ts). A C repository whose registry entry gives `test.command`
- * (and `test.build`) is tested through them instead of meson.
+ * `swe5g.validate`: the three-step validation of the SWE-Bench 5G paper (section "Validation") on
+ * SWE-bench's convention: the parent ("before") run holds the test patches (`test_patch` +
+ * testgen's `f2p_test_patch`), so every test is judged on the test patch's version of it, before
+ * and after (a test the patch rewrites or renames is judged on its new version only).
+ *  1. at the parent with the test patches (`parent_p2p`, `test_repeats` fresh runs): tests that
+ *     pass are the PASS_TO_PASS candidates. A parent that does not build is rejected
+ *     (`build_failed_at_parent`) unless only the new tests need the fix (`parent_bare`, the
+ *     parent without them, builds). Paper rule: an existing test failing before AND after the fix
+ *     rejects (`p2p_fails_at_parent`); `pass_to_pass_policy: drop-failing` drops it and lists it;
+ *  2. the given fail-to-pass tests (testgen's) fail in step 1, else `f2p_does_not_fail_at_parent`;
+ *  3. after the fix (`patch` + test patches), `fix_runs` times (`fix_1..3`): FAIL_TO_PASS =
+ *     failing (or missing: SWE-bench's `test_failed`) before and passing after; PASS_TO_PASS =
+ *     passing both. A test whose result differs between runs is flaky: a flaky PASS_TO_PASS test is
+ *     dropped and listed, a flaky FAIL_TO_PASS test rejects (`flaky`).
+ * Step 1 is re-run (`parent_reruns`) after step 3 while a test fails in every before run and does
+ * not pass consistently after the fix, so a one-in-three flake is seen flaky, not taken for a
+ * failure. Steps 1 and 3 run the tests `test_repeats` times in FRESH runs (issue 21: separate
+ * `go test -count=1` processes for Go, separate containers for the other runners), so a
+ * one-in-three flake reaches PASS_TO_PASS with probability (2/3)^(test_repeats x (1 + fix_runs))
+ * = (2/3)^12 = 0.77% with the defaults (environments-config.ts). A C repository whose registry
+ * entry gives `test.command` (and `test.build`) is tested through them instead of meson.
  * Every step runs through the harness (stages/swe5g/harness: the spec, the one step runner, the
  * parser table); its logs are stored as blobs; the parsed result must agree with the exit code
- * (`ambiguous_log`). Strategy `shipped` with an empty FAIL_TO_PASS: the fail-to-pass tests are
- * those failing (or absent) in step 2 and passing in every fix run. The decisions are in
- * verdicts.ts.
+ * (`ambiguous_log`). The decisions are in verdicts.ts.
  */
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import { existsSync } from 'node:fs';
@@ -54,9 +58,8 @@ import {
   fixRuns,
   goTestOutput,
   notFailingAtParent,
-  parentNeedsRerun,
-  parentVerdict,
-  shippedFailToPass,
+  parentNeedsRerunAfterFix,
+  splitBeforeAfter,
 } from './verdicts.js';
 import { buildStage } from '../build/build.js';
 import { testgenStage } from '../testgen/testgen.js';
@@ -174,65 +177,29 @@ export async function validateInstance(
     return out;
   };
 
-  // The patched file sets of steps 2 and 3 are prepared on the host while step 1 runs; their
-  // errors (patch_does_not_apply) are raised where they are awaited, after step 1.
+  // SWE-bench's "before" state is the parent WITH the test patches (step 1, which also decides
+  // step 2); the fix's file set is prepared on the host while step 1 runs (its errors,
+  // patch_does_not_apply, are raised where it is awaited).
   const testPatches: [string, string][] = [
     ['test_patch', res.test_patch],
     ['f2p_test_patch', tg.f2p_test_patch],
   ];
-  const withTestsP = overlayFor(built.source_dir, testPatches);
+  const withTests = await overlayFor(built.source_dir, testPatches);
   const withFixP = overlayFor(built.source_dir, [['patch', res.patch], ...testPatches]);
-  withTestsP.catch(() => undefined); // rethrown by the await below
   withFixP.catch(() => undefined); // rethrown by the await below
 
-  // Step 1: existing tests at the parent, re-run while tests fail: a test that passes in one run
-  // and fails in another is flaky (listed, dropped), not a failure at the parent.
-  const s1 = await run('parent_p2p', {}, s.test_repeats);
-  if (s1.parsed.build_failures.length > 0) {
-    const errors = firstErrorLines(s1.stored.map((r) => `${r.stdout}\n${r.stderr}`).join('\n'));
+  // Step 1: every test at the parent with the test patches, test_repeats fresh runs.
+  const s1 = await run('parent_p2p', withTests, s.test_repeats);
+  if (s1.parsed.build_failures.length > 0)
+    await parentMustBuild(s1, { run, instanceId: res.instance_id, testPatches, step_logs });
+  // Step 2: the given fail-to-pass tests fail before (in step 1's runs).
+  const notFailing = notFailingAtParent(s1.parsed, tg.FAIL_TO_PASS, recipe);
+  if (notFailing.length > 0) {
     throw new SkipItem(
-      'build_failed_at_parent',
-      `${res.instance_id}: ${s1.parsed.build_failures.join(', ')} do not build at the parent${errors.length ? `: ${errors.join(' | ')}` : ''}`,
-      { build_failures: s1.parsed.build_failures, first_errors: errors, step_logs },
+      'f2p_does_not_fail_at_parent',
+      `${res.instance_id}: ${notFailing.join(', ')} do(es) not fail at the parent (${notFailing.map((id) => s1.parsed.tests[id] ?? 'absent').join(', ')})`,
+      { not_failing: notFailing, step_logs },
     );
-  }
-  const parentRuns: ParsedRun[] = [s1.parsed];
-  for (let i = 0; i < s.parent_reruns && parentNeedsRerun(parentRuns); i++)
-    parentRuns.push((await run(`parent_p2p_${i + 2}`, {}, s.test_repeats)).parsed);
-  const parent = parentVerdict(parentRuns);
-  const s1stdout = s1.stored.map((r) => r.stdout).join('\n');
-  const dropped_failing_at_parent = parent.failing.map((test) => ({
-    test,
-    reason:
-      environmentalReason(recipe === 'go' ? goTestOutput(s1stdout, test) : s1stdout) ||
-      'fails at the parent',
-  }));
-  if (
-    (parent.failing.length > 0 || s1.parsed.package_failures.length > 0) &&
-    s.pass_to_pass_policy === 'reject'
-  ) {
-    throw new SkipItem(
-      'p2p_fails_at_parent',
-      `${res.instance_id}: ${parent.failing.length} existing test(s) fail at the parent: ${parent.failing.slice(0, 5).join(', ')}${s1.parsed.package_failures.length ? `; packages ${s1.parsed.package_failures.join(', ')}` : ''}`,
-      {
-        failing: dropped_failing_at_parent,
-        package_failures: s1.parsed.package_failures,
-        step_logs,
-      },
-    );
-  }
-
-  // Step 2: fail-to-pass tests fail at the parent.
-  const s2 = (await run('parent_f2p', await withTestsP, 1)).parsed;
-  if (tg.FAIL_TO_PASS.length > 0) {
-    const notFailing = notFailingAtParent(s2, tg.FAIL_TO_PASS, recipe);
-    if (notFailing.length > 0) {
-      throw new SkipItem(
-        'f2p_does_not_fail_at_parent',
-        `${res.instance_id}: ${notFailing.join(', ')} do(es) not fail at the parent (${notFailing.map((id) => s2.tests[id] ?? 'absent').join(', ')})`,
-        { not_failing: notFailing, step_logs },
-      );
-    }
   }
 
   // Step 3: after the fix, fix_runs times.
@@ -242,8 +209,38 @@ export async function validateInstance(
   for (let i = 0; i < s.fix_runs; i++)
     runs.push((await run(stepNames[Math.min(i, 2)]!, withFix, s.test_repeats)).parsed);
   const fix = fixRuns(runs);
-  const FAIL_TO_PASS =
-    tg.FAIL_TO_PASS.length > 0 ? tg.FAIL_TO_PASS : shippedFailToPass(s2, fix, parent.passing);
+  // Step 1 again while a test fails in every before run and not consistently passing after: a
+  // flake passes in one of them and is listed (dropped), never a reason to reject.
+  const parentRuns: ParsedRun[] = [s1.parsed];
+  for (
+    let i = 0;
+    i < s.parent_reruns && parentNeedsRerunAfterFix(parentRuns, fix, tg.FAIL_TO_PASS);
+    i++
+  )
+    parentRuns.push((await run(`parent_p2p_${i + 2}`, withTests, s.test_repeats)).parsed);
+  const split = splitBeforeAfter(parentRuns, fix, tg.FAIL_TO_PASS);
+  const { parent, FAIL_TO_PASS, p2pCandidates } = split;
+  const s1stdout = s1.stored.map((r) => r.stdout).join('\n');
+  const dropped_failing_at_parent = split.failingBoth.map((test) => ({
+    test,
+    reason:
+      environmentalReason(recipe === 'go' ? goTestOutput(s1stdout, test) : s1stdout) ||
+      'fails at the parent',
+  }));
+  if (
+    (split.failingBoth.length > 0 || split.packageFailuresBoth.length > 0) &&
+    s.pass_to_pass_policy === 'reject'
+  ) {
+    throw new SkipItem(
+      'p2p_fails_at_parent',
+      `${res.instance_id}: ${split.failingBoth.length} existing test(s) fail at the parent and after the fix: ${split.failingBoth.slice(0, 5).join(', ')}${split.packageFailuresBoth.length ? `; packages ${split.packageFailuresBoth.join(', ')}` : ''}`,
+      {
+        failing: dropped_failing_at_parent,
+        package_failures: split.packageFailuresBoth,
+        step_logs,
+      },
+    );
+  }
   if (FAIL_TO_PASS.length === 0) {
     throw new SkipItem(
       'f2p_does_not_fail_at_parent',
@@ -251,11 +248,11 @@ export async function validateInstance(
       { step_logs },
     );
   }
-  const flakyF2P = FAIL_TO_PASS.filter((id) => !fix.consistent(id));
+  const flakyF2P = FAIL_TO_PASS.filter((id) => !fix.consistent(id) || parent.flaky.includes(id));
   if (flakyF2P.length > 0) {
     throw new SkipItem(
       'flaky',
-      `${res.instance_id}: fail-to-pass test(s) ${flakyF2P.slice(0, 5).join(', ')}${flakyF2P.length > 5 ? ` and ${flakyF2P.length - 5} more` : ''} differ between the ${s.fix_runs} fix runs (${flakyF2P
+      `${res.instance_id}: fail-to-pass test(s) ${flakyF2P.slice(0, 5).join(', ')}${flakyF2P.length > 5 ? ` and ${flakyF2P.length - 5} more` : ''} differ between the ${s.fix_runs} fix runs or the parent runs (${flakyF2P
         .slice(0, 5)
         .map((id) => fix.statusesOf(id).join('/'))
         .join('; ')})`,
@@ -270,10 +267,12 @@ export async function validateInstance(
       { failing: f2pFailing, step_logs },
     );
   }
-  const f2pSet = new Set(FAIL_TO_PASS);
-  const p2pCandidates = parent.passing.filter((id) => !f2pSet.has(id));
   const dropped_flaky = [
-    ...new Set([...p2pCandidates.filter((id) => !fix.consistent(id)), ...parent.flaky]),
+    ...new Set([
+      ...p2pCandidates.filter((id) => !fix.consistent(id)),
+      ...parent.flaky,
+      ...split.missingFlaky,
+    ]),
   ].sort();
   const p2pBroken = p2pCandidates.filter(
     (id) => fix.consistent(id) && !fix.allPass(id) && fix.statusesOf(id)[0] !== 'skip',
@@ -319,6 +318,35 @@ export async function validateInstance(
     ...(spec.excluded.length ? { excluded_suites: spec.excluded } : {}),
     ...(recipe === 'c-meson' && usesMakeStep(commands) ? { test_commands: commands } : {}),
   };
+}
+
+/**
+ * Step 1 (the parent with the test patches) did not build. SWE-bench counts the tests it lost as
+ * failing before; the paper's rule still rejects a parent that does not build by itself. So the
+ * parent is run once more WITHOUT the test patches (`parent_bare`; with none, step 1 was that
+ * run): when it builds, the new tests need the fix (their tests are failing before, candidates
+ * for FAIL_TO_PASS); when it does not, the instance is skipped.
+ * @throws SkipItem `build_failed_at_parent` with what failed and the first error lines
+ */
+async function parentMustBuild(
+  s1: StepOutcome,
+  ctx: {
+    run: (step: 'parent_bare', files: Overlay, runs: number) => Promise<StepOutcome>;
+    instanceId: string;
+    testPatches: [string, string][];
+    step_logs: Validated['step_logs'];
+  },
+): Promise<void> {
+  const withTests = ctx.testPatches.some(([, p]) => p.trim() !== '');
+  const bare = withTests ? await ctx.run('parent_bare', {}, 1) : s1;
+  const failures = bare.parsed.build_failures;
+  if (failures.length === 0) return;
+  const errors = firstErrorLines(bare.stored.map((r) => `${r.stdout}\n${r.stderr}`).join('\n'));
+  throw new SkipItem(
+    'build_failed_at_parent',
+    `${ctx.instanceId}: ${failures.join(', ')} do not build at the parent${errors.length ? `: ${errors.join(' | ')}` : ''}`,
+    { build_failures: failures, first_errors: errors, step_logs: ctx.step_logs },
+  );
 }
 
 /** Whether `dir` is a repository work tree (used by tests to sanity-check source dirs). */
@@ -400,8 +428,11 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   // 2: test dirs are Go packages / source folders (packages.ts), not every touched dir;
   // 3: repeats in fresh processes/containers (issue 21), the harness's step log format (issue 22);
   // 4: C registry `environment`: kept-build steps over the selected tests, first error lines;
-  // 5: a meson per-test TIMEOUT is that test failing, not a `timeout` skip of the instance
-  version: 5,
+  // 5: a meson per-test TIMEOUT is that test failing, not a `timeout` skip of the instance;
+  // 6: SWE-bench's convention: the parent ("before") run holds the test patches, FAIL_TO_PASS and
+  //    PASS_TO_PASS judged on the test patch's version of every test (every stored validation
+  //    re-runs once)
+  version: 6,
   needs: ['swe5g.build', 'swe5g.testgen'],
   description:
     'Three-step validation: existing tests pass at the parent, F2P tests fail there and pass after the fix (3 runs).',

@@ -1,7 +1,9 @@
 /**
  * The decisions of the three validation steps, pure over the parsed steps (the harness's
- * `ParsedRun`s): which existing tests pass, fail or flake at the parent; whether the fail-to-pass
- * tests fail there; FAIL_TO_PASS and PASS_TO_PASS after the fix. validate.ts runs the steps and
+ * `ParsedRun`s), on SWE-bench's convention: the parent ("before") runs hold the test patches, so
+ * every test is judged on the test patch's version of it. Which tests pass, fail or flake before;
+ * whether the given fail-to-pass tests fail there; FAIL_TO_PASS (failing before, passing after)
+ * and PASS_TO_PASS (passing both). validate.ts runs the steps and
  * turns these into a `Validated` record or a skip.
  */
 import type { ParsedRun, TestStatus } from '../harness/parsers.js';
@@ -67,11 +69,6 @@ export function failedEveryRun(runs: readonly ParsedRun[]): string[] {
   );
 }
 
-/** Whether step 1 should run again: some test failed in every run so far (a flake may pass). */
-export function parentNeedsRerun(runs: readonly ParsedRun[]): boolean {
-  return failedEveryRun(runs).some((id) => runs.some((r) => r.tests[id] === 'fail'));
-}
-
 /** The verdict of step 1 over its runs (fresh runs within a run are in each run's `flaky`). */
 export function parentVerdict(runs: readonly ParsedRun[]): ParentVerdict {
   const first = runs[0]!;
@@ -122,6 +119,8 @@ export function fixRuns(runs: readonly ParsedRun[]): {
   consistent: (id: string) => boolean;
   allPass: (id: string) => boolean;
   ever: string[];
+  /** Packages failing without a failing test in some fix run. */
+  packageFailures: string[];
 } {
   const statusesOf = (id: string): (TestStatus | 'absent')[] =>
     runs.map((r) => r.tests[id] ?? 'absent');
@@ -132,23 +131,86 @@ export function fixRuns(runs: readonly ParsedRun[]): {
       new Set(statusesOf(id)).size === 1 && !runs.some((r) => r.flaky?.includes(id)),
     allPass: (id) => statusesOf(id).every((x) => x === 'pass'),
     ever: [...new Set(runs.flatMap((r) => Object.keys(r.tests)))],
+    packageFailures: [...new Set(runs.flatMap((r) => r.package_failures))].sort(),
   };
 }
 
 /**
- * Shipped FAIL_TO_PASS (strategy `shipped`, none given): tests failing in step 2, or absent there
- * without having passed at the parent (a panic cut the run short after it, or its package did not
- * build with the new tests), that pass in some fix run (a mixed one is kept so the flaky check
- * names it). Sorted.
+ * SWE-bench's split of an instance's tests over its "before" runs (the parent with the test
+ * patches: step 1 and its re-runs) and its "after" runs (the fix and the test patches: step 3),
+ * every test judged on the test patch's version of it (a test the patch rewrites is judged on its
+ * new version, before and after):
+ * - FAIL_TO_PASS: failing before (in every before run, or missing from all of them: SWE-bench's
+ *   `test_failed` counts a missing test as failing, swebench/harness/grading.py) and passing in
+ *   some fix run (a mixed one stays, so the flaky check names it); the `given` tests (testgen's)
+ *   first in their order, then the others sorted. A test flaky before is never in it, nor one
+ *   missing before whose fix runs differ (`missingFlaky`: dropped as flaky).
+ * - PASS_TO_PASS candidates: passing in every before run (not flaky), not in FAIL_TO_PASS.
+ * - failing both: failed in every before run and never passed after (nor given): existing tests
+ *   that fail at the parent (`p2p_fails_at_parent` or dropped, per the policy).
+ * - package failures both: packages failing without a failing test before and after.
  */
-export function shippedFailToPass(
-  s2: ParsedRun,
+export function splitBeforeAfter(
+  parentRuns: readonly ParsedRun[],
   afterFix: ReturnType<typeof fixRuns>,
-  passingAtParent: readonly string[],
-): string[] {
-  const at2 = (id: string): TestStatus | 'absent' => s2.tests[id] ?? 'absent';
-  return afterFix.ever
-    .filter((id) => at2(id) === 'fail' || (at2(id) === 'absent' && !passingAtParent.includes(id)))
-    .filter((id) => afterFix.statusesOf(id).includes('pass'))
-    .sort();
+  given: readonly string[],
+): {
+  parent: ParentVerdict;
+  FAIL_TO_PASS: string[];
+  p2pCandidates: string[];
+  /** Missing before, mixed after the fix: dropped and listed as flaky. */
+  missingFlaky: string[];
+  failingBoth: string[];
+  packageFailuresBoth: string[];
+} {
+  const parent = parentVerdict(parentRuns);
+  const seen = new Set(parentRuns.flatMap((r) => Object.keys(r.tests)));
+  const flaky = new Set(parent.flaky);
+  const failing = new Set(parent.failing);
+  const failedBefore = (id: string): boolean =>
+    !flaky.has(id) && (failing.has(id) || !seen.has(id));
+  const givenSet = new Set(given);
+  const passesAfter = (id: string): boolean => afterFix.statusesOf(id).includes('pass');
+  const steady = (id: string): boolean => afterFix.consistent(id) && afterFix.allPass(id);
+  const candidates = afterFix.ever.filter(
+    (id) => !givenSet.has(id) && failedBefore(id) && passesAfter(id),
+  );
+  // a test that failed before and is mixed after stays (the flaky check names it); one that was
+  // only missing before (its run cut short by another test's panic) and is mixed after is
+  // dropped as flaky: nothing says the fix changed it
+  const found = candidates.filter((id) => failing.has(id) || steady(id)).sort();
+  const missingFlaky = candidates.filter((id) => !failing.has(id) && !steady(id)).sort();
+  const FAIL_TO_PASS = [...given, ...found];
+  const f2p = new Set(FAIL_TO_PASS);
+  const afterPackages = new Set(afterFix.packageFailures);
+  return {
+    parent,
+    FAIL_TO_PASS,
+    p2pCandidates: parent.passing.filter((id) => !f2p.has(id)),
+    missingFlaky,
+    failingBoth: parent.failing.filter((id) => !f2p.has(id)),
+    packageFailuresBoth: [
+      ...new Set(parentRuns.flatMap((r) => r.package_failures).filter((p) => afterPackages.has(p))),
+    ].sort(),
+  };
+}
+
+/**
+ * Whether step 1 should run again, once the fix runs are in: some test failed in every before
+ * run so far and does not pass consistently after the fix (nor is it a given FAIL_TO_PASS test,
+ * which must fail before). Such a test would reject the instance (`p2p_fails_at_parent`) or, mixed
+ * after the fix, be a flaky FAIL_TO_PASS test; a flake passes in a re-run and is dropped instead.
+ * A test failing before and passing in every fix run is a FAIL_TO_PASS test: no re-run for it.
+ */
+export function parentNeedsRerunAfterFix(
+  runs: readonly ParsedRun[],
+  afterFix: ReturnType<typeof fixRuns>,
+  given: readonly string[],
+): boolean {
+  return failedEveryRun(runs).some(
+    (id) =>
+      runs.some((r) => r.tests[id] === 'fail') &&
+      !given.includes(id) &&
+      !(afterFix.consistent(id) && afterFix.allPass(id)),
+  );
 }

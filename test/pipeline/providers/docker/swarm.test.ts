@@ -378,15 +378,13 @@ describe('SwarmExecutor (single-node swarm, local registry)', () => {
 });
 
 /** The steps executor docker runs for one Go instance (validate.test.ts asserts the same list). */
-const DOCKER_STEPS = ['parent_p2p', 'parent_f2p', 'fix_1', 'fix_2', 'fix_3'];
+const DOCKER_STEPS = ['parent_p2p', 'fix_1', 'fix_2', 'fix_3'];
 /**
  * The same for a runner whose repeats are fresh containers (C, Python: the harness runs each
  * repeated step `test_repeats` = 3 times, logs `<step>_run2`, `<step>_run3`; Go repeats are fresh
  * `go test` processes inside one step).
  */
-const FRESH_CONTAINER_STEPS = DOCKER_STEPS.flatMap((s) =>
-  s === 'parent_f2p' ? [s] : [s, `${s}_run2`, `${s}_run3`],
-);
+const FRESH_CONTAINER_STEPS = DOCKER_STEPS.flatMap((s) => [s, `${s}_run2`, `${s}_run3`]);
 
 /** candidate -> resolved -> built -> validated with `executor` (SkipItem message on failure). */
 async function validateWith(fx: Fixture, executor: Executor, state: string): Promise<Validated> {
@@ -404,7 +402,7 @@ async function validateWith(fx: Fixture, executor: Executor, state: string): Pro
 
 /**
  * Executor swarm gives what executor docker gives. Executor docker's results for these very
- * fixtures (FAIL_TO_PASS, PASS_TO_PASS, the five step names) are asserted against the same
+ * fixtures (FAIL_TO_PASS, PASS_TO_PASS, the step names) are asserted against the same
  * constants in test/stages/swe5g/validate/validate.test.ts, so this file does not run the docker
  * validation again (it halved this describe's time): swarm = the constants = docker.
  */

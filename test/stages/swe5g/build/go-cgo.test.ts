@@ -96,7 +96,7 @@ describe('a Go package with import "C" through build and validation (Docker)', (
     expect(skip?.message).toBeUndefined();
     expect(v!.FAIL_TO_PASS).toEqual([CGO_F2P]);
     expect(v!.PASS_TO_PASS).toEqual(CGO_P2P);
-    expect(logs.get('parent_f2p')).toContain('Clamp(15, 0, 10) = 15, want 10');
+    expect(logs.get('parent_p2p')).toContain('Clamp(15, 0, 10) = 15, want 10');
     const env = await probe(docker, v!.images.instance, 'go env CGO_ENABLED CC');
     expect(env.trim().split('\n')).toEqual(['1', 'gcc']);
   });

@@ -106,7 +106,7 @@ describe('testgen -> three-step validation (local executor)', () => {
     const b = await validate(repo, res, 'go', false);
     expect(b.v.strategy).toBe('B');
     expect(b.v.FAIL_TO_PASS).toEqual(['example.org/amfish/internal/ngap::TestF2P_Describe']);
-    expect(b.logs.parent_f2p).toMatch(
+    expect(b.logs.parent_p2p).toMatch(
       /Describe in internal\/ngap\/handler.go does not contain the expected fix/,
     );
     expect(b.v.bug_category).toBe('nil_pointer');

@@ -5,7 +5,9 @@
  * needs a database (excluded with the reason, never run). Its release tag is the environment
  * commit (the env layer's kept build and clean repository), the base is the commit after it, and
  * the fix adds a NULL guard for which Strategy B writes the f2p check. Validated with
- * FAIL_TO_PASS from the generated checks and PASS_TO_PASS `unit::core`; the instance layer's
+ * FAIL_TO_PASS from the generated checks and PASS_TO_PASS `unit::core` and `unit::unit` (a program
+ * linking every library, as Open5GS's `unit`: built once in the env layer, never compiled again
+ * at the parent, relinked after the fix); the instance layer's
  * `.git` adds only the commit after the tag, and the image contract holds (checked by the build).
  * When a commit after the tag changes a `meson.build`, that commit is the environment commit and
  * the instance layer does not regenerate the kept build's files (with the tag as env commit it
@@ -36,8 +38,10 @@ crypto = dependency('libcrypto')
 core = static_library('core', 'lib/core.c', 'lib/hash.cpp', dependencies: crypto)
 amf = static_library('amf', 'src/amf/handler.c')
 t_core = executable('t_core', 'tests/t_core.c', link_with: core)
+t_unit = executable('t_unit', 'tests/t_unit.c', link_with: [core, amf])
 t_db = executable('t_db', 'tests/t_db.c')
 test('core', t_core, suite: 'unit')
+test('unit', t_unit, suite: 'unit')
 test('needs_db', t_db, suite: 'service')
 `;
 
@@ -74,6 +78,9 @@ const baseFiles = {
   'src/amf/handler.c': handler(false),
   'tests/t_core.c':
     'int core_add(int, int);\nint main(void) { return core_add(1, 2) == 3 ? 0 : 1; }\n',
+  // Open5GS's `unit` program in small: it links every library (built once in the env layer)
+  'tests/t_unit.c':
+    'int core_add(int, int);\nint amf_handle(int *);\nint main(void) { int ue = 1; return core_add(1, 2) == 3 && amf_handle(&ue) == 2 ? 0 : 1; }\n',
   // a database client: it cannot reach one in a step (no network), so it must never run
   'tests/t_db.c': 'int main(void) { return 1; }\n',
 };
@@ -149,7 +156,11 @@ describe('C with a registry environment (kept build, env tag, Debian library, C+
       throw err;
     }
     expect(v.FAIL_TO_PASS).toEqual(gen.testgen.FAIL_TO_PASS);
-    expect(v.PASS_TO_PASS).toEqual(['unit::core']);
+    expect(v.PASS_TO_PASS).toEqual(['unit::core', 'unit::unit']);
+    // the whole suite's executables are in the env image; the parent step compiles none of them
+    await probe(docker, built.images.env, 'test -x /testbed/.telebench/build/t_unit', '');
+    expect(logs.get('parent_p2p')).not.toMatch(/tests_t_unit\.c\.o|tests_t_core\.c\.o/);
+    expect(logs.get('fix_1')).toMatch(/Linking target t_unit/);
     expect(v.excluded_suites).toEqual([{ suite: 'service', reason: 'needs a database' }]);
     for (const text of logs.values()) expect(text).not.toMatch(/needs_db\s+(OK|FAIL)/);
     // the f2p registration regenerates the kept build: the step says so and still passes

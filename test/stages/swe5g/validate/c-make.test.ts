@@ -74,7 +74,7 @@ describe('a Makefile-only C repository in Docker', () => {
     // the compiler ran inside the container, and the f2p check failed at the parent with its
     // own message in the log
     expect(logs.get('parent_p2p')).toMatch(/-o test_ngap/);
-    expect(logs.get('parent_f2p')).toMatch(/does not contain the expected fix/);
+    expect(logs.get('parent_p2p')).toMatch(/does not contain the expected fix/);
     // the make step's results file: 3 runs of make::check in step 1 (test_repeats), each in a
     // fresh container with its own log (issue 21: fresh runs)
     for (const step of ['parent_p2p', 'parent_p2p_run2', 'parent_p2p_run3'])

@@ -91,8 +91,8 @@ describe('swe5g pipeline: filter -> resolve -> testgen -> build -> validate -> a
     const v = good!.output as Validated;
     expect(v.FAIL_TO_PASS).toEqual([GO_F2P]);
     expect(v.executor).toBe('docker');
-    const log = state.blobs.get(v.step_logs.parent_f2p!).toString();
-    expect(log).toContain('# step parent_f2p executor docker exit 1');
+    const log = state.blobs.get(v.step_logs.parent_p2p!).toString();
+    expect(log).toContain('# step parent_p2p executor docker exit 1');
     const bad = state.store.item('swe5g.validate', 'fixture__amfmini-badfix-163');
     expect(bad?.state).toBe('skipped');
     expect(bad?.skipReason).toBe('f2p_fails_after_fix');
