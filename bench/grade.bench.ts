@@ -8,6 +8,13 @@
  * command in the same kind of container with the same files (computed beforehand), nothing else.
  * An empty prediction needs no container (SWE-bench leaves it out of the run). Goal: <= 1.1.
  *
+ * Second (issue 30: grading is validation's step): a C instance whose registry entry keeps a meson
+ * build (c-null.ts with `cKeptEntry`), graded with its gold patch (`gradePrediction`: host apply
+ * chain and the container) against validation's own fix step (`validateInstance`'s `fix_1`
+ * seconds, the container's), best of interleaved rounds. Goal: <= 1.2. For reference, the recipe
+ * grading ran before: the instance without the registry selection, so the step configures and
+ * builds the whole project (`meson setup && meson compile`).
+ *
  * Run: `npx tsx bench/grade.bench.ts` (needs Docker and the offline base: `node scripts/setup.mjs`).
  * `BENCH_ROUNDS` (default 2): interleaved rounds.
  */
@@ -15,9 +22,17 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Overlay } from '../pipeline/providers/docker/overlay.js';
 import { validateInstance } from '../stages/swe5g/validate/validate.js';
-import { gradingFiles, runPatch, type EvalInstance } from '../stages/swe5g/evaluate/grade.js';
+import {
+  gradePrediction,
+  gradingFiles,
+  type EvalInstance,
+} from '../stages/swe5g/evaluate/grade.js';
+import { stateInstance } from '../stages/swe5g/evaluate/instances.js';
 import { predictionsJsonl, readPredictions } from '../stages/swe5g/evaluate/predictions.js';
-import { selectTestDirs, testSpec } from '../stages/swe5g/harness/spec.js';
+import { planSpec, registryTestsOf } from '../stages/swe5g/test-plan.js';
+import { buildInstanceImages } from '../stages/swe5g/build/build.js';
+import { cFixture, cKeptEntry } from '../test/fixtures/repos/c-null.js';
+import { resolveFixture } from '../test/fixtures/repos/harness.js';
 import { benchSetup, bestOfInterleaved } from './harness-setup.js';
 
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
@@ -32,25 +47,9 @@ function stale(patch: string): string {
 
 const instances = new Map<string, EvalInstance>();
 for (const { res, testgen, built } of setup.instances) {
-  const v = await validateInstance(
-    { resolved: res, testgen, built },
-    { executor, settings, saveLog: () => 'x' },
-  );
-  instances.set(v.instance_id, {
-    ...v,
-    image: v.images.instance,
-    image_recipe: built.image_recipe,
-    source_dir: built.source_dir,
-    module_dir: built.module_dir,
-    test_dirs: selectTestDirs({
-      recipe: built.image_recipe,
-      scope: 'touched',
-      moduleDir: built.module_dir,
-      sourceDirs: res.test_dirs,
-      testPatches: [v.test_patch],
-    }),
-    ...(v.test_commands ? { test_commands: v.test_commands } : {}),
-  });
+  const inputs = { resolved: res, testgen, built };
+  const v = await validateInstance(inputs, { executor, settings, saveLog: () => 'x' });
+  instances.set(v.instance_id, stateInstance(v, inputs, undefined, settings));
 }
 const file = join(root, 'preds.jsonl');
 writeFileSync(
@@ -79,11 +78,10 @@ async function pipeline(): Promise<{
   const resolved = new Map<string, number>();
   const methods = new Set<string>();
   for (const p of readPredictions(file).rows) {
-    const { grade } = await runPatch(instances.get(p.instance_id)!, p.model_patch, 'grade', {
-      executor,
-      settings,
-      saveLog: () => 'x',
-    });
+    const { grade } = await gradePrediction(
+      { instance: instances.get(p.instance_id)!, model_patch: p.model_patch },
+      { executor, settings, saveLog: () => 'x' },
+    );
     resolved.set(
       p.model_name_or_path,
       (resolved.get(p.model_name_or_path) ?? 0) + (grade.resolved ? 1 : 0),
@@ -99,13 +97,7 @@ for (const p of readPredictions(file).rows) {
   const inst = instances.get(p.instance_id)!;
   const prepared = await gradingFiles(inst.source_dir, p.model_patch, inst.test_patch);
   if (!('files' in prepared)) continue;
-  const spec = testSpec({
-    recipe: inst.image_recipe,
-    dirs: inst.test_dirs,
-    moduleDir: inst.module_dir,
-    settings,
-    commands: inst.test_commands,
-  });
+  const spec = planSpec(inst, settings, p.model_patch);
   bareRuns.push({ image: inst.image, command: spec.command, files: prepared.files });
 }
 async function bare(): Promise<number> {
@@ -132,5 +124,51 @@ for (const [model, k] of last!.resolved) console.log(`  ${model.padEnd(10)} reso
 for (const m of [...last!.methods].sort()) console.log(`  method ${m}`);
 console.log(
   `pipeline ${(best.a / 1000).toFixed(2)} s  bare ${(best.b / 1000).toFixed(2)} s  ratio ${(best.a / best.b).toFixed(3)} (goal <= 1.1)`,
+);
+
+// --- grading = validation's fix step, on a C instance with a kept meson build
+const entry = cKeptEntry();
+const cfx = cFixture(join(root, 'src-c-kept'));
+const cres = await resolveFixture(cfx, setup.state);
+const cbuilt = await buildInstanceImages(cres, {
+  docker: setup.docker,
+  settings,
+  stateDir: setup.state,
+  registry: new Map([[entry.id, entry]]),
+});
+const cinputs = { resolved: cres, testgen: cfx.testgen, built: cbuilt };
+const reg = registryTestsOf(entry, cres.patch)!;
+const validate = () =>
+  validateInstance(cinputs, {
+    executor,
+    settings,
+    registryScope: reg.scope!,
+    registryCommands: reg.commands!,
+    registrySelection: reg.selection!,
+    saveLog: () => 'x',
+  });
+const cinst = stateInstance(await validate(), cinputs, entry, settings);
+const gradeMs = async (instance: EvalInstance): Promise<number> => {
+  const t0 = performance.now();
+  const { grade } = await gradePrediction(
+    { instance, model_patch: cres.patch },
+    { executor, settings, saveLog: () => 'x' },
+  );
+  if (!grade.resolved) throw new Error(`bench/grade: gold not resolved: ${JSON.stringify(grade)}`);
+  return performance.now() - t0;
+};
+const fixStepMs = async (): Promise<number> => (await validate()).step_seconds.fix_1! * 1000;
+const step = await bestOfInterleaved(rounds, () => gradeMs(cinst), fixStepMs);
+// the recipe grading ran before issue 30: no selection, the whole project configured and built
+const full = await bestOfInterleaved(
+  rounds,
+  () => gradeMs({ ...cinst, test_selection: { exclude: [] } }),
+  fixStepMs,
+);
+console.log(
+  `bench/grade (C, kept meson build, gold patch, best of ${rounds} interleaved): grading ${(step.a / 1000).toFixed(2)} s  validation fix step ${(step.b / 1000).toFixed(2)} s  ratio ${(step.a / step.b).toFixed(3)} (goal <= 1.2)`,
+);
+console.log(
+  `  reference, the recipe before (meson setup + compile of the whole project): grading ${(full.a / 1000).toFixed(2)} s  ratio ${(full.a / full.b).toFixed(3)}`,
 );
 setup.cleanup();

@@ -30,13 +30,8 @@ import type { TestStatus } from '../swe5g/harness/parsers.js';
 import { overlayFor } from '../swe5g/harness/apply.js';
 import { gradeTests } from '../swe5g/harness/grading.js';
 import { runStep } from '../swe5g/harness/run-step.js';
-import { testSpec } from '../swe5g/harness/spec.js';
-import {
-  RECIPE_LANGUAGE,
-  registryEntryOf,
-  rowTestCommands,
-  rowTestDirs,
-} from '../swe5g/released-row.js';
+import { planSpec } from '../swe5g/test-plan.js';
+import { RECIPE_LANGUAGE, registryEntryOf, rowTestPlan } from '../swe5g/released-row.js';
 
 export { registryEntryOf, rowTestDirs } from '../swe5g/released-row.js';
 import { ensureLocalImage, parseDigestRef } from '../../pipeline/providers/docker/registry.js';
@@ -119,8 +114,6 @@ export async function verifyRow(
     saveLog?: (name: string, text: string) => string;
   },
 ): Promise<InstanceVerdict> {
-  const recipe = row.image_recipe as RecipeName;
-  const moduleDir = deps.entry?.path ?? '';
   let sourceDir: string;
   let image = '';
   if (deps.docker && parseDigestRef(row.image_name)) {
@@ -150,15 +143,8 @@ export async function verifyRow(
     sourceDir = join(deps.stateDir, 'release-verify', row.instance_id, 'testbed');
     await exportCleanRepo(mirror, row.base_commit, sourceDir);
   }
-  // a C entry with a registry test command is re-checked through it, as validation ran it
-  const commands = rowTestCommands(deps.entry);
-  const spec = testSpec({
-    recipe,
-    dirs: rowTestDirs(row, deps.entry, deps.settings),
-    moduleDir,
-    settings: deps.settings,
-    commands,
-  });
+  // the step validation ran (a C entry's make commands, the kept build's selection)
+  const spec = planSpec(rowTestPlan(row, deps.entry, deps.settings), deps.settings);
   const runWith = async (
     label: string,
     patches: [string, string][],

@@ -1,24 +1,17 @@
 /**
  * What a released SWE-Bench 5G row says about how its tests run, read from the row alone and the
- * registry (no state of the build): the registry entry it belongs to, the test directories
- * validation ran, the registry's test commands. Shared by `telebench verify` (stages/release)
+ * registry (no state of the build): the registry entry it belongs to and the test plan validation
+ * ran (test directories, the registry's commands, the kept build's selection). Shared by `telebench verify` (stages/release)
  * and `telebench evaluate --dataset` (stages/swe5g/evaluate), so a row is re-run and graded on
  * exactly the tests validation ran.
  */
 import type { Swe5gRow } from '../../datasets/index.js';
 import type { RecipeName } from '../../pipeline/providers/docker/recipes.js';
 import type { EnvironmentsSettings } from './environments-config.js';
-import { selectTestDirs, type RegistryCommands } from './harness/spec.js';
 import { githubRepoOf, type RegistryEntry } from './registry.js';
-import { filesOfPatch, packageDirs } from './resolve/packages.js';
-import type { Resolved } from './types.js';
+import { registryTestsOf, testPlan, type TestPlan } from './test-plan.js';
 
-/** The language of each image recipe. */
-export const RECIPE_LANGUAGE: Record<RecipeName, Resolved['language']> = {
-  go: 'go',
-  'c-meson': 'c',
-  python: 'python',
-};
+export { RECIPE_LANGUAGE } from './test-plan.js';
 
 /**
  * Registry entry of a row: among the entries of the row's repository, the one whose `path`
@@ -38,36 +31,36 @@ export function registryEntryOf(
 }
 
 /**
- * The test directories of a released row: {@link selectTestDirs} (the selection `swe5g.validate`
- * made) over the fix's directories (`Resolved.test_dirs`, rebuilt from `patch`) and the row's
- * `test_patch` (which is validation's `test_patch` + `f2p_test_patch`), with the registry entry's
- * test scope and module folder.
- * @returns the directories relative to the module folder, or `'all'`
+ * The test plan of a released row: {@link testPlan} (the function `swe5g.validate` builds its steps
+ * from) over the row's gold `patch` and `test_patch` (which is validation's `test_patch` +
+ * `f2p_test_patch`) with the registry entry (module folder, scope, commands, `environment`: the
+ * kept build's selection), so a row is re-run and graded on the step validation ran.
+ */
+export function rowTestPlan(
+  row: Pick<Swe5gRow, 'image_recipe' | 'patch' | 'test_patch'>,
+  entry: RegistryEntry | undefined,
+  settings: Pick<EnvironmentsSettings, 'test_scope'>,
+): TestPlan {
+  return testPlan(
+    {
+      recipe: row.image_recipe as RecipeName,
+      moduleDir: entry?.path ?? '',
+      patch: row.patch,
+      testPatches: [row.test_patch],
+    },
+    registryTestsOf(entry, row.patch),
+    settings,
+  );
+}
+
+/**
+ * The test directories of a released row ({@link rowTestPlan}'s): relative to the module folder,
+ * or `'all'`.
  */
 export function rowTestDirs(
   row: Swe5gRow,
   entry: RegistryEntry | undefined,
   settings: Pick<EnvironmentsSettings, 'test_scope'>,
 ): string[] | 'all' {
-  const scope =
-    settings.test_scope === 'registry' ? (entry?.test.scope ?? 'touched') : settings.test_scope;
-  return selectTestDirs({
-    recipe: row.image_recipe as RecipeName,
-    scope,
-    moduleDir: entry?.path ?? '',
-    sourceDirs: packageDirs(
-      filesOfPatch(row.patch),
-      RECIPE_LANGUAGE[row.image_recipe as RecipeName],
-    ),
-    testPatches: [row.test_patch],
-  });
-}
-
-/** The registry entry's test commands (a C entry tested through make), or undefined. */
-export function rowTestCommands(entry: RegistryEntry | undefined): RegistryCommands | undefined {
-  if (!entry) return undefined;
-  return {
-    ...(entry.test.command ? { test: entry.test.command } : {}),
-    ...(entry.test.build ? { build: entry.test.build } : {}),
-  };
+  return rowTestPlan(row, entry, settings).test_dirs;
 }

@@ -21,6 +21,9 @@ import { tarFs, type DockerClient } from './client.js';
 /** The working directory and repository location of every instance image (SWE-bench's). */
 export const TESTBED = '/testbed';
 
+/** The harness's folder inside `/testbed` (kept builds, test reports): not the repository's. */
+const HARNESS_DIR = '.telebench';
+
 /**
  * The probe, a POSIX `sh` script (bash may be the thing missing). Prints `key value` lines:
  * `missing <tool>`, `pwd <dir>`, `head <sha>`, `dirty <porcelain line>`, `ref <name> <sha>
@@ -108,8 +111,9 @@ export async function checkImageContract(
 }
 
 /**
- * Copies an image's `/testbed` (the repository at base_commit, `.git` included) to the host
- * folder `dest` (replaced), through a container that is created and never started. Used where a
+ * Copies an image's `/testbed` (the repository at base_commit, `.git` included; not the harness's
+ * `.telebench/` folder, e.g. a kept meson build) to the host folder `dest` (replaced), through a
+ * container that is created and never started. Used where a
  * released instance is graded from its pulled image alone (no mirror of the repository).
  * @throws TelebenchError `testbed_export_failed` (tier infra) naming the image
  */
@@ -129,7 +133,15 @@ export async function exportTestbed(
       Labels: { 'telebench.step': 'export-testbed' },
     });
     const stream = await container.getArchive({ path: TESTBED });
-    await streamPipeline(stream as unknown as Readable, tarFs().extract(tmp));
+    // the harness's own folder (a C image's kept meson build, ~125 MiB for Open5GS) is not the
+    // repository: grading copies this tree once per apply method
+    const own = join(tmp, 'testbed', HARNESS_DIR);
+    await streamPipeline(
+      stream as unknown as Readable,
+      tarFs().extract(tmp, {
+        ignore: (name: string) => name === own || name.startsWith(`${own}/`),
+      }),
+    );
     if (!existsSync(join(tmp, 'testbed', '.git'))) throw new Error(`${TESTBED}/.git is missing`);
     rmSync(dest, { recursive: true, force: true });
     renameSync(join(tmp, 'testbed'), dest);

@@ -3,7 +3,7 @@
  * mean the bug is fixed, so each instance's tests are graded on mutants of its gold patch
  * (mutants.ts: a no-op guard, the guard's body emptied, the guard in dead code must NOT resolve;
  * equivalent rewrites of the gold MUST resolve), each as a prediction through the evaluation's own
- * grading entry point (`runPatch`, stages/swe5g/evaluate/grade.ts: the harness's apply chain, test
+ * grading entry point (`gradePrediction`, stages/swe5g/evaluate/grade.ts: the harness's apply chain, test
  * spec, step runner and grading) in the instance image validation built (never rebuilt).
  *
  * Cost: a must-reject mutant runs only the test directories of FAIL_TO_PASS and is graded on
@@ -22,8 +22,9 @@ import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import { sameKeyIn } from '../resolve/plan.js';
 import { validateStage } from '../validate/validate.js';
-import { evalInstanceOf } from '../evaluate/stages.js';
-import { runPatch, type EvalInstance } from '../evaluate/grade.js';
+import { stateInstance } from '../evaluate/instances.js';
+import type { ValidateInput } from '../validate/validate.js';
+import { gradePrediction, type EvalInstance } from '../evaluate/grade.js';
 import { overlayFor, patchPaths } from '../harness/apply.js';
 import { readDiff, languageOfPath } from '../testgen/diffinfo.js';
 import { deriveFixSites, type FixSite } from '../testgen/patterns.js';
@@ -113,10 +114,12 @@ async function gradeMutant(inst: EvalInstance, m: Mutant, deps: AuditDeps): Prom
   const base = { kind: m.kind, expectation: m.expectation };
   if (!m.patch) return { ...base, status: 'not_applicable', why: m.not_applicable ?? '' };
   const reject = m.expectation === 'reject';
-  const { grade } = await runPatch(
-    reject ? failToPassOnly(inst) : inst,
-    m.patch,
-    `audit_${m.kind}`,
+  const { grade } = await gradePrediction(
+    {
+      instance: reject ? failToPassOnly(inst) : inst,
+      model_patch: m.patch,
+      step: `audit_${m.kind}`,
+    },
     {
       executor: deps.executor,
       settings: deps.settings,
@@ -208,17 +211,17 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
     const s = auditSettings(ctx.config);
     if (!s.enabled) return;
     const env = swe5gSettings(ctx.config).environments;
-    const scopes = ctx.memo('swe5g.audit.scopes', () => {
+    const entries = ctx.memo('swe5g.audit.registry', () => {
       const file = resolvePath(dirname(ctx.configFile), swe5gSettings(ctx.config).registry);
-      return new Map(
-        existsSync(file) ? loadRegistry(file).map((e) => [e.id, e.test.scope] as const) : [],
-      );
+      return new Map(existsSync(file) ? loadRegistry(file).map((e) => [e.id, e] as const) : []);
     });
     let n = 0;
     for (const o of ctx.store.outputs(validateStage)) {
       if (o.output.incomplete || o.output.problem_statement.trim() === '') continue;
       if (ctx.limit !== undefined && n++ >= ctx.limit) return;
-      yield { key: o.key, input: { instance: evalInstanceOf(o, env, scopes), kinds: s.kinds } };
+      const input = o.input as ValidateInput;
+      const instance = stateInstance(o.output, input, entries.get(input.resolved.registry_id), env);
+      yield { key: o.key, input: { instance, kinds: s.kinds } };
     }
   },
   async run(item, ctx) {

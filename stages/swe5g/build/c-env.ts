@@ -301,6 +301,11 @@ export function mesonSelection(
     suites: env.suites ?? [],
     tests: env.tests ?? [],
     setupOptions: env.meson_options,
-    compile: compile.filter((f) => /\.(c|cc|cpp|cxx|h|hh|hpp)$/.test(f)).sort(),
+    compile: keptCompileFiles(compile),
   };
+}
+
+/** The files of `files` whose objects a kept build compiles: C/C++ sources and headers, sorted. */
+export function keptCompileFiles(files: readonly string[]): string[] {
+  return files.filter((f) => /\.(c|cc|cpp|cxx|h|hh|hpp)$/.test(f)).sort();
 }

@@ -3,8 +3,8 @@
  * no state of the build: the rows of a release folder (its `manifest.json`'s JSON Lines files,
  * or every `*.jsonl` below a folder without one: a downloaded dataset's `data/`) or of one JSON
  * Lines file, each checked against the release schema (`swe5gRowSchema`), turned into the
- * {@link EvalInstance} grading needs with the registry (module folder, test directories and
- * commands as validation ran them: stages/swe5g/released-row.ts). The instance's source tree is
+ * {@link EvalInstance} grading needs with the registry (the test plan validation ran: module
+ * folder, test directories, commands, the kept build's selection; stages/swe5g/released-row.ts). The instance's source tree is
  * not known yet (`source_dir` ''): grading copies `/testbed` out of the row's `image_name`,
  * pulled when the engine lacks it (stages.ts).
  */
@@ -16,7 +16,7 @@ import { swe5gRowSchema, type Swe5gRow } from '../../../datasets/index.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import type { RegistryEntry } from '../registry.js';
 import type { Resolved } from '../types.js';
-import { RECIPE_LANGUAGE, registryEntryOf, rowTestCommands, rowTestDirs } from '../released-row.js';
+import { RECIPE_LANGUAGE, registryEntryOf, rowTestPlan } from '../released-row.js';
 import type { EvalInstance } from './grade.js';
 
 /** Environment variable through which `telebench evaluate --dataset` names its rows. */
@@ -154,7 +154,6 @@ export function datasetInstance(
       { file: d.file, line: d.line },
     );
   const entry = registryEntryOf(row, entries);
-  const commands = rowTestCommands(entry);
   return {
     instance_id: row.instance_id,
     repo: row.repo,
@@ -168,11 +167,9 @@ export function datasetInstance(
     nf: row.nf,
     spec_refs: row.spec_refs,
     image: row.image_name,
-    image_recipe: recipe,
     source_dir: '',
-    module_dir: entry?.path ?? '',
-    test_dirs: rowTestDirs(row, entry, settings),
     language: RECIPE_LANGUAGE[recipe],
-    ...(commands && (commands.test || commands.build) ? { test_commands: commands } : {}),
+    // validation's test plan, from the row and the registry (the kept build's selection included)
+    ...rowTestPlan(row, entry, settings),
   };
 }

@@ -23,6 +23,8 @@
  *     `indentation` when the answer's depths cannot be mapped onto the file's;
  *  3. `fuzzy` — the most similar window (`edit-fuzzy.ts`), re-indented likewise;
  *  4. `create` — an empty SEARCH on a file that does not exist creates it.
+ * In a source file, whichever rule placed it, a block whose new lines are indented by another
+ * offset than the lines it copies (a stray space) is refused `indentation` (`edit-depth.ts`).
  * A rule that finds several windows stops the search: `ambiguous`. Other failures: `no_match` (no
  * rule found a place, or the file does not exist), `no_path` (above), `malformed` (a block the
  * grammar refuses, or whose several `=======` lines leave no single split whose SEARCH matches
@@ -36,6 +38,7 @@ import {
 } from './edit-blocks.js';
 import { DEFAULT_FUZZY, fuzzyWindow, similarity, type FuzzySettings } from './edit-fuzzy.js';
 import { indentUnit, reindent, type IndentRule } from './edit-indent.js';
+import { depthConflict, DEPTH_CHECKED } from './edit-depth.js';
 import { eolStyle, normLine, spliceLines, splitLines, windows } from './edit-lines.js';
 
 export { parseEditBlocks, similarity, reindent, indentUnit, DEFAULT_FUZZY };
@@ -198,14 +201,24 @@ function place(file: string, text: string | null, split: BlockSplit, fz: FuzzySe
   const range = (s: number): string => `lines ${s + 1}-${s + searchLines.length}${eolNote}`;
   const places = (rule: string, found: number[]): string =>
     `${rule}: ${found.length} places match (${found.map((s) => `line ${s + 1}`).join(', ')})`;
+  // new lines at the depths of the lines the block copies, or refused (edit-depth.ts)
+  const offDepth = (rule: string, start: number): Placed | null => {
+    if (!DEPTH_CHECKED.test(file)) return null;
+    const why = depthConflict(searchLines, replaceLines, indentUnit(f.lines));
+    return why
+      ? { ok: false, reason: 'indentation', detail: `${rule} match at ${range(start)}, but ${why}` }
+      : null;
+  };
   const exact = windows(f.lines, searchLines, (a, c) => a === c);
   if (exact.length === 1)
-    return {
-      ok: true,
-      after: spliceLines(f, exact[0]!, searchLines.length, replaceLines),
-      rule: 'exact',
-      detail: range(exact[0]!),
-    };
+    return (
+      offDepth('exact', exact[0]!) ?? {
+        ok: true,
+        after: spliceLines(f, exact[0]!, searchLines.length, replaceLines),
+        rule: 'exact',
+        detail: range(exact[0]!),
+      }
+    );
   if (exact.length > 1) return { ok: false, reason: 'ambiguous', detail: places('exact', exact) };
   const loose = windows(f.lines, searchLines, (a, c) => normLine(a) === normLine(c));
   if (loose.length > 1)
@@ -228,6 +241,8 @@ function place(file: string, text: string | null, split: BlockSplit, fz: FuzzySe
       reason: 'indentation',
       detail: `${rule} match at ${range(start)}, but ${re.error}`,
     };
+  const off = offDepth(rule, start);
+  if (off) return off;
   const detail =
     score === undefined ? range(start) : `${range(start)} (similarity ${score.toFixed(3)})`;
   return {

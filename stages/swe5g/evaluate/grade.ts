@@ -18,7 +18,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Executor, StepResult } from '../../../pipeline/providers/docker/executor.js';
 import { overlayOf, type Overlay } from '../../../pipeline/providers/docker/overlay.js';
-import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
 import { applyPatch } from '../../../pipeline/providers/git/repo.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import type { BugCategory } from '../types.js';
@@ -26,12 +25,17 @@ import type { ParsedRun, TestStatus } from '../harness/parsers.js';
 import { applyPrediction, patchPaths } from '../harness/apply.js';
 import { gradeTests } from '../harness/grading.js';
 import { runStep } from '../harness/run-step.js';
-import { testSpec, type RegistryCommands, type TestSelection } from '../harness/spec.js';
+import { planSpec, type TestPlan } from '../test-plan.js';
 
 export { patchPaths } from '../harness/apply.js';
 
-/** Everything grading and the solver need of one validated, complete instance. */
-export interface EvalInstance {
+/**
+ * Everything grading and the solver need of one validated, complete instance: its SWE-bench
+ * fields, its image and clean tree, and its {@link TestPlan} (`image_recipe`, `module_dir`,
+ * `test_dirs`, `test_commands`, `test_selection`: the plan validation's steps ran, made by the
+ * same `testPlan`; from a state `stateInstance`, from a released row `datasetInstance`).
+ */
+export interface EvalInstance extends TestPlan {
   instance_id: string;
   repo: string;
   base_commit: string;
@@ -46,16 +50,8 @@ export interface EvalInstance {
   nf: string;
   spec_refs: string[];
   image: string;
-  image_recipe: RecipeName;
   /** Host folder with the clean tree at base_commit (the solver reads its context from it). */
   source_dir: string;
-  module_dir: string;
-  /** Test directories validation ran (relative to module_dir), or 'all'. */
-  test_dirs: string[] | 'all';
-  /** Registry commands validation ran with (C repositories tested through make). */
-  test_commands?: RegistryCommands;
-  /** Registry test selection validation ran with (meson suites). */
-  test_selection?: TestSelection;
 }
 
 /** Grading verdict of one patch. */
@@ -164,19 +160,31 @@ export interface GradedRun {
   parsed: ParsedRun | null;
 }
 
+/** One prediction to grade. */
+export interface GradeRequest {
+  /** The instance, with the test plan validation ran ({@link EvalInstance}). */
+  instance: EvalInstance;
+  /** The patch under test (SWE-bench's `model_patch`; '' or blank: not applied, `empty`). */
+  model_patch: string;
+  /** Name of the run in logs (`grade`, `turn_2`, a mutant's id); default `grade`. */
+  step?: string;
+}
+
 /**
- * Runs the instance's hidden tests on a patch in a fresh sandbox and grades it.
- * @param step name of the run in logs (`grade`, `turn_2`)
+ * THE grading of SWE-Bench 5G: runs the instance's hidden tests on a patch in a fresh sandbox and
+ * grades it, in the step validation's fix run took (`planSpec` of the instance's plan: the same
+ * recipe, kept incremental build and test selection; the kept build compiles the objects of the
+ * model patch's files, so the gold patch runs validation's fix step exactly). Used by
+ * `swe5g.eval.grade` (solver and external predictions, `telebench evaluate`), the solver's
+ * feedback turns and any other grader (mutants).
+ * @returns the {@link GradedRun}: a patch that does not apply, a timeout, a log that disagrees
+ *   with its exit code are verdicts (not resolved), not errors
  * @throws TelebenchError from the executor (infra), or `patch_does_not_apply` when the instance's
- *   own test_patch breaks (see {@link gradingFiles}); a model patch that does not apply is a
- *   verdict (`patch_applied: false`), not an error
+ *   own test_patch breaks (see {@link gradingFiles})
  */
-export async function runPatch(
-  inst: EvalInstance,
-  modelPatch: string,
-  step: string,
-  deps: GradeDeps,
-): Promise<GradedRun> {
+export async function gradePrediction(req: GradeRequest, deps: GradeDeps): Promise<GradedRun> {
+  const inst = req.instance;
+  const step = req.step ?? 'grade';
   const base: Grade = {
     instance_id: inst.instance_id,
     patch_applied: false,
@@ -192,23 +200,15 @@ export async function runPatch(
     executor: deps.executor.kind,
     log: '',
   };
-  const prepared = await gradingFiles(inst.source_dir, modelPatch, inst.test_patch);
+  const prepared = await gradingFiles(inst.source_dir, req.model_patch, inst.test_patch);
   base.touched_test_files = prepared.touchedTests;
   base.patch_method = prepared.method;
   base.line_endings_normalised = prepared.line_endings_normalised;
   if ('applyError' in prepared) {
     return { grade: { ...base, apply_error: prepared.applyError }, result: null, parsed: null };
   }
-  const spec = testSpec({
-    recipe: inst.image_recipe,
-    dirs: inst.test_dirs,
-    moduleDir: inst.module_dir,
-    settings: deps.settings,
-    commands: inst.test_commands,
-    selection: inst.test_selection,
-  });
   const out = await runStep(
-    spec,
+    planSpec(inst, deps.settings, req.model_patch),
     {
       name: step,
       files: prepared.files,

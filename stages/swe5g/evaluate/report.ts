@@ -43,7 +43,11 @@ export function collectAttempts(ctx: StageContext<HasSwe5g>): Attempt[] {
   const inst = new Map<string, Validated>();
   for (const o of ctx.store.outputs(validateStage)) inst.set(o.key, o.output);
   const grades = new Map<string, GradeOutput>();
-  for (const o of ctx.store.outputs(gradeStage)) grades.set(o.key, o.output);
+  const gradeInputs = new Map<string, GradeInput>();
+  for (const o of ctx.store.outputs(gradeStage)) {
+    grades.set(o.key, o.output);
+    gradeInputs.set(o.key, o.input);
+  }
   const out: Attempt[] = [];
   for (const rec of ctx.store.items(solveStage)) {
     if (rec.state !== 'done' && rec.state !== 'skipped') continue;
@@ -79,8 +83,10 @@ export function collectAttempts(ctx: StageContext<HasSwe5g>): Attempt[] {
   }
   for (const [key, g] of grades) {
     if (g.source !== 'external') continue;
-    const v = inst.get(g.instance_id);
-    const input = ctx.store.item(gradeStage, key)?.input as GradeInput | undefined;
+    const input = gradeInputs.get(key);
+    // the instance the grade was made on (with `--dataset` a released row: its gold patch and
+    // bug category; a fresh state has no validate output), else the state's validated record
+    const v = input?.instance ?? inst.get(g.instance_id);
     const patch = input?.model_patch ?? '';
     out.push({
       run: `${g.model_name_or_path} (${predictionsLabel(input?.origin)})`,

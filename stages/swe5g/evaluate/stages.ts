@@ -28,19 +28,17 @@ import {
   LocalExecutor,
   type Executor,
 } from '../../../pipeline/providers/docker/executor.js';
-import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
 import { createProvider, stageLlmDeps } from '../../../pipeline/providers/llm/config.js';
 import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
 import { PROJECT_ROOT } from '../../../pipeline/manifest.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
-import type { EnvironmentsSettings } from '../environments-config.js';
 import { loadRegistry } from '../registry.js';
-import type { Resolved, TestGen } from '../types.js';
-import type { Built } from '../build/build.js';
-import { selectTestDirs, validateStage, type Validated } from '../validate/validate.js';
+import type { Resolved } from '../types.js';
+import { validateStage, type ValidateInput } from '../validate/validate.js';
+import { stateInstance } from './instances.js';
 import type { EvalModel, EvaluationSettings } from './config.js';
 import { chooseContext, type ContextChunk } from './context.js';
-import { runPatch, type EvalInstance, type Grade } from './grade.js';
+import { gradePrediction, type EvalInstance, type Grade } from './grade.js';
 import { predictionsJsonl, readPredictions, type Prediction } from './predictions.js';
 import { DATASET_ENV, datasetInstance, readDatasetRows } from './dataset.js';
 import { exportTestbed } from '../../../pipeline/providers/docker/contract.js';
@@ -89,61 +87,16 @@ export function evalInstances(
           datasetInstance(d, entries, env),
         ]),
       );
-    const scopes = new Map(entries.map((e) => [e.id, e.test.scope] as const));
+    const byId = new Map(entries.map((e) => [e.id, e] as const));
     const out = new Map<string, EvalInstance & { language: Resolved['language'] }>();
     for (const o of ctx.store.outputs(validateStage)) {
       const v = o.output;
       if (v.incomplete || v.problem_statement.trim() === '') continue;
-      out.set(v.instance_id, evalInstanceOf(o, env, scopes));
+      const input = o.input as ValidateInput;
+      out.set(v.instance_id, stateInstance(v, input, byId.get(input.resolved.registry_id), env));
     }
     return out;
   });
-}
-
-/**
- * The instance grading needs of one done `swe5g.validate` record (its output and input): the
- * image, the tree at base_commit, the test directories and commands validation ran.
- * @param scopes registry test scope by registry id (`test_scope: registry`)
- */
-export function evalInstanceOf(
-  o: { output: Validated; input: unknown },
-  env: Pick<EnvironmentsSettings, 'test_scope'>,
-  scopes: ReadonlyMap<string, 'touched' | 'repo'>,
-): EvalInstance & { language: Resolved['language'] } {
-  const v = o.output;
-  const input = o.input as { resolved: Resolved; testgen: TestGen; built: Built };
-  const scope =
-    env.test_scope === 'registry'
-      ? (scopes.get(input.resolved.registry_id) ?? 'touched')
-      : env.test_scope;
-  return {
-    instance_id: v.instance_id,
-    repo: v.repo,
-    base_commit: v.base_commit,
-    problem_statement: v.problem_statement,
-    patch: v.patch,
-    test_patch: v.test_patch,
-    FAIL_TO_PASS: v.FAIL_TO_PASS,
-    PASS_TO_PASS: v.PASS_TO_PASS,
-    bug_category: v.bug_category,
-    nf: v.nf,
-    spec_refs: v.spec_refs,
-    image: v.images.instance,
-    image_recipe: v.image_recipe as RecipeName,
-    source_dir: input.built.source_dir,
-    module_dir: input.built.module_dir,
-    test_dirs: selectTestDirs({
-      recipe: v.image_recipe as RecipeName,
-      scope,
-      moduleDir: input.built.module_dir,
-      sourceDirs: input.resolved.test_dirs,
-      testPatches: [input.resolved.test_patch, input.testgen.f2p_test_patch],
-    }),
-    language: input.resolved.language,
-    ...(v.test_commands ? { test_commands: v.test_commands } : {}),
-    // suites validation left out (they need a service) stay out of grading too
-    ...(v.excluded_suites?.length ? { test_selection: { exclude: v.excluded_suites } } : {}),
-  };
 }
 
 /** The executor of grading and feedback runs (validation's choice: docker or local). */
@@ -520,12 +473,15 @@ export const solveStage = defineStage<SolveInput, SolveOutput, HasSwe5g>({
             return existsSync(abs) ? readFileSync(abs, 'utf8') : null;
           },
           runTests: (patch, step) =>
-            runPatch(inst, patch, step, {
-              executor,
-              settings: env,
-              saveLog: (name, text) => ctx.artifact(`runs/${name}`, text, 'text/plain'),
-              signal: ctx.signal,
-            }),
+            gradePrediction(
+              { instance: inst, model_patch: patch, step },
+              {
+                executor,
+                settings: env,
+                saveLog: (name, text) => ctx.artifact(`runs/${name}`, text, 'text/plain'),
+                signal: ctx.signal,
+              },
+            ),
           saveAnswer: (t, text) => ctx.artifact(`answers/turn_${t}`, text, 'text/plain'),
           signal: ctx.signal,
         },
@@ -722,12 +678,15 @@ export const gradeStage: Stage<GradeInput, GradeOutput, HasSwe5g> = defineStage<
         : i.instance;
     // a released row (`--dataset`): its tree at base_commit is the image's /testbed
     if (instance.source_dir === '') instance.source_dir = await releasedTestbed(ctx, instance);
-    const run = await runPatch(instance, i.model_patch, 'grade', {
-      executor: evalExecutor(ctx),
-      settings: swe5gSettings(ctx.config).environments,
-      saveLog: (name, text) => ctx.artifact(`runs/${name}`, text, 'text/plain'),
-      signal: ctx.signal,
-    });
+    const run = await gradePrediction(
+      { instance, model_patch: i.model_patch },
+      {
+        executor: evalExecutor(ctx),
+        settings: swe5gSettings(ctx.config).environments,
+        saveLog: (name, text) => ctx.artifact(`runs/${name}`, text, 'text/plain'),
+        signal: ctx.signal,
+      },
+    );
     return {
       ...run.grade,
       source: i.source,

@@ -29,7 +29,6 @@ import { existsSync } from 'node:fs';
 import { loadRegistry } from '../registry.js';
 import { defineStage } from '../../../pipeline/stage.js';
 import { sameKeyIn } from '../resolve/plan.js';
-import { filesOfPatch, packageDirs } from '../resolve/packages.js';
 import { SkipItem } from '../../../pipeline/errors.js';
 import { DockerClient } from '../../../pipeline/providers/docker/client.js';
 import type { Executor } from '../../../pipeline/providers/docker/executor.js';
@@ -44,15 +43,13 @@ import type { ParsedRun } from '../harness/parsers.js';
 import { overlayFor } from '../harness/apply.js';
 import { runStep, type StepOutcome } from '../harness/run-step.js';
 import {
-  selectTestDirs,
-  testSpec,
   usesMakeStep,
   type ExcludedSuite,
   type RegistryCommands,
   type TestSelection,
 } from '../harness/spec.js';
-import { mesonSelection } from '../build/c-env.js';
-import type { EnvironmentSpec } from '../registry.js';
+import type { RegistryEntry } from '../registry.js';
+import { planSpec, registryTestsOf, testPlan } from '../test-plan.js';
 import {
   environmentalReason,
   fixRuns,
@@ -117,24 +114,23 @@ export async function validateInstance(
   const { resolved: res, testgen: tg, built } = input;
   const s = vc.settings;
   const recipe = built.image_recipe;
-  const scope = s.test_scope === 'registry' ? (vc.registryScope ?? 'touched') : s.test_scope;
   const commands = vc.registryCommands;
-  const spec = testSpec({
-    recipe,
-    dirs: selectTestDirs({
-      recipe,
-      scope,
-      moduleDir: built.module_dir,
-      // from the patch, not res.test_dirs: a store resolved before packageDirs may hold `.` for a
-      // root go.mod (which Go answers with "no Go files")
-      sourceDirs: packageDirs(filesOfPatch(res.patch), res.language),
-      testPatches: [res.test_patch, tg.f2p_test_patch],
-    }),
-    moduleDir: built.module_dir,
-    settings: s,
-    commands,
-    selection: vc.registrySelection,
-  });
+  // the one test plan of the instance: grading builds its step from the same function
+  const spec = planSpec(
+    testPlan(
+      {
+        recipe,
+        moduleDir: built.module_dir,
+        // the patch, not res.test_dirs: a store resolved before packageDirs may hold `.` for a
+        // root go.mod (which Go answers with "no Go files")
+        patch: res.patch,
+        testPatches: [res.test_patch, tg.f2p_test_patch],
+      },
+      { scope: vc.registryScope, commands, selection: vc.registrySelection },
+      s,
+    ),
+    s,
+  );
   const step_logs: Validated['step_logs'] = {};
   const step_seconds: Record<string, number> = {};
 
@@ -355,51 +351,19 @@ export async function isRepo(dir: string): Promise<boolean> {
 }
 
 /**
- * `test` of every registry entry (`config/repos.yaml`), by registry id: its scope and its test
- * and build commands. A registry that cannot be read is a configuration error of the mining
- * stages, which read it first.
+ * Every registry entry (`config/repos.yaml`) by id. A registry that cannot be read is a
+ * configuration error of the mining stages, which read it first.
  * @throws ConfigError from loadRegistry
  */
-function registryTests(
-  cfg: HasSwe5g,
-  configFile: string,
-): Map<
-  string,
-  { scope: 'touched' | 'repo'; commands: RegistryCommands; environment?: EnvironmentSpec }
-> {
+function registryEntries(cfg: HasSwe5g, configFile: string): Map<string, RegistryEntry> {
   const file = resolvePath(dirname(configFile), swe5gSettings(cfg).registry);
   if (!existsSync(file)) return new Map();
-  return new Map(
-    loadRegistry(file).map((e) => [
-      e.id,
-      {
-        scope: e.test.scope,
-        commands: {
-          ...(e.test.command ? { test: e.test.command } : {}),
-          ...(e.test.build ? { build: e.test.build } : {}),
-        },
-        ...(e.environment ? { environment: e.environment } : {}),
-      },
-    ]),
-  );
+  return new Map(loadRegistry(file).map((e) => [e.id, e]));
 }
 
 export { selectTestDirs, testCommand, type RegistryCommands } from '../harness/spec.js';
 
-/**
- * The harness's test selection of a registry `environment` (C, meson): its suites and tests, the
- * excluded ones with their reasons, and the kept build (docs/environments.md) whose steps build
- * only the selected tests and the objects of the fix's files (`patch`).
- */
-export function registrySelection(env: EnvironmentSpec, patch: string): TestSelection {
-  const sel = mesonSelection(env, filesOfPatch(patch))!;
-  return {
-    ...(sel.suites.length ? { suites: sel.suites } : {}),
-    ...(sel.tests.length ? { tests: sel.tests } : {}),
-    exclude: env.excluded,
-    keptBuild: { setupOptions: sel.setupOptions, compile: sel.compile },
-  };
-}
+export { registrySelection } from '../test-plan.js';
 
 /**
  * The first lines of a build log that say what failed (ninja `FAILED:`, compiler `error:`, meson
@@ -471,16 +435,17 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
         log: (m) => ctx.log(m),
       },
     );
-    const reg = ctx
-      .memo('swe5g.validate.registry', () => registryTests(ctx.config, ctx.configFile))
-      .get(item.input.resolved.registry_id);
+    const reg = registryTestsOf(
+      ctx
+        .memo('swe5g.validate.registry', () => registryEntries(ctx.config, ctx.configFile))
+        .get(item.input.resolved.registry_id),
+      item.input.resolved.patch,
+    );
     return validateInstance(item.input, {
       executor,
       settings,
       ...(reg ? { registryScope: reg.scope, registryCommands: reg.commands } : {}),
-      ...(reg?.environment
-        ? { registrySelection: registrySelection(reg.environment, item.input.resolved.patch) }
-        : {}),
+      ...(reg?.selection ? { registrySelection: reg.selection } : {}),
       saveLog: (step, text) => ctx.artifact(`step_logs/${step}`, text, 'text/plain'),
       log: (m) => ctx.log(m),
       signal: ctx.signal,

@@ -5,12 +5,12 @@
  * gcc -fsyntax-only, python3's ast) and CRLF edits by a real git repository (diff and apply).
  */
 import { describe, it, expect } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { applyEdits, parseEditBlocks } from '../../../../stages/swe5g/evaluate/edits.js';
 import { toGitPatch } from '../../../../stages/swe5g/testgen/patchfile.js';
+import { runTool as run, syntax } from '../../../fixtures/lang-syntax.js';
 
 const reader =
   (files: Record<string, string>) =>
@@ -20,31 +20,6 @@ const reader =
 /** One block: the line before it (a path, or a sentence), a fence, SEARCH / REPLACE. */
 const block = (before: string, search: string, replace: string, lang = ''): string =>
   `${before}\n\`\`\`${lang}\n<<<<<<< SEARCH\n${search}\n=======\n${replace}\n>>>>>>> REPLACE\n\`\`\`\n`;
-
-const run = (cmd: string, args: string[], cwd?: string) => {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8' });
-  if (r.error) throw r.error;
-  return r;
-};
-
-/** Whether the language tool accepts a file (gofmt: also formatted as gofmt writes it). */
-function syntax(lang: 'go' | 'c' | 'py', text: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'edits-syntax-'));
-  try {
-    const f = join(dir, `x.${lang}`);
-    writeFileSync(f, text);
-    const r =
-      lang === 'go'
-        ? run('gofmt', ['-l', '-e', f])
-        : lang === 'c'
-          ? run('gcc', ['-fsyntax-only', '-x', 'c', f])
-          : run('python3', ['-c', 'import ast,sys; ast.parse(open(sys.argv[1]).read())', f]);
-    if (r.status !== 0) return `${lang}: ${r.stderr}`;
-    return lang === 'go' && r.stdout.trim() !== '' ? 'go: not gofmt-formatted' : 'ok';
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 describe('re-indentation by relative depth', () => {
   it('Python: a REPLACE nesting `return None` under a new `if sticky:` keeps it nested (2-space answer, 4-space file)', () => {

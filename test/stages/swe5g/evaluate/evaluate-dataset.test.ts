@@ -7,9 +7,16 @@
  * it; a prediction for an instance the dataset lacks is skipped naming the predictions file's
  * line and the field, and the file counts as not graded (exit 1). The graded case (images pulled
  * by image_name from Debian's docker-registry) is in mini-swe-agent.test.ts.
+ *
+ * Then, in the real Docker engine, a C (meson) instance whose registry entry keeps a meson build
+ * (test/fixtures/repos/c-null.ts, `cKeptEntry`), validated by the real stages: `telebench
+ * evaluate` grades its gold patch resolved and an empty patch not, in the step validation's fix
+ * run took (the same meson step command, never a full `meson setup`), from the state and from its
+ * rows (`--dataset`, a fresh state); both reports show the same funnel, failure stages and
+ * categories (issue 30).
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { swe5gRowOf } from '../../../../stages/swe5g/dataset.js';
@@ -17,6 +24,20 @@ import { readDatasetRows } from '../../../../stages/swe5g/evaluate/dataset.js';
 import { ConfigError } from '../../../../pipeline/errors.js';
 import { runCli } from '../../../fixtures/cli.js';
 import { validated } from '../../release/rows.js';
+import { runPipeline } from '../../../../pipeline/runner.js';
+import { openState } from '../../../../pipeline/state.js';
+import { EventBus } from '../../../../pipeline/events.js';
+import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
+import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
+import { resolveStage } from '../../../../stages/swe5g/resolve/resolve.js';
+import { buildStage } from '../../../../stages/swe5g/build/build.js';
+import { validateStage, type Validated } from '../../../../stages/swe5g/validate/validate.js';
+import type { GradeOutput } from '../../../../stages/swe5g/evaluate/stages.js';
+import { readStepLog } from '../../../../stages/swe5g/harness/step-log.js';
+import { cFixture, cKeptEntry, C_F2P } from '../../../fixtures/repos/c-null.js';
+import type { Fixture } from '../../../fixtures/repos/builder.js';
+import { ensureTestBase } from '../../../fixtures/repos/harness.js';
+import { standInStages } from '../../../fixtures/swe5g-stand-ins.js';
 
 let root: string;
 const row = (pr: number, over: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -131,4 +152,147 @@ describe('evaluate --dataset on bad input', () => {
     );
     expect(r.stderr).toMatch(/evaluate: .*0 resolved, 0 not resolved/);
   });
+});
+
+describe('evaluate on a C (meson) instance with a kept build: the state and its rows', () => {
+  const ID = 'fixture__cnull-58';
+  let fx: Fixture;
+  let dir: string;
+  let configFile: string;
+  let v: Validated;
+  const [filter, testgen] = standInStages(() => [fx]);
+  const stages = new Map<string, never>(
+    [filter, resolveStage, testgen, buildStage, validateStage].map((x) => [x.name, x as never]),
+  );
+  /** The Markdown tables a reader compares: funnel, failure stages, categories. */
+  const tables = (md: string): string =>
+    md
+      .split('\n### ')
+      .filter((t) => /^(Funnel|Failure stage|Resolve rate by bug category)/.test(t))
+      .join('\n### ');
+
+  beforeAll(async () => {
+    await ensureTestBase(new DockerClient());
+    dir = mkdtempSync(join(root, 'c-kept-'));
+    fx = cFixture(join(dir, 'src'));
+    fx.candidate.problem_statement =
+      'ngap_gnb_id dereferences a NULL gNB id: an NG Setup Request without one crashes the parser.';
+    const registry = join(dir, 'repos.yaml');
+    writeFileSync(registry, JSON.stringify({ version: 1, repositories: [cKeptEntry()] }));
+    configFile = join(dir, 'config.yaml');
+    const env = {
+      git_url_base: join(dir, 'src'),
+      base_source: 'offline',
+      limits: { timeout_s: 900, memory_mib: 1024 },
+      fix_runs: 1,
+      test_repeats: 1,
+      parent_reruns: 1,
+    };
+    writeFileSync(
+      configFile,
+      JSON.stringify({ version: 1, swe5g: { registry, environments: env } }),
+    );
+    const state = openState(join(dir, 'state'));
+    try {
+      const r = await runPipeline({
+        pipeline: {
+          name: 'c-kept',
+          description: 'fixture -> validated',
+          stages: [...stages.keys()],
+        },
+        registry: stages,
+        config: {
+          version: 1,
+          stages: {},
+          swe5g: swe5gConfigSchema.parse({ registry, environments: env }),
+        },
+        configFile,
+        stateDir: state.dir,
+        store: state.store,
+        blobs: state.blobs,
+        bus: new EventBus(),
+        signal: new AbortController().signal,
+      });
+      expect(r.exitCode).toBe(0);
+      const item = state.store.item('swe5g.validate', ID);
+      expect(item?.state, JSON.stringify(item?.error ?? item?.skipDetail)).toBe('done');
+      v = item!.output as Validated;
+    } finally {
+      state.close();
+    }
+    expect(v.FAIL_TO_PASS).toEqual([C_F2P]);
+    writeFileSync(
+      join(dir, 'preds.jsonl'),
+      jsonl([
+        { instance_id: ID, model_name_or_path: 'gold', model_patch: v.patch },
+        { instance_id: ID, model_name_or_path: 'empty', model_patch: '' },
+      ]),
+    );
+  }, 3_600_000);
+
+  /** `telebench evaluate` of the two predictions on `state` (with `--dataset` when given). */
+  const grade = async (state: string, dataset?: string) => {
+    const r = await runCli([
+      '--state',
+      state,
+      'evaluate',
+      ...(dataset ? ['--dataset', dataset] : []),
+      '--predictions',
+      join(dir, 'preds.jsonl'),
+      '--config',
+      configFile,
+    ]);
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    expect(r.stderr).toMatch(/evaluate: .*2 rows of this file — 1 resolved, 1 not resolved/);
+    const st = openState(state, { mode: 'read' });
+    try {
+      const grades = new Map(
+        [...st.store.items('swe5g.eval.grade')].map((i) => {
+          const g = i.output as GradeOutput;
+          return [g.model_name_or_path, g] as const;
+        }),
+      );
+      const gold = grades.get('gold')!;
+      return {
+        md: r.stdout,
+        gold,
+        empty: grades.get('empty')!,
+        command: readStepLog(st.blobs.getText(gold.log)).command,
+      };
+    } finally {
+      st.close();
+    }
+  };
+
+  it("gold resolved and empty not, from the state and from its rows, in validation's fix step; both reports agree", async () => {
+    const fromState = await grade(join(dir, 'state'));
+    expect(fromState.gold).toMatchObject({ resolved: true, patch_method: 'git apply --verbose' });
+    expect(fromState.gold.FAIL_TO_PASS).toEqual({ [C_F2P]: 'pass' });
+    expect(fromState.empty).toMatchObject({ resolved: false, patch_method: 'empty' });
+    // the step validation's fix run took: the kept build's meson step, the same command
+    const st = openState(join(dir, 'state'), { mode: 'read' });
+    const fixCommand = readStepLog(st.blobs.getText(v.step_logs.fix_1!)).command;
+    st.close();
+    expect(fromState.command).toContain('/opt/telebench/meson_step.py');
+    expect(fromState.command).not.toContain('meson setup');
+    expect(fromState.command).toBe(fixCommand);
+
+    // the same instance as a released row, graded in a fresh state from the rows alone
+    const rows = join(dir, 'rows.jsonl');
+    writeFileSync(rows, jsonl([swe5gRowOf(v, 'git')]));
+    const fresh = join(dir, 'fresh');
+    const fromRows = await grade(fresh, rows);
+    expect(fromRows.gold).toMatchObject({ resolved: true });
+    expect(fromRows.empty).toMatchObject({ resolved: false });
+    expect(fromRows.command).toBe(fixCommand);
+    // the image's kept build is not copied out with its tree
+    expect(existsSync(join(fresh, 'swe5g-eval', 'testbeds', ID, 'src', 'ngap.c'))).toBe(true);
+    expect(existsSync(join(fresh, 'swe5g-eval', 'testbeds', ID, '.telebench'))).toBe(false);
+    // the same funnel (diagnosed 1 for gold, not 0), failure stages and category (not `other`)
+    expect(tables(fromRows.md)).toBe(tables(fromState.md));
+    expect(tables(fromRows.md)).toMatch(
+      /\| gold \(preds\.jsonl@\w+\) \| 1 \| 0 \| 1 \(100\.0%\) \| 1 \(100\.0%\) \| 1 \|/,
+    );
+    expect(tables(fromRows.md)).toContain('| run | nil_pointer | average |');
+  }, 3_600_000);
 });

@@ -16,7 +16,7 @@ import { LocalExecutor } from '../../../../pipeline/providers/docker/executor.js
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
 import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
 import { validateInstance, type Validated } from '../../../../stages/swe5g/validate/validate.js';
-import { runPatch, type EvalInstance } from '../../../../stages/swe5g/evaluate/grade.js';
+import { gradePrediction, type EvalInstance } from '../../../../stages/swe5g/evaluate/grade.js';
 import { gradeStoredLogs } from '../../../../stages/swe5g/harness/grading.js';
 import { selectTestDirs, testSpec } from '../../../../stages/swe5g/harness/spec.js';
 import { goFixture, GO_F2P } from '../../../fixtures/repos/go-nil.js';
@@ -75,7 +75,10 @@ beforeAll(async () => {
 
 describe('prediction patches through the SWE-bench chain', () => {
   it('the gold patch as given: `git apply --verbose`, resolved', async () => {
-    const { grade } = await runPatch(inst, v.patch, 'gold', deps);
+    const { grade } = await gradePrediction(
+      { instance: inst, model_patch: v.patch, step: 'gold' },
+      deps,
+    );
     expect(grade).toMatchObject({
       patch_applied: true,
       patch_method: 'git apply --verbose',
@@ -86,7 +89,10 @@ describe('prediction patches through the SWE-bench chain', () => {
 
   it('a CRLF model_patch (line endings only) applies and is graded: resolved', async () => {
     const crlf = v.patch.replaceAll('\n', '\r\n');
-    const { grade } = await runPatch(inst, crlf, 'crlf', deps);
+    const { grade } = await gradePrediction(
+      { instance: inst, model_patch: crlf, step: 'crlf' },
+      deps,
+    );
     expect(grade.apply_error).toBe('');
     expect(grade).toMatchObject({
       patch_applied: true,
@@ -101,14 +107,20 @@ describe('prediction patches through the SWE-bench chain', () => {
       ' // HandleNGSetupRequest returns the id (an older comment).',
     );
     expect(stale).not.toBe(v.patch);
-    const { grade } = await runPatch(inst, stale, 'stale', deps);
+    const { grade } = await gradePrediction(
+      { instance: inst, model_patch: stale, step: 'stale' },
+      deps,
+    );
     expect(grade.patch_method).toBe('patch --batch --forward --fuzz=5 -p1 -i');
     expect(grade).toMatchObject({ patch_applied: true, resolved: true });
     expect(grade.PASS_TO_PASS).toEqual(Object.fromEntries(v.PASS_TO_PASS.map((t) => [t, 'pass'])));
   });
 
   it('an empty model_patch is recorded as not applied (`empty`), nothing runs', async () => {
-    const { grade, result } = await runPatch(inst, '  \n', 'empty', deps);
+    const { grade, result } = await gradePrediction(
+      { instance: inst, model_patch: '  \n', step: 'empty' },
+      deps,
+    );
     expect(grade).toMatchObject({
       patch_applied: false,
       patch_method: 'empty',
@@ -121,14 +133,20 @@ describe('prediction patches through the SWE-bench chain', () => {
   it('a patch no method applies: `failed`, with every method named in the error', async () => {
     // a change to a file the tree does not have: nothing to fuzz against
     const bad = v.patch.replaceAll('ngap/handler.go', 'ngap/missing.go');
-    const { grade } = await runPatch(inst, bad, 'bad', deps);
+    const { grade } = await gradePrediction(
+      { instance: inst, model_patch: bad, step: 'bad' },
+      deps,
+    );
     expect(grade).toMatchObject({ patch_applied: false, patch_method: 'failed', resolved: false });
     expect(grade.apply_error).toContain('git apply --verbose --reject');
     expect(grade.apply_error).toContain('patch --batch --forward --fuzz=5 -p1 -i');
   });
 
   it('the grade rebuilt from the stored log alone (no container) is the same verdict', async () => {
-    const { grade } = await runPatch(inst, v.patch, 'regrade', deps);
+    const { grade } = await gradePrediction(
+      { instance: inst, model_patch: v.patch, step: 'regrade' },
+      deps,
+    );
     const spec = testSpec({ recipe: 'go', dirs: inst.test_dirs, moduleDir: '', settings });
     const again = gradeStoredLogs(spec, [logs.get('regrade')!], inst);
     expect(again.resolved).toBe(grade.resolved);
