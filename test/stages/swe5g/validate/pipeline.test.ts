@@ -11,11 +11,15 @@ import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
 import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
 import { resolveStage } from '../../../../stages/swe5g/resolve/resolve.js';
 import { buildStage } from '../../../../stages/swe5g/build/build.js';
-import { validateStage, type Validated } from '../../../../stages/swe5g/validate/validate.js';
+import {
+  validateStage,
+  type Validated,
+  type ValidateInput,
+} from '../../../../stages/swe5g/validate/validate.js';
 import { goFixture, GO_F2P, GO_TEXT_F2P } from '../../../fixtures/repos/go-nil.js';
 import { auditStage, type AuditOutput } from '../../../../stages/swe5g/audit/audit.js';
-import { evalInstanceOf } from '../../../../stages/swe5g/evaluate/stages.js';
-import { runPatch } from '../../../../stages/swe5g/evaluate/grade.js';
+import { stateInstance } from '../../../../stages/swe5g/evaluate/instances.js';
+import { gradePrediction } from '../../../../stages/swe5g/evaluate/grade.js';
 import { swe5gEntry } from '../../../../stages/swe5g/dataset.js';
 import { DockerExecutor } from '../../../../pipeline/providers/docker/executor.js';
 import { environmentsSchema } from '../../../../stages/swe5g/environments-config.js';
@@ -126,23 +130,24 @@ describe('swe5g pipeline: filter -> resolve -> testgen -> build -> validate -> a
       why: 'kind not in swe5g.audit.kinds',
     });
 
-    // the recorded verdict is an actual grade: the stored no-op graded again through runPatch
+    // the recorded verdict is an actual grade: the stored no-op graded again through gradePrediction
     const rec = state.store.item('swe5g.validate', 'fixture__amfmini-textcount-175')!;
-    const inst = evalInstanceOf(
-      { output: rec.output as Validated, input: rec.input },
-      { test_scope: 'touched' },
-      new Map(),
-    );
+    const inst = stateInstance(rec.output as Validated, rec.input as ValidateInput, undefined, {
+      test_scope: 'touched',
+    });
     expect(inst.FAIL_TO_PASS).toEqual([GO_TEXT_F2P]);
     const noopPatch = state.blobs.get(kind(text, 'noop').patch_blob!).toString();
     expect(noopPatch).toContain(
       '+\tif req.GlobalRANNodeID == nil || req.GlobalRANNodeID.GNbId == nil {',
     );
-    const again = await runPatch(inst, noopPatch, 'regrade_noop', {
-      executor: new DockerExecutor(new DockerClient()),
-      settings: environmentsSchema.parse({ limits: { timeout_s: 900 } }),
-      saveLog: (name, t) => state.blobs.put(Buffer.from(t)),
-    });
+    const again = await gradePrediction(
+      { instance: inst, model_patch: noopPatch, step: 'regrade_noop' },
+      {
+        executor: new DockerExecutor(new DockerClient()),
+        settings: environmentsSchema.parse({ limits: { timeout_s: 900 } }),
+        saveLog: (_name, t) => state.blobs.put(Buffer.from(t)),
+      },
+    );
     expect(again.grade.resolved).toBe(kind(text, 'noop').resolved);
 
     // release: an instance whose must-reject mutant resolved is left out, with the reason
