@@ -13,6 +13,8 @@ import { dirname, join } from 'node:path';
 import { deriveFixSites } from '../../../../stages/swe5g/testgen/patterns.js';
 import { readDiff } from '../../../../stages/swe5g/testgen/diffinfo.js';
 import { generateMutants, type Mutant } from '../../../../stages/swe5g/audit/mutants.js';
+import { failToPassOnly } from '../../../../stages/swe5g/audit/audit.js';
+import type { EvalInstance } from '../../../../stages/swe5g/evaluate/grade.js';
 import {
   parseSource,
   type SourceLanguage,
@@ -184,5 +186,19 @@ describe('audit mutants', () => {
       expect(m.patch).toBeNull();
       expect(m.not_applicable).toMatch(/not in an if condition/);
     }
+  });
+
+  it('a must-reject mutant runs only the directories of FAIL_TO_PASS, graded on them alone', () => {
+    const inst = {
+      FAIL_TO_PASS: ['example.com/m/ngap::TestF2P'],
+      PASS_TO_PASS: ['example.com/m/ngap::TestOK', 'example.com/m/util::TestAdd'],
+      test_dirs: ['ngap', 'util'],
+    } as unknown as EvalInstance;
+    expect(failToPassOnly(inst)).toMatchObject({ PASS_TO_PASS: [], test_dirs: ['ngap'] });
+    // nothing to tell the directories by (C meson names): every directory runs
+    const c = { ...inst, FAIL_TO_PASS: ['unit/sess'], test_dirs: ['src/amf'] };
+    expect(failToPassOnly(c).test_dirs).toEqual(['src/amf']);
+    const py = { ...inst, FAIL_TO_PASS: ['tests/test_f2p.py::t'], test_dirs: ['tests', 'smf'] };
+    expect(failToPassOnly(py).test_dirs).toEqual(['tests']);
   });
 });
