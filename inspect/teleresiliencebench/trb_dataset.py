@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any, Iterable
@@ -27,8 +28,9 @@ from trb_prompt import continuation_prompt
 def _rows_of_file(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
     text = path.read_text(encoding="utf-8-sig")
     if path.suffix == ".csv":
-        for k, row in enumerate(csv.DictReader(text.splitlines()), start=2):
-            yield f"{path}:{k}", dict(row)
+        # a quoted cell may hold line breaks (half traces do): the csv module reads the records
+        for k, row in enumerate(csv.DictReader(io.StringIO(text, newline="")), start=1):
+            yield f"{path} record {k}", dict(row)
     elif path.suffix == ".json":
         rows = json.loads(text)
         for k, row in enumerate(rows if isinstance(rows, list) else [rows], start=1):

@@ -4,7 +4,8 @@
  * given each reply (test/fixtures/inspect/canned_replies.py: no model). The reader takes the
  * reply, the reasoning parts, the stop reason and a sample's error from the `.eval` zip
  * (Zstandard), its `.json` form and an older deflated zip alike; the task's own scorer and
- * `telebench score`'s strict mode agree on every reply (one stopped by the budget apart: the task
+ * `telebench score`'s strict mode agree on every reply (the task reading the instances as the
+ * Hub's CSV, telebench as JSON Lines) (one stopped by the budget apart: the task
  * excludes it, as telebench's default profile does); plausible wrong answers (a hedge, an option
  * out of range, the generator's answer) are not correct flips, and a correct answer written
  * otherwise (spaces, a thousands comma) is.
@@ -30,7 +31,7 @@ const mc = (id: number) => ({
   choices: ['T300', 'T301', 'T310'],
   correct_answer: 'T300',
   incorrect_answer: 'T301',
-  half_reasoning_trace: 'The procedure looks like re-establishment. That suggests T301.',
+  half_reasoning_trace: 'The procedure looks like re-establishment.\nThat suggests T301.',
 });
 const num = (id: number) => ({
   sample_id: `ot-lite:telemath:${id}`,
@@ -65,6 +66,18 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tb-inspect-log-'));
   instancesFile = join(dir, 'instances.jsonl');
   writeFileSync(instancesFile, CASES.map(([i]) => JSON.stringify(i)).join('\n') + '\n');
+  // the task reads the same instances as the Hub's CSV has them: choices as a Python list literal
+  const cols = ['sample_id', 'sub_benchmark', 'question', 'choices', 'correct_answer'];
+  cols.push('incorrect_answer', 'half_reasoning_trace');
+  const cell = (v: unknown) =>
+    `"${(Array.isArray(v) ? `[${v.map((c) => `'${String(c)}'`).join(', ')}]` : String(v ?? '')).replaceAll('"', '""')}"`;
+  writeFileSync(
+    join(dir, 'instances.csv'),
+    [
+      cols.join(','),
+      ...CASES.map(([i]) => cols.map((c) => cell((i as Record<string, unknown>)[c])).join(',')),
+    ].join('\n') + '\n',
+  );
   const replies = Object.fromEntries(
     CASES.map(([i, r]) => [(i as { sample_id: string }).sample_id, r]),
   );
@@ -74,7 +87,7 @@ beforeAll(async () => {
     [
       join(ROOT, 'test/fixtures/inspect/canned_replies.py'),
       join(ROOT, 'inspect/teleresiliencebench'),
-      instancesFile,
+      join(dir, 'instances.csv'),
       join(dir, 'replies.json'),
       dir,
     ],
