@@ -122,7 +122,8 @@ class Analysis {
     return PATH_TYPES[this.lang].has(u.type) && this.members.has(tokText(u));
   }
 
-  pol(n: Node): Polarity {
+  pol(n: Node | null): Polarity {
+    if (!n) return 0;
     const x = unparen(n);
     const { lang } = this;
     if (
@@ -169,7 +170,7 @@ class Analysis {
     const { lang } = this;
     if (lang === 'go') {
       if (n.type === 'selector_expression' && m(f('operand')))
-        this.use(`field:${f('field')!.text}`, n, ok);
+        this.use(`field:${f('field')?.text ?? ''}`, n, ok);
       else if (n.type === 'unary_expression' && f('operator')?.text === '*' && m(f('operand')))
         this.use('deref', n, ok);
       else if (n.type === 'index_expression' && m(f('operand'))) this.use('index', n, ok);
@@ -178,13 +179,13 @@ class Analysis {
     }
     if (lang === 'c') {
       if (n.type === 'field_expression' && f('operator')?.text === '->' && m(f('argument')))
-        this.use(`field:${f('field')!.text}`, n, ok);
+        this.use(`field:${f('field')?.text ?? ''}`, n, ok);
       else if (n.type === 'pointer_expression' && f('operator')?.text === '*' && m(f('argument')))
         this.use('deref', n, ok);
       else if (n.type === 'subscript_expression' && m(f('argument'))) this.use('index', n, ok);
     } else {
       if (n.type === 'attribute' && m(f('object')))
-        this.use(`field:${f('attribute')!.text}`, n, ok);
+        this.use(`field:${f('attribute')?.text ?? ''}`, n, ok);
       else if (n.type === 'subscript' && m(f('value'))) this.use('index', n, ok);
       else if (n.type === 'call' && m(f('function'))) this.use('call', n, ok);
     }
@@ -205,7 +206,8 @@ class Analysis {
   }
 
   /** Visits `n` with X known good (`ok`); returns whether X is good after it (statements). */
-  visit(n: Node, ok: boolean): boolean {
+  visit(n: Node | null, ok: boolean): boolean {
+    if (!n) return ok; // a field tree-sitter left empty (error recovery)
     const t = n.type;
     if (t === 'comment') return ok;
     if (t === 'if_statement') return this.visitIf(n, ok);
@@ -286,7 +288,7 @@ class Analysis {
     );
   }
 
-  private ifParts(cond: Node, then: Node, alts: Node[], ok: boolean): boolean {
+  private ifParts(cond: Node | null, then: Node | null, alts: Node[], ok: boolean): boolean {
     this.visit(cond, ok);
     const p = this.pol(cond);
     this.visit(then, ok || p === 1);
@@ -297,7 +299,8 @@ class Analysis {
   }
 
   private visitElse(alts: Node[], ok: boolean): void {
-    const a = alts[0]!;
+    const a = alts[0];
+    if (!a) return;
     if (a.type === 'elif_clause')
       this.ifParts(
         a.childForFieldName('condition')!,
@@ -305,28 +308,32 @@ class Analysis {
         alts.slice(1),
         ok,
       );
-    else if (a.type === 'else_clause') this.visit(a.childForFieldName('body') ?? named(a)[0]!, ok);
+    else if (a.type === 'else_clause')
+      this.visit(a.childForFieldName('body') ?? named(a)[0] ?? null, ok);
     else this.visit(a, ok);
   }
 
   private safeAlts(alts: Node[]): boolean {
-    const a = alts[0]!;
+    const a = alts[0];
+    if (!a) return false;
     if (a.type === 'elif_clause')
       return (
         this.safe(a.childForFieldName('consequence')!) &&
         alts.length > 1 &&
         this.safeAlts(alts.slice(1))
       );
-    if (a.type === 'else_clause') return this.safe(a.childForFieldName('body') ?? named(a)[0]!);
+    if (a.type === 'else_clause')
+      return this.safe(a.childForFieldName('body') ?? named(a)[0] ?? null);
     return this.safe(a);
   }
 
   /** The bad branch makes later uses unreachable (terminates) or repairs X (assigns it). */
-  private safe(n: Node): boolean {
-    return this.exits(n) || this.assigns(n);
+  private safe(n: Node | null): boolean {
+    return !!n && (this.exits(n) || this.assigns(n));
   }
 
-  exits(n: Node): boolean {
+  exits(n: Node | null): boolean {
+    if (!n) return false;
     const t = n.type;
     if (
       [
@@ -341,7 +348,7 @@ class Analysis {
       return true;
     if (t === 'block' || t === 'compound_statement' || t === 'statement_list')
       return named(n).some((c) => this.exits(c));
-    if (t === 'else_clause') return this.exits(n.childForFieldName('body') ?? named(n)[0]!);
+    if (t === 'else_clause') return this.exits(n.childForFieldName('body') ?? named(n)[0] ?? null);
     if (t === 'if_statement') {
       const alts = n.childrenForFieldName('alternative').filter((c): c is Node => c !== null);
       const then = n.childForFieldName('consequence');
@@ -364,11 +371,13 @@ class Analysis {
     return false;
   }
 
-  private assigns(n: Node): boolean {
+  private assigns(n: Node | null): boolean {
+    if (!n) return false;
     const t = n.type;
     if (t === 'block' || t === 'compound_statement' || t === 'statement_list')
       return named(n).some((c) => this.assigns(c));
-    if (t === 'else_clause') return this.assigns(n.childForFieldName('body') ?? named(n)[0]!);
+    if (t === 'else_clause')
+      return this.assigns(n.childForFieldName('body') ?? named(n)[0] ?? null);
     if (this.lang === 'go' && t === 'assignment_statement') {
       const l = n.childForFieldName('left');
       return (
