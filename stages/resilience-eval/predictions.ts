@@ -40,6 +40,12 @@ export const OT_LITE_KNOWN_CHOICES: Record<string, readonly string[]> = {
   telelogs: Array.from({ length: 8 }, (_, i) => `C${i + 1}`),
 };
 
+/**
+ * The output-token cap of the published continuation runs: `--num-predict` of the authors'
+ * scripts/02_eval_continuation.py, default 512 (the experiment files' largest `output_tokens`).
+ */
+export const PUBLISHED_NUM_PREDICT = 512;
+
 /** The context window of the published run (collect_metadata.json `ollama_num_ctx`). */
 export const PUBLISHED_NUM_CTX = 2048;
 
