@@ -5,7 +5,7 @@
  *
  * Shape: a title, an optional intro paragraph, then sections; a section holds blocks:
  * paragraphs, tables (header + rows of cells, text escaped; an empty table is a sentence saying
- * so, and why when the block says) and figures (a Vega-Lite spec
+ * so, and why when the block says; a wide one scrolls inside its box) and figures (a Vega-Lite spec
  * rendered to SVG by {@link renderChartSvg}, with a caption). Each figure is a
  * `<figure data-figure="<id>">` so tests and readers can find it.
  */
@@ -49,7 +49,8 @@ export function escapeHtml(s: string): string {
 const CSS = `
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#222}
 h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}
+.table-wrap{overflow-x:auto;max-width:100%;margin:1rem 0}
+table{border-collapse:collapse;font-size:.85rem}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
 caption{caption-side:top;text-align:left;font-weight:600;padding:.25rem 0}
@@ -82,14 +83,15 @@ export async function renderReportPage(page: ReportPage): Promise<string> {
         const what = b.caption ? `${b.caption}: ` : '';
         out.push(`<p class="empty">${escapeHtml(`${what}${b.empty ?? 'no rows.'}`)}</p>`);
       } else if (b.kind === 'table') {
-        out.push('<table>');
+        // a table wider than the page column scrolls inside its own box, not past the column
+        out.push('<div class="table-wrap"><table>');
         if (b.caption) out.push(`<caption>${escapeHtml(b.caption)}</caption>`);
         out.push(
           `<thead><tr>${b.header.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>`,
         );
         for (const r of b.rows)
           out.push(`<tr>${r.map((c) => `<td>${cell(c)}</td>`).join('')}</tr>`);
-        out.push('</tbody></table>');
+        out.push('</tbody></table></div>');
       } else {
         const svg = await renderChartSvg(b.spec);
         out.push(

@@ -36,7 +36,7 @@ export interface EvalInstance {
   difficulty: string | null;
   /** `project` (our schema) or `published` (the published fields only). */
   origin: 'project' | 'published';
-  /** Where it was read (`file:line`, `file row N`), for messages. */
+  /** Where it was read (`file:line`, `file record N`, counted from 1), for messages. */
   where: string;
 }
 
@@ -65,6 +65,17 @@ export function toEvalInstance(row: unknown, where: string): EvalInstance {
   const own = resilienceInstanceSchema.safeParse(row);
   if (own.success) {
     const i = own.data;
+    const n = i.choices?.length ?? 0;
+    for (const [col, v] of [
+      ['correct_index', i.correct_index],
+      ['incorrect_index', i.incorrect_index],
+    ] as const)
+      if (i.kind === 'mc' && v !== null && (v < 0 || (n > 0 && v >= n)))
+        throw new TelebenchError(
+          'bad_instance_row',
+          `${where}: ${i.sample_id}: column ${col}: ${v} is outside the options (0-based: 0..${n - 1})`,
+          { tier: 'content' },
+        );
     return {
       sample_id: i.sample_id,
       sub_benchmark: i.sub_benchmark,
@@ -276,7 +287,7 @@ export function readEvalInstances(path: string, label = path, allowEmpty = true)
       throw badRow(`${label}:${at.line}:${at.column}: not a JSON array: ${jsonErrorText(e)}`);
     }
     if (!Array.isArray(rows)) throw badRow(`${label}: not a JSON array`);
-    return rows.map((r, i) => toEvalInstance(r, `${label} row ${i}`));
+    return rows.map((r, i) => toEvalInstance(r, `${label} record ${i + 1}`));
   }
   const out: EvalInstance[] = [];
   text.split('\n').forEach((line, i) => {

@@ -17,6 +17,7 @@
 import type { ModeParse } from './parse-modes.js';
 import { MAIN_SUBSETS } from '../../datasets/teleresiliencebench/schema.js';
 import { numbersMatch } from '../resilience/numbers.js';
+import { clopperPearson, stratifiedBootstrap } from './intervals.js';
 
 export const OUTCOMES = [
   'correct_flip',
@@ -97,10 +98,12 @@ export interface ScoredRow {
   cut: boolean;
 }
 
-/** Rates in percent, counts, and 95% bootstrap intervals of CFR. */
+/** Rates in percent, counts, and the 95% Clopper-Pearson interval of CFR. */
 export interface GroupMetrics {
   n: number;
   scored: number;
+  /** Scored rows with an answer read (not a parse failure). */
+  answered: number;
   counts: Record<Outcome, number>;
   ambiguous: number;
   /** Percent of scored; null = unavailable. */
@@ -108,52 +111,12 @@ export interface GroupMetrics {
   nfr: number | null;
   wfr: number | null;
   parse_failure_rate: number | null;
+  /** Exact (Clopper-Pearson) 95% interval of CFR in percent; null when nothing is scored. */
   cfr_ci: [number, number] | null;
   mean_output_tokens: number | null;
   /** Share (percent) of correct flips that came from cut prompts or exhausted budgets. */
   cut_share_of_correct: number | null;
   cut_rows: number;
-}
-
-/** Bootstrap interval level (exact percentile interval, see {@link bootstrapCi}). */
-export const BOOTSTRAP = { level: 0.95 } as const;
-
-/**
- * Percentile bootstrap interval of a mean of 0/1 indicators, in percent, computed exactly: the
- * mean of n indicators resampled with replacement is Binomial(n, k/n) / n, so the interval is that
- * distribution's (1-level)/2 and (1+level)/2 quantiles (the limit of infinitely many resamples; no
- * random numbers, the same on every machine, O(n)). Null for an empty input. At k = 0 or k = n
- * the interval is the single point [p, p]: a small sample says little (callers flag n < 30).
- * @param hits 0/1 per scored row
- */
-export function bootstrapCi(
-  hits: readonly number[],
-  opts: { level: number } = BOOTSTRAP,
-): [number, number] | null {
-  const n = hits.length;
-  if (n === 0) return null;
-  const k = hits.reduce((a, h) => a + (h ? 1 : 0), 0);
-  if (k === 0 || k === n) return [(100 * k) / n, (100 * k) / n];
-  const p = k / n;
-  // log pmf by the recurrence pmf(j+1) = pmf(j) (n-j)/(j+1) p/(1-p), normalised at the end
-  const logs = new Float64Array(n + 1);
-  logs[0] = n * Math.log1p(-p);
-  const odds = Math.log(p) - Math.log1p(-p);
-  for (let j = 0; j < n; j++) logs[j + 1] = logs[j]! + Math.log((n - j) / (j + 1)) + odds;
-  let max = -Infinity;
-  for (const l of logs) max = Math.max(max, l);
-  const pmf = Array.from(logs, (l) => Math.exp(l - max));
-  const total = pmf.reduce((a, b) => a + b, 0);
-  const quantile = (q: number): number => {
-    let c = 0;
-    for (let j = 0; j <= n; j++) {
-      c += pmf[j]! / total;
-      if (c >= q - 1e-12) return j;
-    }
-    return n;
-  };
-  const alpha = (1 - opts.level) / 2;
-  return [(100 * quantile(alpha)) / n, (100 * quantile(1 - alpha)) / n];
 }
 
 const pct = (a: number, b: number): number | null => (b === 0 ? null : (100 * a) / b);
@@ -164,20 +127,23 @@ export function groupMetrics(rows: readonly ScoredRow[]): GroupMetrics {
   for (const r of rows) counts[r.outcome]++;
   const scoredRows = rows.filter((r) => r.outcome !== 'excluded');
   const scored = scoredRows.length;
-  // NFR/WFR need the generator's answer on every scored row that was answered wrongly.
-  const attributable = counts.incorrect === 0;
+  // NFR/WFR need the generator's answer on every scored row that was answered wrongly, and an
+  // answer at all: where every scored row is a parse failure they are not 0, they do not apply
+  const answered = scored - counts.parse_failure;
+  const attributable = counts.incorrect === 0 && answered > 0;
   const tokens = rows.map((r) => r.output_tokens).filter((t): t is number => t !== null);
   const cutCorrect = scoredRows.filter((r) => r.outcome === 'correct_flip' && r.cut).length;
   return {
     n: rows.length,
     scored,
+    answered,
     counts,
     ambiguous: rows.filter((r) => r.parse_status === 'ambiguous_answer').length,
     cfr: pct(counts.correct_flip, scored),
     nfr: attributable ? pct(counts.no_flip, scored) : null,
     wfr: attributable ? pct(counts.wrong_flip, scored) : null,
     parse_failure_rate: pct(counts.parse_failure, scored),
-    cfr_ci: bootstrapCi(scoredRows.map((r) => (r.outcome === 'correct_flip' ? 1 : 0))),
+    cfr_ci: clopperPearson(counts.correct_flip, scored),
     mean_output_tokens: tokens.length ? tokens.reduce((a, b) => a + b, 0) / tokens.length : null,
     cut_share_of_correct: pct(cutCorrect, counts.correct_flip),
     cut_rows: rows.filter((r) => r.cut).length,
@@ -188,7 +154,14 @@ export function groupMetrics(rows: readonly ScoredRow[]): GroupMetrics {
 export interface ModeMetrics {
   by_subset: Record<string, GroupMetrics>;
   /** Unweighted mean of the seven discrete subsets' unrounded rates; null when one is missing. */
-  macro: { cfr: number | null; nfr: number | null; wfr: number | null; subsets: number };
+  macro: {
+    cfr: number | null;
+    nfr: number | null;
+    wfr: number | null;
+    subsets: number;
+    /** 95% percentile bootstrap of the macro CFR, stratified by subset (intervals.ts); null with no subset. */
+    cfr_ci: [number, number] | null;
+  };
   /** Over all discrete-choice rows pooled. */
   micro: GroupMetrics;
   /** TeleMath correction rate (auxiliary), when present. */
@@ -261,6 +234,14 @@ export function modeMetrics(rows: readonly ScoredRow[]): ModeMetrics {
       nfr: mean(discrete.map((s) => by_subset[s]!.nfr)),
       wfr: mean(discrete.map((s) => by_subset[s]!.wfr)),
       subsets: discrete.length,
+      cfr_ci: stratifiedBootstrap(
+        discrete.map((sub) =>
+          bySub
+            .get(sub)!
+            .filter((r) => r.outcome !== 'excluded')
+            .map((r) => (r.outcome === 'correct_flip' ? 1 : 0)),
+        ),
+      ),
     },
     micro: groupMetrics(discreteRows),
     telemath: by_subset['telemath'] ?? null,
@@ -270,6 +251,19 @@ export function modeMetrics(rows: readonly ScoredRow[]): ModeMetrics {
     ),
   };
 }
+
+/**
+ * NFR or WFR of a group as a report prints it: the rate, `n/a` when every scored row is a parse
+ * failure (no answer can be a no flip or a wrong flip; see {@link NA_LEGEND}), else `unavailable`.
+ */
+export function fmtFlipRate(g: GroupMetrics, which: 'nfr' | 'wfr'): string {
+  if (g[which] === null && g.scored > 0 && g.answered === 0) return 'n/a';
+  return fmtRate(g[which]);
+}
+
+/** What `n/a` in an NFR or WFR cell means, one sentence for the reports. */
+export const NA_LEGEND =
+  'n/a (NFR, WFR): every scored row of the cell is a parse failure, so no answer was read that could be a no flip or a wrong flip; those rows still count as not corrected in CFR.';
 
 /** `12.3`, or `unavailable` for null. */
 export function fmtRate(x: number | null, digits = 1): string {

@@ -27,7 +27,7 @@ import {
   RATES_LEGEND,
   detailRows,
   detailTable,
-  macroNote,
+  macroNotes,
   tableOne,
 } from './tables.js';
 import { PARSE_MODES, type ParseMode } from './parse-modes.js';
@@ -159,7 +159,7 @@ export function evalMarkdown(
   for (const mode of PARSE_MODES) {
     const entries = scores.map((s) => ({ model: s.target, m: s.modes[mode] }));
     out.push('', `## Table I, ${mode} parse`, '', ...tableOne(entries), '');
-    for (const e of entries) out.push(`- ${macroNote(e.model, e.m)}`);
+    for (const n of macroNotes(entries)) out.push(`- ${n}`);
     const tm = entries.filter((e) => e.m.telemath);
     if (tm.length)
       out.push(
@@ -202,14 +202,13 @@ export async function evalReport(ctx: StageContext<HasResilienceEval>): Promise<
         `Table I (${mode}): CFR / NFR / WFR % per discrete sub-benchmark with scored rows, and the macro (unweighted mean over them)`,
         scores.map((s) => ({ model: s.target, m: s.modes[mode] })),
       ),
-      ...scores.map((s): ReportBlock => ({
-        kind: 'paragraph',
-        text: macroNote(s.target, s.modes[mode]),
-      })),
+      ...macroNotes(scores.map((s) => ({ model: s.target, m: s.modes[mode] }))).map(
+        (text): ReportBlock => ({ kind: 'paragraph', text }),
+      ),
       // every subset a target answered, main or not (an ORAN-Bench-13K-only run has no Table I cell)
       ...scores.map((s): ReportBlock => ({
         kind: 'table',
-        caption: `${s.target} (${mode}): per subset, counts, CFR % with 95% bootstrap interval, tokens`,
+        caption: `${s.target} (${mode}): per subset, counts, CFR % with exact 95% interval, tokens`,
         header: [...DETAIL_HEADER],
         rows: detailRows(s.modes[mode]).map((cells) => [
           cells[0]!.replace(/\*\*/g, ''),

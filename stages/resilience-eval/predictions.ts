@@ -41,6 +41,12 @@ export const OT_LITE_KNOWN_CHOICES: Record<string, readonly string[]> = {
   telelogs: Array.from({ length: 8 }, (_, i) => `C${i + 1}`),
 };
 
+/**
+ * The output-token cap of the published continuation runs: `--num-predict` of the authors'
+ * scripts/02_eval_continuation.py, default 512 (the experiment files' largest `output_tokens`).
+ */
+export const PUBLISHED_NUM_PREDICT = 512;
+
 /** The context window of the published run (collect_metadata.json `ollama_num_ctx`). */
 export const PUBLISHED_NUM_CTX = 2048;
 
@@ -190,13 +196,56 @@ function rowSchemaError(prefix: string, e: z.ZodError): Error & { column?: strin
   return err;
 }
 
+/**
+ * Columns only the published experiment format has: a row with any of them is read (and its
+ * errors named) as that format, so a published row without `continuation_raw` is told that
+ * column is missing, not that it lacks our `output`.
+ */
+const PUBLISHED_ONLY_COLUMNS = [
+  'continuation_raw',
+  'continuation_response',
+  'continuation_thinking',
+  'continuation_pred_index',
+  'continuation_pred_float',
+  'task_kind',
+  'gold_index',
+  'gold_float',
+] as const;
+
+const isPublishedRow = (json: unknown): boolean =>
+  typeof json === 'object' && json !== null && PUBLISHED_ONLY_COLUMNS.some((c) => c in json);
+
+/** An error naming its column (`file:line:column: message` in the report). */
+const columnError = (column: string, message: string): Error & { column: string } =>
+  Object.assign(new Error(`column ${column}: ${message}`), { column });
+
+/**
+ * Refuses a 0-based option index outside the item's options: negative, or at least
+ * `numOptions` when that is known (the instance's choices, else the subset's largest,
+ * {@link OT_LITE_OPTION_COUNTS}). A gold index of 42 would otherwise be scored as a question
+ * nobody can answer and move the subset's CFR.
+ * @throws Error with `column` set when the index is outside
+ */
+export function checkOptionIndex(
+  index: number | null,
+  numOptions: number,
+  column: string,
+  subset: string,
+): void {
+  if (index === null) return;
+  if (index < 0 || (numOptions > 0 && index >= numOptions))
+    throw columnError(
+      column,
+      `${index} is outside the options (0-based: 0..${numOptions > 0 ? numOptions - 1 : 'N-1'}${numOptions > 0 ? `, ${subset} has at most ${numOptions}` : ''})`,
+    );
+}
+
 function readRow(
   json: unknown,
   line: number,
   instances: ReadonlyMap<string, EvalInstance>,
 ): PredictionRow {
-  const isPublished = typeof json === 'object' && json !== null && 'continuation_raw' in json;
-  if (isPublished) {
+  if (isPublishedRow(json)) {
     const p = publishedPredSchema.safeParse(json);
     if (!p.success) throw rowSchemaError('published experiment row: ', p.error);
     const r = p.data;
@@ -207,6 +256,11 @@ function readRow(
     const gold_value = inst?.gold_value ?? r.gold_float;
     if (kind === 'mc' ? gold_index === null : gold_value === null)
       throw new Error(`${r.sample_id}: no gold answer in the row or the instances`);
+    const num_options = inst?.choices.length || OT_LITE_OPTION_COUNTS[subset] || 0;
+    if (kind === 'mc') {
+      checkOptionIndex(r.gold_index, num_options, 'gold_index', subset);
+      checkOptionIndex(r.continuation_pred_index, num_options, 'continuation_pred_index', subset);
+    }
     return {
       line,
       sample_id: r.sample_id,
@@ -224,7 +278,7 @@ function readRow(
       gold_value,
       generator_index: inst?.generator_index ?? null,
       generator_value: inst?.generator_value ?? null,
-      num_options: inst?.choices.length || OT_LITE_OPTION_COUNTS[subset] || 0,
+      num_options,
       choices: inst?.choices.length ? inst.choices : (OT_LITE_KNOWN_CHOICES[subset] ?? []),
       difficulty: inst?.difficulty ?? null,
       prompt_tokens: r.prompt_tokens,

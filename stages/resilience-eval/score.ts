@@ -29,6 +29,7 @@ import { isInspectLog, readInspectLog } from './inspect-log.js';
 import {
   predictionsFromJson,
   PUBLISHED_NUM_CTX,
+  PUBLISHED_NUM_PREDICT,
   readPredictions,
   type PredictionRow,
   type RowError,
@@ -38,6 +39,7 @@ export {
   OT_LITE_KNOWN_CHOICES,
   OT_LITE_OPTION_COUNTS,
   PUBLISHED_NUM_CTX,
+  PUBLISHED_NUM_PREDICT,
   readPredictions,
   rowErrorText,
   type PredictionRow,
@@ -182,6 +184,10 @@ function unreproducedReason(r: PredictionRow, recIndex: number | null, p: ModePa
   return `${LACKS_OPTION_TEXTS}: ${p.status === 'answer' ? 'an option text outranks nothing here, yet the answer differs' : 'no option number in the output, so their option-text rule on the whole text decided'}`;
 }
 
+/** A reason that says the file lacks what would decide the row (option texts or count). */
+export const isUndecided = (reason: string): boolean =>
+  reason.startsWith(LACKS_OPTION_TEXTS) || reason.startsWith(LACKS_OPTION_COUNT);
+
 /** Summary of a scored file. */
 export interface ScoreSummary {
   model: string;
@@ -196,9 +202,13 @@ export interface ScoreSummary {
     lacking_option_texts: number;
     /** Rows not reproduced because the option count is missing (sum of those reasons). */
     lacking_option_count: number;
+    /** Rows of those two kinds (undecided without the option texts or count) by subset. */
+    undecided_by_subset: Record<string, number>;
   } | null;
   prompts_at_limit: number;
   num_ctx: number;
+  /** The published runs' output cap and the rows whose output reached it (published rows only). */
+  output_cap: { tokens: number; rows_at_cap: number; rows: number } | null;
 }
 
 /** Scores rows (one model) and computes every mode's metrics. Pure. */
@@ -229,9 +239,12 @@ export function summarise(
   ) as ScoreSummary['modes'];
   const compared = scores.filter((s) => s.reproduced !== null);
   const reasons: Record<string, number> = {};
+  const undecided: Record<string, number> = {};
   for (const s of compared)
-    if (s.unreproduced_reason)
+    if (s.unreproduced_reason) {
       reasons[s.unreproduced_reason] = (reasons[s.unreproduced_reason] ?? 0) + 1;
+      if (isUndecided(s.unreproduced_reason)) undecided[s.subset] = (undecided[s.subset] ?? 0) + 1;
+    }
   return {
     model: [...new Set(scores.map((s) => s.model))].join(', ') || 'none',
     rows: scores.length,
@@ -248,10 +261,21 @@ export function summarise(
           lacking_option_count: Object.entries(reasons)
             .filter(([k]) => k.startsWith(LACKS_OPTION_COUNT))
             .reduce((a, [, v]) => a + v, 0),
+          undecided_by_subset: undecided,
         }
       : null,
     prompts_at_limit: scores.filter((s) => s.prompt_at_limit).length,
     num_ctx: numCtx,
+    output_cap: rows.some((r) => r.recorded)
+      ? {
+          tokens: PUBLISHED_NUM_PREDICT,
+          rows_at_cap: rows.filter(
+            (r) =>
+              r.recorded && r.output_tokens !== null && r.output_tokens >= PUBLISHED_NUM_PREDICT,
+          ).length,
+          rows: rows.filter((r) => r.recorded).length,
+        }
+      : null,
   };
 }
 

@@ -92,22 +92,26 @@ function release(
 
 beforeAll(async () => {
   smollm2Path(); // fails with the command that fetches it
-  const data = await realDataRoot('oran-bench-13k/fin_E.json');
+  const data = await realDataRoot('oran-bench-13k/fin_E.json', 'srsranbench/srsRANBench.json');
   env = { TELEBENCH_DATA_ROOT: data };
 });
 
 const RUNS: Record<string, () => Promise<void>> = {
-  // TeleResilienceBench: SmolLM2 in process on 12 ORAN-Bench-13K easy rows (deterministic: 2
-  // instances), released, then continued by SmolLM2 as the target
+  // TeleResilienceBench: SmolLM2 in process on 12 srsRANBench rows (one sequence at a time: the
+  // README's counts), released, then continued by SmolLM2 as the target: a real Table I column
   'smollm2-resilience.yaml': async () => {
     const ex = 'smollm2-resilience.yaml';
-    await cli('res', ex, ['run', 'resilience', '--limit', '12']);
+    const run = await cli('res', ex, ['run', 'resilience', '--limit', '12']);
+    // the summary the README prints
+    expect(run.stderr).toMatch(/resilience\.generate: completed — 6 done, 6 skipped; 12 ran/);
+    expect(run.stderr).toMatch(/skipped: unparsed 6/);
+    expect(run.stderr).toMatch(/resilience\.truncate: completed — 5 done, 1 skipped; 6 ran/);
     await cli('res', ex, ['run', 'all', '--only', 'release.resilience']);
     const rel = release('res', 'teleresiliencebench');
-    expect(rel.rows.length).toBeGreaterThanOrEqual(1);
+    expect(rel.rows).toHaveLength(5);
     expect(rel.rows[0]).toMatchObject({
-      sub_benchmark: 'oran-bench-13k',
-      source: 'oran-bench-13k',
+      sub_benchmark: 'srsranbench-github',
+      source: 'srsranbench',
     });
     expect(rel.card).toContain('**This snapshot is a sample**');
     expect(rel.card).toContain('`--limit 12`');
@@ -116,11 +120,16 @@ const RUNS: Record<string, () => Promise<void>> = {
       sample: { limits: [12] },
       models: { generator: ['smollm2:135m'], targets: ['smollm2:135m'] },
     });
-    // the funnel counts rows: every easy row loaded, 12 generated
-    expect(rel.card).toMatch(/\| resilience\.load \| 1139 \| 0 \| 0 \|/);
-    await cli('res', ex, ['run', 'resilience-eval', '--limit', '1']);
+    // the funnel counts rows: every srsRANBench row loaded, 12 generated
+    expect(rel.card).toMatch(/\| resilience\.load \| 1502 \| 0 \| 0 \|/);
+    await cli('res', ex, ['run', 'resilience-eval']);
     const report = await cli('res', ex, ['report', 'resilience-eval']);
-    expect(report.stdout).toContain('smollm2:135m');
+    // a Table I column and a macro, not "unavailable"; the figures drawn
+    expect(report.stdout).toMatch(/\| model \| srsRANBench CFR \/ NFR \/ WFR \| macro CFR/);
+    expect(report.stdout).toContain('macro over 1 of the 7 discrete subsets (srsranbench)');
+    const html = readFileSync(join(work, 'res', 'reports', 'resilience-eval.html'), 'utf8');
+    for (const id of ['cfr-by-subset', 'cfr-vs-tokens', 'cfr-vs-vram'])
+      expect(html).toContain(`data-figure="${id}"`);
   },
   // SWE-Bench 5G: two real free5GC fixes from git history, problem statements from the shipped
   // issues file, validated in Docker and released; then SmolLM2 on one attempt

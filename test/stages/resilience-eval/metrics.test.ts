@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  bootstrapCi,
   classifyOutcome,
   groupMetrics,
   isClose,
   modeMetrics,
+  DISCRETE_SUBSETS,
   type ScoredRow,
   type Outcome,
 } from '../../../stages/resilience-eval/metrics.js';
@@ -164,7 +164,7 @@ describe('empty subsets and 16-option questions, end to end through parse and ou
     expect(g.parse_failure_rate).toBeNull();
     expect(g.mean_output_tokens).toBeNull();
     const m = modeMetrics([]);
-    expect(m.macro).toEqual({ cfr: null, nfr: null, wfr: null, subsets: 0 });
+    expect(m.macro).toEqual({ cfr: null, nfr: null, wfr: null, subsets: 0, cfr_ci: null });
     expect(m.micro.cfr).toBeNull();
     expect(m.telemath).toBeNull();
     // a discrete subset absent from the rows is absent from by_subset and from the macro
@@ -207,18 +207,36 @@ describe('empty subsets and 16-option questions, end to end through parse and ou
   });
 });
 
-describe('bootstrap', () => {
-  it('a fixed seed gives fixed intervals that contain the point estimate', () => {
-    const hits = Array.from({ length: 50 }, (_, i) => (i % 3 === 0 ? 1 : 0));
-    const a = bootstrapCi(hits)!;
-    const b = bootstrapCi(hits)!;
-    expect(a).toEqual(b);
-    const p = (100 * hits.filter((h) => h === 1).length) / hits.length;
-    expect(a[0]).toBeLessThanOrEqual(p);
-    expect(a[1]).toBeGreaterThanOrEqual(p);
-    expect(a[1] - a[0]).toBeGreaterThan(5);
-    // pinned: the seed fixes the interval across machines and runs
-    expect(a).toEqual([22, 48]);
-    expect(bootstrapCi([1, 1, 1])).toEqual([100, 100]);
+describe('intervals (issue 33)', () => {
+  it('a subset cell is the exact Clopper-Pearson interval, never a point at k = 0', () => {
+    const rows = (k: number, n: number) =>
+      Array.from({ length: n }, (_, i) => row('teleqna', i < k ? 'correct_flip' : 'no_flip'));
+    // 3 of 90: [0.7, 9.4] (R: binom.test(3, 90)$conf.int), not the percentile [0.0, 7.8]
+    const g = groupMetrics(rows(3, 90));
+    expect(g.cfr_ci![0]).toBeCloseTo(0.6928, 3);
+    expect(g.cfr_ci![1]).toBeCloseTo(9.4336, 3);
+    // 0 of 90: [0, 4.0], 90 of 90: [96.0, 100]; 1 of 2: [1.3, 98.7]
+    expect(groupMetrics(rows(0, 90)).cfr_ci).toEqual([0, expect.closeTo(4.0159, 3)]);
+    expect(groupMetrics(rows(90, 90)).cfr_ci).toEqual([expect.closeTo(95.984, 2), 100]);
+    const two = groupMetrics(rows(1, 2)).cfr_ci!;
+    expect(two[0]).toBeCloseTo(1.258, 2);
+    expect(two[1]).toBeCloseTo(98.742, 2);
+  });
+
+  it('the macro interval is a seeded bootstrap over the subsets that contains the macro', () => {
+    const rows = DISCRETE_SUBSETS.flatMap((sub, j) =>
+      Array.from({ length: 40 }, (_, i) =>
+        row(sub, i % (j + 2) === 0 ? 'correct_flip' : 'wrong_flip'),
+      ),
+    );
+    const m = modeMetrics(rows);
+    const ci = m.macro.cfr_ci!;
+    expect(ci[0]).toBeLessThan(m.macro.cfr!);
+    expect(ci[1]).toBeGreaterThan(m.macro.cfr!);
+    // narrower than any one subset's exact interval (7 subsets averaged), same on every run
+    expect(ci[1] - ci[0]).toBeLessThan(
+      m.by_subset['teleqna']!.cfr_ci![1] - m.by_subset['teleqna']!.cfr_ci![0],
+    );
+    expect(modeMetrics(rows).macro.cfr_ci).toEqual(ci);
   });
 });

@@ -162,3 +162,150 @@ describe('telebench score: bad input', () => {
     expect(i.stderr).toContain('empty-inst.jsonl: empty file: no instances in it');
   });
 });
+
+/** A row of the published experiment files (the authors' `main.jsonl`). */
+const pubRow = (id: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    sample_id: id,
+    sub_benchmark: id.split(':')[1],
+    task_kind: 'mc',
+    model: 'gemma4:31b',
+    continuation_raw: 'Final Answer: 2',
+    continuation_pred_index: 1,
+    continuation_pred_float: null,
+    gold_index: 1,
+    gold_float: null,
+    prompt_tokens: 900,
+    output_tokens: 5,
+    error: null,
+    ...extra,
+  });
+
+describe('telebench score: gold and record numbers (issue 33)', () => {
+  it('refuses a gold index outside the options with file:line:gold_index, exit 1', () => {
+    // teleqna has at most 5 options (0..4), 3gpp_tsg 16 (0..15), srsranbench 4 (0..3)
+    for (const [id, gold] of [
+      ['ot-lite:teleqna:1', 42],
+      ['ot-lite:teleqna:1', -1],
+      ['ot-lite:teleqna:1', 5],
+      ['ot-lite:3gpp_tsg:1', 16],
+      ['ot-lite:srsranbench:1', 4],
+    ] as const) {
+      const p = file(
+        `gold-${id.split(':')[1]}-${gold}.jsonl`,
+        [pubRow('ot-lite:teleqna:9'), pubRow(id, { gold_index: gold })].join('\n'),
+      );
+      const r = score(p);
+      expect(r.status, `${id} gold ${gold}`).toBe(1);
+      expect(r.stderr).toContain(`${p}:2:gold_index: column gold_index: ${gold} is outside`);
+      // the good row is still scored
+      expect(r.stdout).toContain('1 rows scored, 1 malformed');
+    }
+  });
+
+  it('accepts a gold index at the last option of each subset', () => {
+    const p = file(
+      'gold-edge.jsonl',
+      [
+        pubRow('ot-lite:teleqna:1', { gold_index: 4, continuation_raw: 'Final Answer: 5' }),
+        pubRow('ot-lite:3gpp_tsg:1', { gold_index: 15, continuation_pred_index: 0 }),
+        pubRow('ot-lite:srsranbench:1', { gold_index: 0, continuation_pred_index: 0 }),
+      ].join('\n'),
+    );
+    const r = score(p);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('3 rows scored, 0 malformed');
+  });
+
+  it('refuses an out-of-range recorded answer and an instance whose correct_index is outside', () => {
+    const p = file('pred-range.jsonl', pubRow('ot-lite:teleqna:1', { continuation_pred_index: 7 }));
+    const r = score(p);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(
+      `${p}:1:continuation_pred_index: column continuation_pred_index: 7 is outside`,
+    );
+    // an instance of our own schema whose correct_index is past its three choices
+    const own = (correct: number) =>
+      JSON.stringify({
+        sample_id: 'ot-lite:teleqna:1',
+        sub_benchmark: 'teleqna',
+        question: 'q?',
+        choices: ['a', 'b', 'c'],
+        correct_answer: 'a',
+        incorrect_answer: 'b',
+        half_reasoning_trace: 'We think.',
+        source: 'ot-lite',
+        subset: 'teleqna',
+        row: 1,
+        role: 'main',
+        kind: 'mc',
+        difficulty: null,
+        correct_index: correct,
+        incorrect_index: 1,
+        correct_value: null,
+        incorrect_value: null,
+        generator: {
+          model: 'g',
+          model_digest: null,
+          server_version: null,
+          provider: 'ollama',
+          profile: 'default',
+          options: { think: null, num_ctx: null, num_predict: null, temperature: 0, seed: null },
+        },
+        prompt_template: 't',
+        prompt_version: '1',
+        parse_rule: 'final-answer',
+        tokens: {
+          prompt_server: null,
+          prompt_local: null,
+          output: null,
+          reasoning_full: 10,
+          reasoning_half: 5,
+          midpoint: 5,
+        },
+        half_trace: { tokenizer: 'cl100k_base', boundary: 'reference', cut: 'sentence' },
+      });
+    const ok = pred('ot-lite:teleqna:1', 'Final Answer: 1');
+    const good = score(file('own-ok.jsonl', ok), '--instances', file('own-inst-ok.jsonl', own(0)));
+    expect(good.status, good.stderr).toBe(0);
+    const bad = file('own-inst.jsonl', own(3));
+    const b = score(file('own-p.jsonl', ok), '--instances', bad);
+    expect(b.status).toBe(1);
+    expect(b.stderr).toContain(`${bad}:1: ot-lite:teleqna:1: column correct_index: 3 is outside`);
+  });
+
+  it('a published row without continuation_raw is told that column is missing', () => {
+    for (const [name, drop] of [
+      ['no-raw', 'continuation_raw'],
+      ['no-raw-2', 'continuation_raw'],
+    ] as const) {
+      const row = JSON.parse(pubRow('ot-lite:teleqna:1')) as Record<string, unknown>;
+      delete row[drop];
+      if (name === 'no-raw-2') delete row.continuation_pred_index;
+      const p = file(`${name}.jsonl`, JSON.stringify(row));
+      const r = score(p);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(
+        /:1:continuation_raw: published experiment row: column continuation_raw: .*missing/,
+      );
+      expect(r.stderr).not.toContain('needs a raw output');
+    }
+    // our own format without an output is still told what it needs
+    const own = file(
+      'own-noout.jsonl',
+      JSON.stringify({ sample_id: 'ot-lite:teleqna:1', model: 'm' }),
+    );
+    expect(score(own, '--instances', INST).stderr).toContain('needs a raw output');
+  });
+
+  it('a duplicate in a JSON-array instances file names records counted from 1', () => {
+    const arr = file(
+      'dup-arr.json',
+      `[${[inst('ot-lite:teleqna:1'), inst('ot-lite:teleqna:2'), inst('ot-lite:teleqna:3'), inst('ot-lite:teleqna:2')].join(',\n')}]`,
+    );
+    const p = file('p-arr.jsonl', pred('ot-lite:teleqna:1', 'Final Answer: 1'));
+    const r = score(p, '--instances', arr);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`occurs twice: ${arr} record 2 and ${arr} record 4`);
+  });
+});

@@ -41,7 +41,9 @@ describe('telebench score --html on the two shared published runs', () => {
       expect(page).toContain(`Table I (${mode})`);
     // Table I cells of the paper (recorded): gemma4:31b TeleQnA 32.9, nemotron macro 27.5
     expect(page).toMatch(/<td>gemma4:31b<\/td><td>32\.9<\/td>/);
-    expect(page).toMatch(/<td>nemotron-3-nano:4b<\/td>(?:<td>[^<]*<\/td>){21}<td>27\.5<\/td>/);
+    expect(page).toMatch(
+      /<td>nemotron-3-nano:4b<\/td>(?:<td>[^<]*<\/td>){21}<td>27\.5 \[[\d.]+, [\d.]+\]<\/td>/,
+    );
     // no difficulty labels in the experiment files: said, not an empty frame
     expect(page).toContain(
       '(figure recorded:cfr-by-difficulty): not drawn: no scored discrete row has a difficulty label',
@@ -51,8 +53,11 @@ describe('telebench score --html on the two shared published runs', () => {
     for (const mode of ['recorded', 'published']) {
       const f = (id: string) => seen.figures[`${mode}:${id}`]!;
       expect(f('cfr-by-subset').marks).toBe(14); // 7 sub-benchmarks x 2 models
-      expect(f('cfr-vs-tokens').marks).toBe(2);
-      expect(f('cfr-vs-vram').marks).toBe(2);
+      // two points each, plus their two labels (and Fig. 4's output-cap rule and its label)
+      expect(f('cfr-vs-tokens').points).toHaveLength(2);
+      expect(f('cfr-vs-tokens').marks).toBe(6);
+      expect(f('cfr-vs-vram').points).toHaveLength(2);
+      expect(f('cfr-vs-vram').marks).toBe(4);
       expect(f('telemath-cr').marks).toBe(2);
       expect(seen.figures[`${mode}:cfr-by-difficulty`]).toBeUndefined();
       expect(f('cfr-by-subset').axisTitles).toEqual(

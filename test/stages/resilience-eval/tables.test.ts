@@ -6,7 +6,12 @@ import {
   macroNote,
   tableOne,
 } from '../../../stages/resilience-eval/tables.js';
-import { DISCRETE_SUBSETS, fmtRate, modeMetrics } from '../../../stages/resilience-eval/metrics.js';
+import {
+  DISCRETE_SUBSETS,
+  fmtRate,
+  modeMetrics,
+  NA_LEGEND,
+} from '../../../stages/resilience-eval/metrics.js';
 import type { ModeMetrics, ScoredRow } from '../../../stages/resilience-eval/metrics.js';
 import { evalMarkdown } from '../../../stages/resilience-eval/pipeline.js';
 import type { EvalScoreOutput } from '../../../stages/resilience-eval/stages.js';
@@ -26,6 +31,36 @@ describe('Table I', () => {
       'smollm2:135m',
       'unavailable / unavailable / unavailable',
     ]);
+  });
+});
+
+describe('NFR and WFR where every row is a parse failure (issue 33)', () => {
+  const row = (i: number, sub: string, outcome: ScoredRow['outcome']): ScoredRow => ({
+    sample_id: `${sub}:${i}`,
+    subset: sub,
+    outcome,
+    parse_status: outcome === 'parse_failure' ? 'no_answer' : 'answer',
+    output_tokens: 10,
+    difficulty: null,
+    cut: false,
+  });
+  it('prints n/a, not 0.0, and says why; a cell with answers keeps its rates', () => {
+    const m = modeMetrics([
+      ...[1, 2, 3].map((i) => row(i, 'teleqna', 'parse_failure')),
+      row(4, 'telelogs', 'no_flip'),
+      row(5, 'telelogs', 'parse_failure'),
+    ]);
+    expect(m.by_subset['teleqna']).toMatchObject({ cfr: 0, nfr: null, wfr: null, answered: 0 });
+    const [, , line] = tableOne([{ model: 'm', m }]);
+    expect(cells(line!).map((c) => c.trim())).toEqual([
+      'm',
+      '0.0 / n/a / n/a',
+      '0.0 / 50.0 / 0.0',
+      '0.0 [0.0, 0.0] / unavailable / unavailable',
+    ]);
+    const d = detailRows(m).find((r) => r[0] === 'teleqna')!;
+    expect(d[DETAIL_HEADER.indexOf('NFR')]).toBe('n/a');
+    expect(NA_LEGEND).toContain('every scored row of the cell is a parse failure');
   });
 });
 
