@@ -194,7 +194,8 @@ export function auditSettings(cfg: HasSwe5g): AuditSettings {
  */
 export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   name: 'swe5g.audit',
-  version: 1,
+  // 2: empty_body only where the guard body refuses the bad value (not `X != nil && ...`)
+  version: 2,
   needs: ['swe5g.validate'],
   description:
     'Fail-to-pass audit: mutants of the gold patch graded as predictions (no-op, emptied guard, dead code must not resolve; equivalent rewrites must).',

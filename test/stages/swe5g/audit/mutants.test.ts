@@ -202,3 +202,42 @@ describe('audit mutants', () => {
     expect(failToPassOnly(py).test_dirs).toEqual(['tests']);
   });
 });
+
+describe('empty_body applies only where the body refuses the bad value', () => {
+  // the paper's amf_pr161 shape: the gold strengthens an existing `if` with `X != nil &&`; its body
+  // is where the value is used, so emptying it is another fix, not a broken one (seen on the real
+  // amf_pr161: the behavioural test rightly accepted it and the audit called the test weak)
+  const PARENT = `package p
+
+type N struct{ V string }
+type R struct{ G *N }
+
+func f(r R) string {
+	if r.G.V != "" {
+		return r.G.V
+	}
+	return ""
+}
+`;
+  const FIX = PARENT.replace('if r.G.V != "" {', 'if r.G != nil && r.G.V != "" {');
+  it('is not applicable to a guard of the good value (Go conjunction)', async () => {
+    const { mutants } = await mutantsOf('p/f.go', 'go', PARENT, FIX);
+    const m = byKind(mutants).get('empty_body')!;
+    expect(m.patch).toBeNull();
+    expect(m.not_applicable).toMatch(/good value/);
+    // the no-op still applies and stays a must-reject mutant
+    expect(byKind(mutants).get('noop')!.expectation).toBe('reject');
+  });
+
+  it('still empties an early-exit guard of the bad value (C and Python siblings)', async () => {
+    const C_PARENT = 'int g(struct s *p) {\n    return p->len;\n}\n';
+    const C_FIX =
+      'int g(struct s *p) {\n    if (p == NULL) {\n        return -1;\n    }\n    return p->len;\n}\n';
+    const c = await mutantsOf('src/g.c', 'c', C_PARENT, C_FIX);
+    expect(byKind(c.mutants).get('empty_body')!.patch).not.toBeNull();
+    const PY_PARENT = 'def g(p):\n    return p.size\n';
+    const PY_FIX = 'def g(p):\n    if p is None:\n        return 0\n    return p.size\n';
+    const py = await mutantsOf('pkg/g.py', 'python', PY_PARENT, PY_FIX);
+    expect(byKind(py.mutants).get('empty_body')!.patch).not.toBeNull();
+  });
+});
