@@ -30,10 +30,10 @@ export function stateInstance(
     {
       recipe,
       moduleDir: inputs.built.module_dir,
-      patch: inputs.resolved.patch,
+      patch: v.patch,
       testPatches: [inputs.resolved.test_patch, inputs.testgen.f2p_test_patch],
     },
-    registryTestsOf(entry, inputs.resolved.patch),
+    registryTestsOf(entry, v.patch),
     settings,
   );
   return {
