@@ -2,7 +2,7 @@
  * TeleResilienceBench where telecom evaluations already run: the shipped Inspect AI task
  * (inspect/teleresiliencebench/, inspect-ai from PyPI in cache/inspect-venv, which
  * `node scripts/setup.mjs` installs) on a release this test builds like the README's first run
- * (SmolLM2 on 12 ORAN-Bench-13K rows, released) plus two published TeleMath instances, with
+ * (SmolLM2 on 12 srsRANBench rows, released) plus two published TeleMath instances, with
  * SmolLM2 served by `telebench serve-model` through Inspect's default `openai/` provider (the
  * Responses API). Then `telebench resilience-eval` on the same instances against the same server.
  *
@@ -80,14 +80,17 @@ let evalLog: string;
 let jsonLog: string;
 let rows: Map<string, ContinueOutput & { prompt: string }>;
 
+/** The rows file of the first run's release (its one subset: config/examples/smollm2-resilience.yaml). */
+const FIRST_RUN_DATA = 'data/srsranbench-github/test.jsonl';
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tb-inspect-'));
   const data = await realDataRoot(
-    'oran-bench-13k/fin_E.json',
+    'srsranbench/srsRANBench.json',
     'teleresiliencebench/AuxiliaryBenchmark.json',
   );
   const env = { TELEBENCH_DATA_ROOT: data };
-  // the first run's release: SmolLM2 on 12 ORAN-Bench-13K easy rows
+  // the first run's release: SmolLM2 on 12 srsRANBench rows (the README's first run)
   const state = join(dir, 'state');
   for (const args of [
     ['run', 'resilience', '--limit', '12'],
@@ -116,9 +119,7 @@ beforeAll(async () => {
     join(release, 'data/telemath/test.jsonl'),
     short.map((r) => JSON.stringify(r)).join('\n') + '\n',
   );
-  const files = ['data/oran-bench-13k/test.jsonl', 'data/telemath/test.jsonl'].map((f) =>
-    join(release, f),
-  );
+  const files = [FIRST_RUN_DATA, 'data/telemath/test.jsonl'].map((f) => join(release, f));
   expect(existsSync(files[0]!)).toBe(true);
 
   server = await serveModel(state);
@@ -209,9 +210,7 @@ describe('the TeleResilienceBench Inspect task on a release, SmolLM2 by serve-mo
   });
 
   it('telebench score reads the .eval and .json logs as it reads the JSON Lines of the same replies', async () => {
-    const instances = ['data/oran-bench-13k/test.jsonl', 'data/telemath/test.jsonl'].map((f) =>
-      join(release, f),
-    );
+    const instances = [FIRST_RUN_DATA, 'data/telemath/test.jsonl'].map((f) => join(release, f));
     const jsonl = join(dir, 'replies.jsonl');
     writeFileSync(
       jsonl,
