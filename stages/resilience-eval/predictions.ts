@@ -293,10 +293,16 @@ function readRow(
   const inst = instances.get(r.sample_id);
   if (!inst) throw new Error(`${r.sample_id}: not in the instances (give --instances)`);
   let given: PredictionRow['given'] = null;
-  if (r.answer_index !== undefined) given = { index: r.answer_index, value: null };
-  else if (r.answer !== undefined && r.output === undefined && r.content === undefined) {
+  const n = inst.choices.length;
+  if (r.answer_index !== undefined) {
+    if (inst.kind === 'mc') checkOptionIndex(r.answer_index, n, 'answer_index', inst.subset);
+    given = { index: r.answer_index, value: null };
+  } else if (r.answer !== undefined && r.output === undefined && r.content === undefined) {
     const v = Number(r.answer);
     if (!Number.isFinite(v)) throw new Error(`answer ${JSON.stringify(r.answer)} is not a number`);
+    // an option number (1-based) past the choices would be silently a wrong flip
+    if (inst.kind === 'mc' && (!Number.isInteger(v) || v < 1 || (n > 0 && v > n)))
+      throw columnError('answer', `${v} is not an option number (1..${n > 0 ? n : 'N'})`);
     given = inst.kind === 'mc' ? { index: v - 1, value: null } : { index: null, value: v };
   }
   return {
