@@ -13,13 +13,12 @@ replies in telebench's three parse modes without calling a model.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate
 
-from trb_dataset import trb_dataset
+from trb_dataset import resolve_user_path, trb_dataset
 from trb_prompt import DEFAULT_PROMPTS_DIR
 from trb_scorer import resilience_scorer
 
@@ -37,7 +36,8 @@ def teleresiliencebench(
     Args:
         data: a release folder (its ``data/**/*.jsonl``) or an instances file (telebench's schema
             or the published one: JSON Lines, JSON, or CSV such as the Hub's
-            ``TeleResilienceBench.csv``).
+            ``TeleResilienceBench.csv``); a relative path is read against the folder
+            ``inspect eval`` ran from (``$PWD``, then the current folder).
         max_tokens: output budget (telebench's ``num_predict``, default 4096); a reply it stops
             is excluded, as in telebench's ``default`` profile.
         temperature: sampling temperature (0 as in the paper).
@@ -46,9 +46,10 @@ def teleresiliencebench(
         prompts_dir: another folder of continuation templates (default: this checkout's
             ``config/prompts/resilience``).
     """
-    prompts = Path(prompts_dir) if prompts_dir else DEFAULT_PROMPTS_DIR
+    # relative paths are the user's folder's, not the task file's (Inspect changes into it)
+    prompts = resolve_user_path(prompts_dir, "prompts_dir") if prompts_dir else DEFAULT_PROMPTS_DIR
     return Task(
-        dataset=trb_dataset(data, prompts, half_trace),
+        dataset=trb_dataset(resolve_user_path(data, "data"), prompts, half_trace),
         solver=generate(),
         scorer=resilience_scorer(),
         config=GenerateConfig(temperature=temperature, max_tokens=max_tokens),

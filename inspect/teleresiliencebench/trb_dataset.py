@@ -16,6 +16,7 @@ import ast
 import csv
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -39,6 +40,31 @@ def _rows_of_file(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
         for k, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 yield f"{path}:{k}", json.loads(line)
+
+
+def resolve_user_path(value: str | Path, what: str) -> Path:
+    """A path given on the command line (``-T data=...``), relative ones read where the user ran.
+
+    Inspect changes into the task file's folder while it builds the task, so a relative path
+    would resolve against ``inspect/teleresiliencebench/``. It is tried against ``$PWD`` (the
+    shell's folder, which ``os.chdir`` leaves alone) and then the current folder; an absolute
+    path is returned as is.
+
+    Raises ValueError naming ``what``, the value and every path tried when none exists.
+    """
+    p = Path(value).expanduser()
+    if p.is_absolute():
+        return p
+    tried: list[Path] = []
+    for base in (os.environ.get("PWD"), os.getcwd()):
+        if base and (Path(base) / p) not in tried:
+            tried.append(Path(base) / p)
+            if tried[-1].exists():
+                return tried[-1]
+    raise ValueError(
+        f"{what} {str(value)!r}: no such file or folder (tried {' and '.join(map(str, tried))}; "
+        "a relative path is read against the folder inspect eval was run from)"
+    )
 
 
 def read_rows(source: str | Path) -> list[tuple[str, dict[str, Any]]]:

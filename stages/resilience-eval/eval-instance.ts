@@ -58,6 +58,24 @@ const uniqueIndex = (choices: readonly string[], text: string): number | null =>
 };
 
 /**
+ * Refuses a row's `correct_index` / `incorrect_index` (0-based, when present and not null) that is
+ * not an integer inside its `n` options.
+ * @throws TelebenchError `bad_instance_row` naming the place, the sample_id and the column
+ */
+function checkIndexColumns(row: Record<string, unknown>, n: number, where: string): void {
+  for (const col of ['correct_index', 'incorrect_index'] as const) {
+    const v = row[col];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || (n > 0 && v >= n))
+      throw new TelebenchError(
+        'bad_instance_row',
+        `${where}: ${String(row.sample_id)}: column ${col}: ${JSON.stringify(v)} is outside the options (0-based: 0..${n - 1})`,
+        { tier: 'content' },
+      );
+  }
+}
+
+/**
  * Reads one row of either schema.
  * @throws TelebenchError `bad_instance_row` naming the file and line when the row fits neither
  */
@@ -65,17 +83,7 @@ export function toEvalInstance(row: unknown, where: string): EvalInstance {
   const own = resilienceInstanceSchema.safeParse(row);
   if (own.success) {
     const i = own.data;
-    const n = i.choices?.length ?? 0;
-    for (const [col, v] of [
-      ['correct_index', i.correct_index],
-      ['incorrect_index', i.incorrect_index],
-    ] as const)
-      if (i.kind === 'mc' && v !== null && (v < 0 || (n > 0 && v >= n)))
-        throw new TelebenchError(
-          'bad_instance_row',
-          `${where}: ${i.sample_id}: column ${col}: ${v} is outside the options (0-based: 0..${n - 1})`,
-          { tier: 'content' },
-        );
+    if (i.kind === 'mc') checkIndexColumns(i, i.choices?.length ?? 0, where);
     return {
       sample_id: i.sample_id,
       sub_benchmark: i.sub_benchmark,
@@ -103,6 +111,9 @@ export function toEvalInstance(row: unknown, where: string): EvalInstance {
       { tier: 'content' },
     );
   const p = pub.data;
+  // a row with telebench's index columns but not all of its schema is read as a published one:
+  // its indexes must still be inside its choices (docs/resilience-scoring.md)
+  if ((p.choices?.length ?? 0) > 0) checkIndexColumns(p, p.choices!.length, where);
   const correct = String(p.correct_answer);
   const incorrect = String(p.incorrect_answer);
   const choices = p.choices ?? [];

@@ -15,7 +15,10 @@
  * One sample -> one row: `sample_id` (the sample's `id`), `model` (`eval.model`, e.g.
  * `openai/smollm2:135m`), `content` (the text parts of `output.choices[0].message.content`, or
  * the string), `thinking` (its `reasoning` parts), `done_reason` (`length` for Inspect's
- * `max_tokens` stop reason, else the stop reason), `prompt_tokens` / `output_tokens` (`usage`),
+ * `max_tokens` stop reason, else the stop reason), `budget_exhausted: true` (stop reason
+ * `max_tokens`: the reply was cut at the output budget, so `score` excludes it as
+ * `budget_exhausted`, as the task's scorer and resilience-eval's `default` profile do),
+ * `prompt_tokens` / `output_tokens` (`usage`),
  * `error` (the sample's error message: the row is excluded as a provider error). Text stored as
  * `attachment://<hash>` is read from the sample's `attachments`. A sample of a later epoch than
  * the first is refused (telebench scores one reply per `sample_id`).
@@ -163,6 +166,8 @@ export function sampleRow(s: InspectSample, model: string): Record<string, unkno
     content,
     thinking,
     done_reason: stop === 'max_tokens' ? 'length' : stop,
+    // the task's scorer and resilience-eval's default profile exclude a reply the budget cut
+    ...(stop === 'max_tokens' ? { budget_exhausted: true } : {}),
     prompt_tokens: s.output?.usage?.input_tokens ?? null,
     output_tokens: s.output?.usage?.output_tokens ?? null,
     ...(error ? { error } : {}),

@@ -5,7 +5,9 @@
  * continuation_pred_float, gold_index, gold_float, prompt_tokens, output_tokens, error`) or our own
  * (`sample_id` plus a raw output, `output` or `content` and `thinking`, or an answer: `answer_index`
  * 0-based, or `answer`, the 1-based option number or the number; optional `model`,
- * `output_tokens`, `prompt_tokens`, `error`: the run's error, excluded as a provider error). Rows
+ * `output_tokens`, `prompt_tokens`, `error`: the run's error, excluded as a provider error;
+ * `budget_exhausted: true`: the reply was cut at the output budget, excluded as
+ * `budget_exhausted`, as resilience-eval's `default` profile does). Rows
  * can also come from an Inspect log (inspect-log.ts, through {@link predictionsFromJson}). Gold and the generator's answer come from the instances or,
  * for the published format, from the row. A bad row is a {@link RowError} with file, line and
  * column; the others are read.
@@ -77,6 +79,8 @@ const ownPredSchema = z
     done_reason: z.string().nullable().optional(),
     /** The run's error for this row (an Inspect sample's error): excluded as a provider error. */
     error: z.string().nullable().optional(),
+    /** The reply was cut at the output budget (an Inspect sample stopped by max_tokens): excluded. */
+    budget_exhausted: z.boolean().optional(),
     answer_index: z.number().int().nonnegative().optional(),
     answer: z.union([z.number(), z.string()]).optional(),
     output_tokens: z.number().int().nullable().optional(),
@@ -113,6 +117,8 @@ export interface PredictionRow {
   prompt_tokens: number | null;
   output_tokens: number | null;
   provider_error: string | null;
+  /** The reply was cut at the output budget: excluded as `budget_exhausted`. */
+  budget_exhausted: boolean;
   /** The published file's own prediction (published format only). */
   recorded: { index: number | null; value: number | null } | null;
 }
@@ -284,6 +290,7 @@ function readRow(
       prompt_tokens: r.prompt_tokens,
       output_tokens: r.output_tokens,
       provider_error: r.error,
+      budget_exhausted: false,
       recorded: { index: r.continuation_pred_index, value: r.continuation_pred_float },
     };
   }
@@ -293,10 +300,16 @@ function readRow(
   const inst = instances.get(r.sample_id);
   if (!inst) throw new Error(`${r.sample_id}: not in the instances (give --instances)`);
   let given: PredictionRow['given'] = null;
-  if (r.answer_index !== undefined) given = { index: r.answer_index, value: null };
-  else if (r.answer !== undefined && r.output === undefined && r.content === undefined) {
+  const n = inst.choices.length;
+  if (r.answer_index !== undefined) {
+    if (inst.kind === 'mc') checkOptionIndex(r.answer_index, n, 'answer_index', inst.subset);
+    given = { index: r.answer_index, value: null };
+  } else if (r.answer !== undefined && r.output === undefined && r.content === undefined) {
     const v = Number(r.answer);
     if (!Number.isFinite(v)) throw new Error(`answer ${JSON.stringify(r.answer)} is not a number`);
+    // an option number (1-based) past the choices would be silently a wrong flip
+    if (inst.kind === 'mc' && (!Number.isInteger(v) || v < 1 || (n > 0 && v > n)))
+      throw columnError('answer', `${v} is not an option number (1..${n > 0 ? n : 'N'})`);
     given = inst.kind === 'mc' ? { index: v - 1, value: null } : { index: null, value: v };
   }
   return {
@@ -325,6 +338,7 @@ function readRow(
     prompt_tokens: r.prompt_tokens ?? null,
     output_tokens: r.output_tokens ?? null,
     provider_error: r.error ?? null,
+    budget_exhausted: r.budget_exhausted ?? false,
     recorded: null,
   };
 }

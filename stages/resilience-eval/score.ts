@@ -90,6 +90,8 @@ export interface RowScore {
   /** Why a recorded answer is not reproduced. */
   unreproduced_reason: string | null;
   prompt_at_limit: boolean;
+  /** The reply was cut at the output budget (excluded; counted with the cut rows). */
+  budget_exhausted: boolean;
 }
 
 const givenParse = (g: { index: number | null; value: number | null }): ModeParse =>
@@ -113,7 +115,11 @@ export function scoreRow(r: PredictionRow, numCtx = PUBLISHED_NUM_CTX): RowScore
     generatorIndex: r.generator_index,
     generatorValue: r.generator_value,
   };
-  const excluded = r.provider_error ? 'provider_error' : null;
+  const excluded = r.provider_error
+    ? 'provider_error'
+    : r.budget_exhausted
+      ? 'budget_exhausted'
+      : null;
   const outcomes = Object.fromEntries(
     PARSE_MODES.map((m) => [m, classifyOutcome(parses[m], ot, excluded)]),
   ) as Record<ParseMode | 'recorded', Outcome | null>;
@@ -150,6 +156,7 @@ export function scoreRow(r: PredictionRow, numCtx = PUBLISHED_NUM_CTX): RowScore
     reproduced,
     unreproduced_reason: why,
     prompt_at_limit: r.prompt_tokens !== null && r.prompt_tokens >= numCtx,
+    budget_exhausted: r.budget_exhausted,
   };
 }
 
@@ -228,7 +235,7 @@ export function summarise(
       parse_status: mode === 'recorded' ? 'answer' : s.parses[mode].status,
       output_tokens: r.output_tokens,
       difficulty: r.difficulty,
-      cut: s.prompt_at_limit,
+      cut: s.prompt_at_limit || s.budget_exhausted,
     };
   };
   const modes = Object.fromEntries(

@@ -22,6 +22,7 @@ const rs = (id: string, subset: string, outcome: Outcome): RowScore =>
     reproduced: null,
     unreproduced_reason: null,
     prompt_at_limit: false,
+    budget_exhausted: false,
   }) as RowScore;
 
 describe('McNemar exact', () => {

@@ -5,8 +5,8 @@
  * reply, the reasoning parts, the stop reason and a sample's error from the `.eval` zip
  * (Zstandard), its `.json` form and an older deflated zip alike; the task's own scorer and
  * `telebench score`'s strict mode agree on every reply (the task reading the instances as the
- * Hub's CSV, telebench as JSON Lines) (one stopped by the budget apart: the task
- * excludes it, as telebench's default profile does); plausible wrong answers (a hedge, an option
+ * Hub's CSV, telebench as JSON Lines), a reply stopped by the budget excluded by both, as
+ * telebench's default profile does; plausible wrong answers (a hedge, an option
  * out of range, the generator's answer) are not correct flips, and a correct answer written
  * otherwise (spaces, a thousands comma) is.
  */
@@ -123,7 +123,15 @@ describe('Inspect logs as telebench score input', () => {
       thinking: 'So it is T300 after all.',
       done_reason: 'stop',
     });
-    expect(byId.get('ot-lite:teleqna:7')).toMatchObject({ done_reason: 'length' });
+    expect(byId.get('ot-lite:teleqna:7')).toMatchObject({
+      done_reason: 'length',
+      budget_exhausted: true,
+    });
+    // only the sample stopped by max_tokens is marked
+    const marked = [...byId.values()].filter(
+      (r) => (r as Record<string, unknown>).budget_exhausted,
+    );
+    expect(marked).toHaveLength(1);
     expect(byId.get('ot-lite:teleqna:8')).toMatchObject({
       error: expect.stringContaining('the provider failed'),
     });
@@ -140,9 +148,9 @@ describe('Inspect logs as telebench score input', () => {
     for (const [inst, , outcome] of CASES) {
       const id = (inst as { sample_id: string }).sample_id;
       expect(task[id], `${id} task scorer`).toBe(outcome);
-      // telebench score: a sample's error is excluded; a budget-stopped reply is read
-      const want =
-        outcome === 'error' ? 'excluded' : outcome === 'excluded' ? 'correct_flip' : outcome;
+      // telebench score: a sample's error is excluded; a reply the budget stopped is excluded
+      // too, as by the task's scorer (its 'Final Answer: 1' would otherwise be a correct flip)
+      const want = outcome === 'error' ? 'excluded' : outcome;
       expect(strict[id], `${id} telebench score`).toBe(want);
     }
   });

@@ -223,6 +223,8 @@ describe('the TeleResilienceBench Inspect task on a release, SmolLM2 by serve-mo
             done_reason: r.done_reason,
             prompt_tokens: r.prompt_tokens,
             output_tokens: r.output_tokens,
+            // as the Inspect-log reader marks a sample stopped by max_tokens
+            ...(r.excluded === 'budget_exhausted' ? { budget_exhausted: true } : {}),
           }),
         )
         .join('\n') + '\n',
@@ -243,5 +245,10 @@ describe('the TeleResilienceBench Inspect task on a release, SmolLM2 by serve-mo
     const fromJsonl = await score(jsonl);
     expect(fromJsonl.rows).toBe(3);
     for (const log of [evalLog, jsonLog]) expect(await score(log)).toEqual(fromJsonl);
+    // the same per-row strict outcome as resilience-eval (a reply cut by the budget excluded)
+    for (const [id, t] of rows) {
+      const got = fromJsonl.byId[id]!.outcomes as Record<string, string>;
+      expect(got.strict, `${id} score vs resilience-eval`).toBe(t.outcomes.strict);
+    }
   });
 });

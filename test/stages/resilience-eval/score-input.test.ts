@@ -308,4 +308,52 @@ describe('telebench score: gold and record numbers (issue 33)', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`occurs twice: ${arr} record 2 and ${arr} record 4`);
   });
+
+  it('refuses index columns outside the choices in an instances row of either schema (exit 1)', () => {
+    const ok = pred('ot-lite:teleqna:1', 'Final Answer: 1');
+    // a published-schema row carrying telebench's index columns (4 choices: 0..3)
+    const four = (extra: Record<string, unknown>) =>
+      inst('ot-lite:teleqna:1', 'a', { choices: ['a', 'b', 'c', 'd'], ...extra });
+    for (const [col, v] of [
+      ['correct_index', 9],
+      ['correct_index', 4],
+      ['incorrect_index', -1],
+      ['incorrect_index', 1.5],
+    ] as const) {
+      const i = file(`idx-${col}-${v}.jsonl`, four({ [col]: v }));
+      const r = score(file(`idx-p-${col}-${v}.jsonl`, ok), '--instances', i);
+      expect(r.status, `${col} ${v}: ${r.stdout}`).toBe(1);
+      expect(r.stderr).toContain(`${i}:1: ot-lite:teleqna:1: column ${col}: ${v} is outside`);
+    }
+    // in range (the last option, and null) is read
+    const good = file('idx-ok.jsonl', four({ correct_index: 0, incorrect_index: 3 }));
+    expect(score(file('idx-p-ok.jsonl', ok), '--instances', good).status).toBe(0);
+    const nul = file('idx-null.jsonl', four({ correct_index: null }));
+    expect(score(file('idx-p-null.jsonl', ok), '--instances', nul).status).toBe(0);
+  });
+
+  it('refuses an own-format answer outside the options with file:line:column, exit 1', () => {
+    const row = (extra: Record<string, unknown>) =>
+      JSON.stringify({ sample_id: 'ot-lite:teleqna:1', model: 'm', ...extra });
+    // INST rows have three choices: answer_index 0..2, answer (option number) 1..3
+    for (const [col, v] of [
+      ['answer_index', 7],
+      ['answer_index', 3],
+      ['answer', 4],
+      ['answer', 0],
+      ['answer', '9'],
+    ] as const) {
+      const p = file(`ans-${col}-${v}.jsonl`, row({ [col]: v }));
+      const r = score(p, '--instances', INST);
+      expect(r.status, `${col} ${v}: ${r.stdout}`).toBe(1);
+      expect(r.stderr).toContain(`${p}:1:${col}: column ${col}: ${Number(v)} is`);
+    }
+    // the last option, given either way, is scored
+    for (const extra of [{ answer_index: 2 }, { answer: 3 }, { answer: '3' }]) {
+      const p = file(`ans-ok-${JSON.stringify(extra).replace(/\W/g, '')}.jsonl`, row(extra));
+      const r = score(p, '--instances', INST);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toContain('1 rows scored, 0 malformed');
+    }
+  });
 });
