@@ -157,8 +157,9 @@ resilience_eval:
     expect(seen.consoleErrors).toEqual([]);
     expect(seen.textLength).toBeGreaterThan(200);
     expect(seen.figures['cfr-by-subset']!.marks).toBe(2); // teleqna and oranbench, one model
-    expect(seen.figures['cfr-vs-tokens']!.marks).toBe(1);
-    expect(seen.figures['cfr-vs-vram']!.marks).toBe(1);
+    // one model: its point and the point's label (Figs. 4 and 5 label their points)
+    expect(seen.figures['cfr-vs-tokens']!.marks).toBe(2);
+    expect(seen.figures['cfr-vs-vram']!.marks).toBe(2);
     expect(seen.figures['cfr-by-difficulty']!.marks).toBe(2); // easy, hard
   });
 });

@@ -77,12 +77,8 @@ repositories:
     expect(o5gs.environment?.compilers).toEqual(['gcc', 'g++']);
     expect(o5gs.environment?.packages).toContain('libmongoc-dev');
     expect(o5gs.environment?.suites).toEqual(['unit']);
-    expect(o5gs.environment?.excluded.map((e) => e.suite ?? e.test)).toEqual([
-      'unit',
-      'app',
-      '5gc',
-      'epc',
-    ]);
+    // the `unit` suite proper runs (built once in the env image: a regression elsewhere is seen)
+    expect(o5gs.environment?.excluded.map((e) => e.suite ?? e.test)).toEqual(['app', '5gc', 'epc']);
     const dir = mkdtempSync(join(tmpdir(), 'telebench-reg-'));
     const file = join(dir, 'repos.yaml');
     const entry = (env: string): string =>

@@ -14,6 +14,7 @@ import { openState } from '../../../../pipeline/state.js';
 import { EventBus } from '../../../../pipeline/events.js';
 import { hashJson } from '../../../../pipeline/hash.js';
 import { swe5gMiningStages } from '../../../../stages/swe5g/mining.js';
+import { swe5gFilter } from '../../../../stages/swe5g/filter/filter.js';
 import { resolveStage } from '../../../../stages/swe5g/resolve/resolve.js';
 import { testgenStage } from '../../../../stages/swe5g/testgen/testgen.js';
 import { swe5gConfigSchema, type HasSwe5g } from '../../../../stages/swe5g/config.js';
@@ -89,7 +90,14 @@ describe('swe5g.testgen stage', () => {
     });
     const state = openState(join(root, 'state'));
     for (const c of cands) {
-      state.store.planItem('swe5g.filter', c.instance_id, 1, hashJson(c), JSON.stringify(c), false);
+      state.store.planItem(
+        'swe5g.filter',
+        c.instance_id,
+        swe5gFilter.version,
+        hashJson(c),
+        JSON.stringify(c),
+        false,
+      );
       state.store.startItem('swe5g.filter', c.instance_id, 'seed', 'seed');
       state.store.finishItem('swe5g.filter', c.instance_id, 'seed', { state: 'done', output: c });
     }
