@@ -130,9 +130,10 @@ export function localTag(tags: string[]): string | undefined {
 }
 
 /**
- * Layer sizes: each telebench image's size minus the size of its parent, the image whose
- * filesystem layers (`RootFS.Layers`) are the longest strict prefix of its own (the `telebench.parent`
- * label names the FROM image too, but images built before it existed have none).
+ * Layer sizes: each telebench image's size minus the size of its parent: the image its
+ * `telebench.parent` label names (the FROM image, as the build measured the layer) when the engine
+ * has it, else the image whose filesystem layers (`RootFS.Layers`) are the longest strict prefix
+ * of its own (images built before the label existed have none).
  */
 export async function layerTable(docker: DockerClient): Promise<LayerRow[]> {
   const list = await docker.listTelebenchImages();
@@ -147,6 +148,11 @@ export async function layerTable(docker: DockerClient): Promise<LayerRow[]> {
     const mine = layersOf.get(img.id)?.layers ?? [];
     let parentSize = 0;
     let best = 0;
+    // the FROM image the build labelled, when the engine still has it (as the build measured it)
+    const labelled = img.labels['telebench.parent'];
+    const from = labelled ? await docker.inspect(labelled) : undefined;
+    if (from) best = Number.POSITIVE_INFINITY;
+    if (from) parentSize = from.Size;
     for (const [id, other] of layersOf) {
       if (id === img.id || other.layers.length >= mine.length || other.layers.length <= best)
         continue;
