@@ -14,7 +14,8 @@
  *   the same per-row outcomes in every parse mode, and the same rates, as on the JSON Lines of the
  *   replies resilience-eval stored.
  *
- * Model calls: 12 (construction) + 3 (Inspect) + 3 (resilience-eval), 64 output tokens at most.
+ * Model calls: 12 (construction) + one per released row and TeleMath instance (7 here) in Inspect
+ * and again in resilience-eval, 64 output tokens at most.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
