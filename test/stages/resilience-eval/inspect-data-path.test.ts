@@ -52,7 +52,7 @@ function inspectEval(...taskArgs: string[]) {
   return spawnSync(
     INSPECT_BIN,
     ['eval', task, ...taskArgs, '--model', 'mockllm/model', '--limit', '1', '--display', 'none'],
-    { cwd: dir, env, encoding: 'utf8', timeout: 120_000 },
+    { cwd: dir, env, encoding: 'utf8', timeout: 1_800_000 },
   );
 }
 

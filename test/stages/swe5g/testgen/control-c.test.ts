@@ -148,5 +148,5 @@ describe('Strategy B control checks (C, f2p_check.py)', () => {
   it('rejects no-ops, flags, dead code, asserts and fakes; accepts the gold and equivalent fixes', async () => {
     const sites = await sitesOf('c', FILE, PARENT, GOLD);
     expect(checkResults('c', sites, FILE, VARIANTS)).toEqual(expected(VARIANTS));
-  }, 600_000);
+  });
 });

@@ -163,7 +163,7 @@ describe('Strategy B control checks (Go, go test)', () => {
   it('rejects no-ops, flags, dead code and fakes; accepts the gold and equivalent fixes', async () => {
     const sites = await sitesOf('go', 'amf/handler.go', PARENT, GOLD);
     expect(checkResults('go', sites, 'amf/handler.go', VARIANTS)).toEqual(expected(VARIANTS));
-  }, 600_000);
+  });
 
   it('keeps a text site when the guard protects no use the parent left unguarded', async () => {
     const parent = fn('\treturn ""');

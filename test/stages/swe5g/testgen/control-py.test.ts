@@ -157,5 +157,5 @@ describe('Strategy B control checks (Python, the generated test module)', () => 
   it('rejects no-ops, flags, dead code and fakes; accepts the gold and equivalent fixes', async () => {
     const sites = await sitesOf('python', FILE, PARENT, GOLD);
     expect(checkResults('python', sites, FILE, VARIANTS)).toEqual(expected(VARIANTS));
-  }, 600_000);
+  });
 });
