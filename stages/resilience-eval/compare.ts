@@ -147,6 +147,11 @@ export const COMPARISON_HEADER = [
   'subsets with McNemar p < 0.05 (A - B)',
 ] as const;
 
+/**
+ * The table rows of {@link COMPARISON_HEADER}, one per model pair, as printed cells: rates in
+ * percent with one decimal, the paired-bootstrap interval in percentage points, McNemar's exact
+ * p-value; a pair with a small subset is marked. Pure; throws nothing.
+ */
 export function comparisonRows(cs: readonly PairComparison[]): string[][] {
   return cs.map((c) => {
     const small = c.small ? ' (small sample in a subset)' : '';
