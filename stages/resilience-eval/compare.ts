@@ -150,7 +150,8 @@ export const COMPARISON_HEADER = [
 /**
  * The table rows of {@link COMPARISON_HEADER}, one per model pair, as printed cells: rates in
  * percent with one decimal, the paired-bootstrap interval in percentage points, McNemar's exact
- * p-value; a pair with a small subset is marked. Pure; throws nothing.
+ * p-value; a pair with a small subset is marked, one with no shared instance gets `n/a` cells.
+ * Pure; throws nothing.
  */
 export function comparisonRows(cs: readonly PairComparison[]): string[][] {
   return cs.map((c) => {
