@@ -31,8 +31,7 @@ import { deriveFixSites, type FixSite } from '../testgen/patterns.js';
 import type { AuditedMutant, F2pAudit, MutantKind, RepoLanguage } from '../types.js';
 import { generateMutants, type GoldFile, type Mutant } from './mutants.js';
 import type { AuditSettings } from './config.js';
-import { loadRegistry } from '../registry.js';
-import { dirname, resolve as resolvePath } from 'node:path';
+import { registryById } from '../registry.js';
 
 /** Input of one audit item: the instance as grading sees it, and the kinds to grade. */
 export interface AuditInput {
@@ -212,10 +211,9 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
     const s = auditSettings(ctx.config);
     if (!s.enabled) return;
     const env = swe5gSettings(ctx.config).environments;
-    const entries = ctx.memo('swe5g.audit.registry', () => {
-      const file = resolvePath(dirname(ctx.configFile), swe5gSettings(ctx.config).registry);
-      return new Map(existsSync(file) ? loadRegistry(file).map((e) => [e.id, e] as const) : []);
-    });
+    const entries = ctx.memo('swe5g.audit.registry', () =>
+      registryById(ctx.config, ctx.configFile),
+    );
     let n = 0;
     for (const o of ctx.store.outputs(validateStage)) {
       if (o.output.incomplete || o.output.problem_statement.trim() === '') continue;

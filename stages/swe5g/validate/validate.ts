@@ -24,9 +24,9 @@
  * parser table); its logs are stored as blobs; the parsed result must agree with the exit code
  * (`ambiguous_log`). The decisions are in verdicts.ts.
  */
-import { dirname, join, resolve as resolvePath } from 'node:path';
+import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { loadRegistry } from '../registry.js';
+import { registryById } from '../registry.js';
 import { defineStage } from '../../../pipeline/stage.js';
 import { sameKeyIn } from '../resolve/plan.js';
 import { SkipItem } from '../../../pipeline/errors.js';
@@ -48,7 +48,6 @@ import {
   type RegistryCommands,
   type TestSelection,
 } from '../harness/spec.js';
-import type { RegistryEntry } from '../registry.js';
 import { planSpec, registryTestsOf, testPlan } from '../test-plan.js';
 import {
   environmentalReason,
@@ -350,17 +349,6 @@ export async function isRepo(dir: string): Promise<boolean> {
   return existsSync(join(dir, '.git')) && (await git(dir).checkIsRepo());
 }
 
-/**
- * Every registry entry (`config/repos.yaml`) by id. A registry that cannot be read is a
- * configuration error of the mining stages, which read it first.
- * @throws ConfigError from loadRegistry
- */
-function registryEntries(cfg: HasSwe5g, configFile: string): Map<string, RegistryEntry> {
-  const file = resolvePath(dirname(configFile), swe5gSettings(cfg).registry);
-  if (!existsSync(file)) return new Map();
-  return new Map(loadRegistry(file).map((e) => [e.id, e]));
-}
-
 export { selectTestDirs, testCommand, type RegistryCommands } from '../harness/spec.js';
 
 export { registrySelection } from '../test-plan.js';
@@ -437,7 +425,7 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
     );
     const reg = registryTestsOf(
       ctx
-        .memo('swe5g.validate.registry', () => registryEntries(ctx.config, ctx.configFile))
+        .memo('swe5g.validate.registry', () => registryById(ctx.config, ctx.configFile))
         .get(item.input.resolved.registry_id),
       item.input.resolved.patch,
     );
