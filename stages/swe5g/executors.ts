@@ -12,6 +12,7 @@ import {
 } from '../../pipeline/providers/docker/executor.js';
 import { pingRegistry, pushImage } from '../../pipeline/providers/docker/registry.js';
 import { SwarmExecutor } from '../../pipeline/providers/docker/swarm.js';
+import type { StageContext } from '../../pipeline/stage.js';
 import type { EnvironmentsSettings } from './environments-config.js';
 
 /**
@@ -35,6 +36,25 @@ export function executorFor(
     ...cleanup,
     ...(hooks.log ? { log: hooks.log } : {}),
   });
+}
+
+/**
+ * The executor of a stage's items (`swe5g.validate`, `swe5g.audit`): {@link executorFor} on the
+ * run's one Docker client (memoised as `docker`), a container or service left behind written to
+ * the event log with its code (the step's result stands), progress to the log.
+ */
+export function stageExecutor(
+  settings: EnvironmentsSettings,
+  ctx: Pick<StageContext, 'log' | 'memo'>,
+): Executor {
+  return executorFor(
+    settings,
+    settings.executor === 'local' ? null : ctx.memo('docker', () => new DockerClient()),
+    {
+      onCleanupError: (e) => ctx.log(e.message, { code: e.code, ...e.context }),
+      log: (m) => ctx.log(m),
+    },
+  );
 }
 
 /**

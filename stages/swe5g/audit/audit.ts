@@ -15,9 +15,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineStage } from '../../../pipeline/stage.js';
-import { DockerClient } from '../../../pipeline/providers/docker/client.js';
 import type { Executor } from '../../../pipeline/providers/docker/executor.js';
-import { executorFor, executorPreflight } from '../executors.js';
+import { stageExecutor, executorPreflight } from '../executors.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import { sameKeyIn } from '../resolve/plan.js';
@@ -225,14 +224,7 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   },
   async run(item, ctx) {
     const settings = swe5gSettings(ctx.config).environments;
-    const executor: Executor = executorFor(
-      settings,
-      settings.executor === 'local' ? null : ctx.memo('docker', () => new DockerClient()),
-      {
-        onCleanupError: (e) => ctx.log(e.message, { code: e.code, ...e.context }),
-        log: (m) => ctx.log(m),
-      },
-    );
+    const executor = stageExecutor(settings, ctx);
     const out = await auditInstance(item.input, {
       executor,
       settings,

@@ -30,10 +30,9 @@ import { registryById } from '../registry.js';
 import { defineStage } from '../../../pipeline/stage.js';
 import { sameKeyIn } from '../resolve/plan.js';
 import { SkipItem } from '../../../pipeline/errors.js';
-import { DockerClient } from '../../../pipeline/providers/docker/client.js';
 import type { Executor } from '../../../pipeline/providers/docker/executor.js';
 import type { Overlay } from '../../../pipeline/providers/docker/overlay.js';
-import { executorFor, executorPreflight } from '../executors.js';
+import { stageExecutor, executorPreflight } from '../executors.js';
 import { git } from '../../../pipeline/providers/git/repo.js';
 import type { Resolved, TestGen, ValidatedInstance } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
@@ -414,15 +413,7 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   },
   async run(item, ctx) {
     const settings = swe5gSettings(ctx.config).environments;
-    const executor: Executor = executorFor(
-      settings,
-      settings.executor === 'local' ? null : ctx.memo('docker', () => new DockerClient()),
-      {
-        // the step's result stands; a container or service left behind is reported in the event log
-        onCleanupError: (e) => ctx.log(e.message, { code: e.code, ...e.context }),
-        log: (m) => ctx.log(m),
-      },
-    );
+    const executor = stageExecutor(settings, ctx);
     const reg = registryTestsOf(
       ctx
         .memo('swe5g.validate.registry', () => registryById(ctx.config, ctx.configFile))
