@@ -265,7 +265,7 @@ func f2pGuardCheck(file, recv, name, operand string, sigs []string) (uses, bad i
 }
 `;
 
-/** Python helpers (appended to the pytest module; uses _ROOT, _f2p_tokens, _f2p_find). */
+/** Python helpers (appended to the pytest module; uses _ROOT, _f2p_tokens, _f2p_function). */
 export const PY_GUARD = `
 _TERM = re.compile(r"^(sys\\.exit|os\\._exit|os\\.abort|exit|quit)$")
 
@@ -382,15 +382,10 @@ class _F2pGuard:
 
 def _f2p_guard(file, qualified, operand, sigs):
     """(uses, unguarded uses) of operand with a signature in sigs; None when the function is missing."""
-    path = _ROOT / file
-    try:
-        src = path.read_text(encoding="utf-8")
-        tree = ast.parse(src)
-    except (OSError, SyntaxError, ValueError):
+    found = _f2p_function(file, qualified)
+    if found is None:
         return None
-    fn = _f2p_find(tree.body, qualified.split("."))
-    if fn is None:
-        return None
+    src, fn = found
     g = _F2pGuard(src, operand, sigs)
     binds = []
     for stmt in fn.body:

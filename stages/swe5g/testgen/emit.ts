@@ -280,17 +280,23 @@ def _f2p_find(body, parts):
     return None
 
 
-def _f2p_count(file, qualified, kind, key):
-    """Occurrences of the fix pattern in the function body; None when the function is missing."""
-    path = _ROOT / file
+def _f2p_function(file, qualified):
+    """(source, def node) of the function in file; None when unreadable, unparsable or missing."""
     try:
-        src = path.read_text(encoding="utf-8")
+        src = (_ROOT / file).read_text(encoding="utf-8")
         tree = ast.parse(src)
     except (OSError, SyntaxError, ValueError):
         return None
     fn = _f2p_find(tree.body, qualified.split("."))
-    if fn is None:
+    return None if fn is None else (src, fn)
+
+
+def _f2p_count(file, qualified, kind, key):
+    """Occurrences of the fix pattern in the function body; None when the function is missing."""
+    found = _f2p_function(file, qualified)
+    if found is None:
         return None
+    src, fn = found
 
     def text(node):
         return _f2p_tokens(ast.get_source_segment(src, node) or "")
