@@ -410,35 +410,26 @@ describe('git mirror source', () => {
     );
     // the hint's second command, in the same state and without the flag, still links with the
     // file (the state keeps a copy): issue 31 measured it re-linking everything without it
-    execFileSync(
-      process.execPath,
-      [cli, '--state', state, 'run', 'swe5g-mine', '--config', join(root, 'config.yaml')],
-      { env, stdio: 'pipe' },
-    );
-    const again = JSON.parse(
-      execFileSync(
+    /** `telebench run swe5g-mine` in `st`, then the filter's record of free5gc__amf-1 there. */
+    const mineAndShow = (st: string): Candidate => {
+      const cfg = join(root, 'config.yaml');
+      execFileSync(process.execPath, [cli, '--state', st, 'run', 'swe5g-mine', '--config', cfg], {
+        env,
+        stdio: 'pipe',
+      });
+      const shown = execFileSync(
         process.execPath,
-        [cli, '--state', state, 'show', 'swe5g.filter', 'free5gc__amf-1'],
+        [cli, '--state', st, 'show', 'swe5g.filter', 'free5gc__amf-1'],
         { env, encoding: 'utf8' },
-      ),
-    ) as { output: Candidate };
-    expect(again.output.incomplete).toBe(false);
-    expect(again.output.problem_statement).toMatch(/^AMF nil GNbId panic/);
+      );
+      return (JSON.parse(shown) as { output: Candidate }).output;
+    };
+    const again = mineAndShow(state);
+    expect(again.incomplete).toBe(false);
+    expect(again.problem_statement).toMatch(/^AMF nil GNbId panic/);
     expect(existsSync(join(state, 'inputs', 'issues-from.jsonl'))).toBe(true);
     // a state never given the file links without it
-    const other = join(root, 'state-cli-none');
-    execFileSync(
-      process.execPath,
-      [cli, '--state', other, 'run', 'swe5g-mine', '--config', join(root, 'config.yaml')],
-      { env, stdio: 'pipe' },
-    );
-    const none = JSON.parse(
-      execFileSync(
-        process.execPath,
-        [cli, '--state', other, 'show', 'swe5g.filter', 'free5gc__amf-1'],
-        { env, encoding: 'utf8' },
-      ),
-    ) as { output: Candidate };
+    const none = { output: mineAndShow(join(root, 'state-cli-none')) };
     expect(none.output.incomplete).toBe(true);
   });
 
