@@ -12,7 +12,7 @@
  */
 import { describe, it, expect, beforeAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, runCli, type CliResult } from '../fixtures/cli.js';
@@ -96,6 +96,78 @@ beforeAll(async () => {
   env = { TELEBENCH_DATA_ROOT: data };
 });
 
+/**
+ * The gold patch of a nil fix turned into the issue-30 no-op: the guard's `if ... == nil {` line
+ * kept with an empty body, every other added line dropped, the hunk header recounted; the
+ * dereference after it stays as the parent had it. Throws when the gold has no such guard.
+ */
+function noopOfGold(gold: string): string {
+  const lines = gold.split('\n');
+  const guard = lines.findIndex((l) => /^\+\s*if .+ == nil \{$/.test(l));
+  expect(guard, 'the gold adds an `if ... == nil {` guard').toBeGreaterThan(0);
+  const indent = /^\+(\s*)/.exec(lines[guard]!)![1]!;
+  const out = lines.flatMap((l, i) =>
+    i === guard ? [l, `+${indent}}`] : l.startsWith('+') && !l.startsWith('+++') ? [] : [l],
+  );
+  const at = out.findIndex((l) => l.startsWith('@@'));
+  const body = out.slice(at + 1).filter((l) => l !== '');
+  const before = body.filter((l) => !l.startsWith('+')).length;
+  const after = body.filter((l) => !l.startsWith('-')).length;
+  const m = /^@@ -(\d+),\d+ \+(\d+),\d+ @@/.exec(out[at]!)!;
+  out[at] = `@@ -${m[1]},${before} +${m[2]},${after} @@`;
+  return out.join('\n');
+}
+
+/**
+ * Issue 30's first proof, through the user's path (`telebench evaluate`) on the validated real
+ * free5gc__udm-85: the gold resolves, the no-op guard before the unchanged dereference does not,
+ * and a correct fix written through a local (not the gold's text) does.
+ */
+async function verdictsOfUdm85(rows: Record<string, unknown>[]): Promise<void> {
+  const row = rows.find((r) => r.instance_id === 'free5gc__udm-85');
+  expect(row, 'free5gc__udm-85 is released').toBeDefined();
+  const gold = row!.patch as string;
+  const guard = /if (authSubs\.AuthenticationSubscription\.SequenceNumber) == nil \{/;
+  expect(gold).toMatch(guard);
+  const viaLocal = gold
+    .replace(
+      /^\+(\s*)if (authSubs\.AuthenticationSubscription\.SequenceNumber) == nil \{$/m,
+      '+$1seqNum := $2\n+$1if seqNum == nil {',
+    )
+    .replace(
+      /^@@ -(\d+),(\d+) \+(\d+),(\d+) @@/m,
+      (_, a, b, c, d) => `@@ -${a},${b} +${c},${Number(d) + 1} @@`,
+    );
+  const preds = join(work, 'udm85-preds.jsonl');
+  writeFileSync(
+    preds,
+    [
+      ['gold', gold],
+      ['noop', noopOfGold(gold)],
+      ['via_local', viaLocal],
+    ]
+      .map(([m, p]) =>
+        JSON.stringify({ instance_id: 'free5gc__udm-85', model_name_or_path: m, model_patch: p }),
+      )
+      .join('\n'),
+  );
+  const r = await cli('swe', 'free5gc-swe5g-eval-smollm2.yaml', [
+    'evaluate',
+    '--predictions',
+    preds,
+  ]);
+  expect(r.stderr).toMatch(/3 rows of this file — 2 resolved, 1 not resolved/);
+  const outcome = (run: string): string | undefined =>
+    new RegExp(`\\| ${run} \\([^|]*\\) \\| free5gc__udm-85 \\| \\w+ \\| \\d+ \\| (\\w+) \\|`).exec(
+      r.stdout,
+    )?.[1];
+  expect([outcome('gold'), outcome('noop'), outcome('via_local')]).toEqual([
+    'resolved',
+    'incomplete',
+    'resolved',
+  ]);
+}
+
 const RUNS: Record<string, () => Promise<void>> = {
   // TeleResilienceBench: SmolLM2 in process on 12 srsRANBench rows (one sequence at a time: the
   // README's counts), released, then continued by SmolLM2 as the target: a real Table I column
@@ -158,6 +230,7 @@ const RUNS: Record<string, () => Promise<void>> = {
     expect(rel.card).toContain('`free5gc-issues-offline.jsonl` (swe5g.mining.issues_from)');
     expect(rel.card).toContain('- target model(s) configured for evaluation: `smollm2:135m`');
     expect(rel.manifest.sample).toBeNull();
+    await verdictsOfUdm85(rel.rows);
     // the evaluation model's path resolves against the example's folder, not the working directory
     await cli('swe', ex, ['run', 'swe5g-eval', '--limit', '1']);
     const report = await cli('swe', ex, ['report', 'swe5g-eval']);
