@@ -93,6 +93,33 @@ function previousOf(stateDir: string, dataset: DatasetDefinition, version: strin
   };
 }
 
+/** The previous release a refresh builds on: its version, rows and cutoff. */
+export interface CarriedRelease {
+  version: string;
+  rows: readonly Record<string, unknown>[];
+  cutoff: string | null;
+}
+
+/**
+ * The rows of a refreshed release: every carried row as released (same fields, same image names
+ * and digests), then the collected rows whose key the previous release does not hold. Pure.
+ */
+export function carryOver(
+  dataset: DatasetDefinition,
+  carried: readonly Record<string, unknown>[],
+  collected: readonly Record<string, unknown>[],
+): Record<string, unknown>[] {
+  const held = new Set(carried.map((r) => dataset.key(r)));
+  return [...carried, ...collected.filter((r) => !held.has(dataset.key(r)))];
+}
+
+/** The later of two ISO 8601 UTC times (null when both are). */
+function later(a: string | null | undefined, b: string | null | undefined): string | null {
+  if (!a) return b ?? null;
+  if (!b) return a;
+  return a > b ? a : b;
+}
+
 /**
  * Builds and writes a release of `entry`.
  * @param version a version, or `auto` for `0.0.0-local.<12 hex of the content>`
@@ -100,6 +127,8 @@ function previousOf(stateDir: string, dataset: DatasetDefinition, version: strin
  *   dataset with `verify` hooks released without it gets the hooks' limitation in its card
  * @param push `--push REGISTRY`: the entry's image hooks push the rows' images and name them by
  *   digest (after the verifier, before the plan)
+ * @param carry the previous release of a refresh (rows kept as released, new keys added); the
+ *   manifest's `cutoff` is the later of its cutoff and the entry's `refresh.cutoffOf(store)`
  * @returns the write outcome (`written` or `unchanged`) and the plan
  * @throws TelebenchError `release_version_exists` when the version exists with different content,
  *   `release_rows_invalid` when a row fails the schema, `release_no_rows` when nothing is left,
@@ -113,18 +142,26 @@ export async function releaseDataset(args: {
   verifier: Verifier | null;
   push?: PushOptions | null;
   now?: Date;
+  /**
+   * `telebench refresh`: the previous release, whose rows are kept as released (the collected
+   * rows only add keys it lacks) and which the changelog diffs against; the verifier re-runs all.
+   */
+  carry?: CarriedRelease | null;
 }): Promise<WriteOutcome & { plan: ReleasePlan }> {
   const { ctx, wiring, entry } = args;
   const dataset = entry.definition;
   const images = args.push ? imageHooksOf(entry, args.push.flag) : null;
   const collected = collectRows(ctx, wiring, entry);
-  let rows = collected.rows;
+  let rows = args.carry ? carryOver(dataset, args.carry.rows, collected.rows) : collected.rows;
+  const removedReasons: Record<string, string> = {};
   const snapshotLimitations: string[] = [...(collected.limitations ?? [])];
   let verify: VerifySummary | null = null;
   if (args.verifier && rows.length > 0) {
     const result = await args.verifier(rows);
     verify = result.summary;
     rows = rows.filter((r) => result.reproduced.has(dataset.key(r)));
+    for (const d of verify.dropped)
+      removedReasons[d.instance_id] = `dropped at release: ${d.reason}`;
   }
   if (entry.verify && !verify) snapshotLimitations.push(entry.verify.unverifiedLimitation);
   if (images && args.push && rows.length > 0) rows = await images.push(rows, args.push);
@@ -167,6 +204,8 @@ export async function releaseDataset(args: {
     verify,
     snapshotLimitations,
     extraCounts: collected.leftOut,
+    cutoff: later(args.carry?.cutoff, entry.refresh?.cutoffOf(ctx.store)),
+    removedReasons,
   };
   let version = args.version;
   if (version === 'auto') {
@@ -176,7 +215,9 @@ export async function releaseDataset(args: {
   const plan = planRelease({
     ...base,
     version,
-    previous: previousOf(ctx.stateDir, dataset, version),
+    previous: args.carry
+      ? { version: args.carry.version, rows: args.carry.rows }
+      : previousOf(ctx.stateDir, dataset, version),
   });
   const outcome = writeRelease(ctx.stateDir, plan);
   ctx.log(
