@@ -37,9 +37,13 @@ export const swe5gRefresh: RefreshHooks = {
     const since = (config as HasSwe5g | null)?.swe5g?.mining?.since;
     return since ? utcOf(since) : null;
   },
+  /**
+   * The window `since` and no `swe5g.instances` list: a refresh takes every PR of the window (a
+   * list of ids, which names only PRs already known, would reject each new one as not_selected).
+   */
   narrow(config, since) {
     const whole = (config ?? {}) as HasSwe5g & Record<string, unknown>;
-    const swe5g = whole.swe5g ?? swe5gConfigSchema.parse({});
+    const { instances: _dropped, ...swe5g } = whole.swe5g ?? swe5gConfigSchema.parse({});
     return { ...whole, swe5g: { ...swe5g, mining: { ...swe5g.mining, since } } };
   },
   cutoffOf: latestMerged,
