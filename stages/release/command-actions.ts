@@ -219,12 +219,14 @@ export async function refreshAction(
       cutoff: prev.manifest.cutoff ?? null,
     };
     const added = newKeys(ctx, wiring, entry, carry);
-    if (added.length === 0) {
+    const nothingNew = (why: string) =>
       process.stdout.write(
-        `nothing new: no ${id} row landed at or after ${since} that ${prev.manifest.version} lacks; ${prev.manifest.version} stays the latest release (no version written)\n`,
+        `nothing new: ${why}; ${prev.manifest.version} stays the latest release (no version written)\n`,
       );
-      return;
-    }
+    if (added.length === 0)
+      return nothingNew(
+        `no ${id} row landed at or after ${since} that ${prev.manifest.version} lacks`,
+      );
     const out = await releaseDataset({
       ctx,
       wiring,
@@ -233,6 +235,10 @@ export async function refreshAction(
       verifier,
       carry,
     });
+    if (!out.plan)
+      return nothingNew(
+        `the ${added.length} new candidate(s) (${added.join(', ')}) did not reproduce at release`,
+      );
     const keys = new Set(out.plan.rows.map((r) => entry.definition.key(r)));
     const removed = prev.rows.filter((r) => !keys.has(entry.definition.key(r))).length;
     process.stdout.write(

@@ -113,6 +113,16 @@ export function carryOver(
   return [...carried, ...collected.filter((r) => !held.has(dataset.key(r)))];
 }
 
+/** Whether two row lists hold the same keys. */
+function sameKeys(
+  dataset: DatasetDefinition,
+  a: readonly Record<string, unknown>[],
+  b: readonly Record<string, unknown>[],
+): boolean {
+  const ka = new Set(a.map((r) => dataset.key(r)));
+  return ka.size === b.length && b.every((r) => ka.has(dataset.key(r)));
+}
+
 /** The later of two ISO 8601 UTC times (null when both are). */
 function later(a: string | null | undefined, b: string | null | undefined): string | null {
   if (!a) return b ?? null;
@@ -129,7 +139,8 @@ function later(a: string | null | undefined, b: string | null | undefined): stri
  *   digest (after the verifier, before the plan)
  * @param carry the previous release of a refresh (rows kept as released, new keys added); the
  *   manifest's `cutoff` is the later of its cutoff and the entry's `refresh.cutoffOf(store)`
- * @returns the write outcome (`written` or `unchanged`) and the plan
+ * @returns the write outcome (`written` or `unchanged`) and the plan; with `carry`, when the rows
+ *   left after the verifier are the carried ones: `unchanged` at the carried version, plan null
  * @throws TelebenchError `release_version_exists` when the version exists with different content,
  *   `release_rows_invalid` when a row fails the schema, `release_no_rows` when nothing is left,
  *   `release_no_images` (tier config) when `push` is given for a dataset without images
@@ -147,7 +158,7 @@ export async function releaseDataset(args: {
    * rows only add keys it lacks) and which the changelog diffs against; the verifier re-runs all.
    */
   carry?: CarriedRelease | null;
-}): Promise<WriteOutcome & { plan: ReleasePlan }> {
+}): Promise<WriteOutcome & { plan: ReleasePlan | null }> {
   const { ctx, wiring, entry } = args;
   const dataset = entry.definition;
   const images = args.push ? imageHooksOf(entry, args.push.flag) : null;
@@ -171,6 +182,15 @@ export async function releaseDataset(args: {
       `nothing to release for ${dataset.id}: stage "${collected.source}" holds no releasable rows${collected.leftOut.incomplete_left_out ? ` (${collected.leftOut.incomplete_left_out} incomplete left out)` : ''}`,
       { tier: 'config', context: { dataset: dataset.id, source: collected.source } },
     );
+  }
+  if (args.carry && sameKeys(dataset, args.carry.rows, rows)) {
+    // a refresh whose new candidates were all dropped: N stays the latest, nothing is written
+    const dir = releaseDir(ctx.stateDir, dataset.id, args.carry.version);
+    const manifest = readManifest(dir);
+    if (manifest) {
+      ctx.log(`${dataset.id}: nothing new against ${args.carry.version}; no version written`);
+      return { status: 'unchanged', dir, manifest, plan: null };
+    }
   }
   const branch = wiring.pipelineStages(entry.pipeline);
   const stageVersions: Record<string, number> = {};
