@@ -101,13 +101,29 @@ export interface RunFlags {
   verbose?: boolean;
 }
 
+/** What a command that runs a pipeline for its own ends (`telebench refresh`) changes. */
+export interface RunOptions {
+  /** The configuration the run uses, from the loaded file's (recorded in the run manifest). */
+  adjust?: (config: AppConfig) => AppConfig;
+  /** The command printed after "to resume:" when the run stops (default: this `run`). */
+  resume?: readonly string[];
+}
+
 /**
  * `telebench run <pipeline>`: runs (or with `dryRun` plans) the pipeline in the state folder.
+ * @param opts `adjust`: the configuration to run with, derived from the loaded one; `resume`: the
+ *   command the stop message names instead of this `run`
  * @returns the exit code (0 done, 1 items failed, 3 a stage stopped at preflight, 130/143 signals)
  * @throws ConfigError (exit 2) for an unknown pipeline or stage, a bad configuration or state folder
  */
-export async function runCommand(pipelineName: string, flags: RunFlags): Promise<number> {
-  const { file, config } = loadAppConfig(flags.config);
+export async function runCommand(
+  pipelineName: string,
+  flags: RunFlags,
+  opts: RunOptions = {},
+): Promise<number> {
+  const loaded = loadAppConfig(flags.config);
+  const file = loaded.file;
+  const config = opts.adjust ? opts.adjust(loaded.config) : loaded.config;
   const pipeline = pipelines.get(pipelineName);
   if (!pipeline) {
     throw new ConfigError(
@@ -217,8 +233,9 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
     if (anyFailed || flags.retryFailed) argv.push('--retry-failed');
     // with --retry-failed and failing again: the same command alone would fail the same way
     const again = flags.retryFailed && anyFailed;
+    const resume = opts.resume ? [...selfCommand(), ...opts.resume] : argv;
     process.stderr.write(
-      `${again ? 'items failed although --retry-failed was given: fix the cause their messages above name before running again; ' : ''}to resume: ${argv.map(shellQuote).join(' ')}\n`,
+      `${again ? 'items failed although --retry-failed was given: fix the cause their messages above name before running again; ' : ''}to resume: ${resume.map(shellQuote).join(' ')}\n`,
     );
   }
   unlock();

@@ -66,6 +66,13 @@ export interface ReleaseInput {
   previous: { version: string; rows: readonly Record<string, unknown>[] } | null;
   /** Extra manifest counts (e.g. incomplete candidates left out). */
   extraCounts?: Record<string, number>;
+  /**
+   * Latest landing time (ISO 8601 UTC) of what the release's candidates cover: where the next
+   * `telebench refresh` starts mining; null or absent when the dataset has no such time.
+   */
+  cutoff?: string | null;
+  /** Why a row of the previous version is not in this one, by key (the changelog says so). */
+  removedReasons?: Readonly<Record<string, string>>;
 }
 
 /** One file of a release: path relative to the release folder, bytes, sha256 hex. */
@@ -81,6 +88,11 @@ export interface ReleaseManifest {
   version: string;
   created_at: string;
   previous_version: string | null;
+  /**
+   * Latest landing time (ISO 8601 UTC, SWE-Bench 5G: `merged_at`) among the candidates mined for
+   * this release; `telebench refresh` mines from here. Null when unknown (older releases).
+   */
+  cutoff?: string | null;
   content_digest: string;
   git_sha: string | null;
   config_hash: string;
@@ -247,6 +259,7 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
         version: input.version,
         rows,
         previous: input.previous,
+        removedReasons: input.removedReasons,
       }),
     ),
   );
@@ -256,6 +269,7 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
     version: input.version,
     created_at: input.createdAt,
     previous_version: input.previous?.version ?? null,
+    cutoff: input.cutoff ?? null,
     content_digest: contentDigest(files),
     git_sha: input.provenance.gitSha,
     config_hash: input.provenance.configHash,

@@ -38,12 +38,17 @@ export function diffRows(
   return { added, removed, changed };
 }
 
-/** CHANGELOG.md text of a release. */
+/**
+ * CHANGELOG.md text of a release: the counts against the previous version, then the keys added,
+ * removed (each with its reason when `removedReasons` has one) and changed (with the fields).
+ */
 export function renderChangelog(args: {
   dataset: DatasetDefinition;
   version: string;
   rows: readonly Record<string, unknown>[];
   previous: { version: string; rows: readonly Record<string, unknown>[] } | null;
+  /** Why a removed row left, by key (a gold patch that stopped passing, a withdrawn PR). */
+  removedReasons?: Readonly<Record<string, string>>;
 }): string {
   const lines = [`# Changelog of ${args.dataset.prettyName}`, '', `## ${args.version}`, ''];
   if (!args.previous) {
@@ -57,6 +62,8 @@ export function renderChangelog(args: {
   );
   if (d.added.length) lines.push(`- added: ${listed(d.added)}`);
   if (d.removed.length) lines.push(`- removed: ${listed(d.removed)}`);
+  for (const k of d.removed.slice(0, MAX_LISTED))
+    if (args.removedReasons?.[k]) lines.push(`  - \`${k}\`: ${args.removedReasons[k]}`);
   for (const c of d.changed.slice(0, MAX_LISTED))
     lines.push(`- changed \`${c.key}\`: ${c.fields.join(', ')}`);
   if (d.changed.length > MAX_LISTED)

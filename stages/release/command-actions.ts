@@ -12,8 +12,9 @@ import { secret } from '../../pipeline/secrets.js';
 import { TelebenchError } from '../../pipeline/errors.js';
 import type { StoreReader } from '../../pipeline/stage.js';
 import { storeReader } from '../../pipeline/runner.js';
-import { appConfigSchema } from '../config.js';
+import { appConfigSchema, type AppConfig } from '../config.js';
 import { imageHooksOf, releaseDataset, type ReleaseWiring } from './release.js';
+import { latestRelease, newKeys, refreshHooksOf, refreshSince } from './refresh.js';
 import { releaseSettings } from './config.js';
 import { formatChanges, publishRelease } from './publish.js';
 import { verifyRelease } from './verify.js';
@@ -162,4 +163,88 @@ export async function verifyAction(
   process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   if (summary.gold_resolved !== summary.attempted || summary.empty_patch_resolved > 0)
     process.exitCode = 1;
+}
+
+/**
+ * `telebench refresh <dataset> [--version V|auto]`: the pipeline over what landed since the latest
+ * release's cutoff, then release N+1 (previous rows as released + new ones), or "nothing new"
+ * (exit 0, no version written). A pipeline run that does not finish stops here with its exit code
+ * and writes no release; the next refresh retries its failed items (`--retry-failed`).
+ */
+export async function refreshAction(
+  name: string,
+  flags: { version: string; config?: string; verify: boolean },
+  cmd: Command,
+  wiring: ReleaseWiring,
+): Promise<void> {
+  const entry = wiring.datasets.byName(name);
+  const id = entry.definition.id;
+  const hooks = refreshHooksOf(entry);
+  if (flags.version !== 'auto') checkVersion(flags.version);
+  const configFile = configPath(flags.config);
+  const config = loadConfigFile(configFile, appConfigSchema);
+  const stateFlag = cmd.optsWithGlobals().state as string | undefined;
+  const stateDir = resolveStateDir(stateFlag);
+  const prev = latestRelease(stateDir, id);
+  const since = refreshSince(hooks, prev, config, configFile);
+  const narrowed = hooks.narrow(config, since) as AppConfig;
+  stderrLog(
+    `refresh ${id}: from ${prev.manifest.version} (${prev.rows.length} rows, cutoff ${prev.manifest.cutoff ?? 'not recorded'}); running ${entry.pipeline} on what landed at or after ${since}`,
+  );
+  const { runCommand } = await import('../../pipeline/cli/commands.js');
+  const resume = ['refresh', name, ...(flags.config ? ['--config', flags.config] : [])];
+  if (stateFlag) resume.unshift('--state', stateFlag);
+  const code = await runCommand(
+    entry.pipeline,
+    { config: configFile, state: stateFlag, retryFailed: true },
+    { adjust: () => narrowed, resume },
+  );
+  if (code !== 0) {
+    stderrLog(
+      `refresh ${id}: the ${entry.pipeline} run exited ${code}; no release written (${prev.manifest.version} stays the latest)`,
+    );
+    process.exitCode = code;
+    return;
+  }
+  const settings = releaseSettings(narrowed);
+  const verifier =
+    flags.verify && settings.verify_before_release && entry.verify
+      ? entry.verify.verifier(narrowed, { stateDir, configFile, log: stderrLog })
+      : null;
+  await withState(stateFlag, wiring, async ({ dir, reader }) => {
+    const ctx = { store: reader, config: narrowed, stateDir: dir, log: stderrLog };
+    const carry = {
+      version: prev.manifest.version,
+      rows: prev.rows,
+      cutoff: prev.manifest.cutoff ?? null,
+    };
+    const added = newKeys(ctx, wiring, entry, carry);
+    const nothingNew = (why: string) =>
+      process.stdout.write(
+        `nothing new: ${why}; ${prev.manifest.version} stays the latest release (no version written)\n`,
+      );
+    if (added.length === 0)
+      return nothingNew(
+        `no ${id} row landed at or after ${since} that ${prev.manifest.version} lacks`,
+      );
+    const out = await releaseDataset({
+      ctx,
+      wiring,
+      entry,
+      version: flags.version,
+      verifier,
+      carry,
+    });
+    if (!out.plan)
+      return nothingNew(
+        `the ${added.length} new candidate(s) (${added.join(', ')}) did not reproduce at release`,
+      );
+    const keys = new Set(out.plan.rows.map((r) => entry.definition.key(r)));
+    const removed = prev.rows.filter((r) => !keys.has(entry.definition.key(r))).length;
+    process.stdout.write(
+      `refreshed: ${id} ${prev.manifest.version} -> ${out.manifest.version} (${out.status}) at ${out.dir}\n` +
+        `  rows ${prev.rows.length} -> ${out.manifest.counts.rows}; new candidates released ${added.filter((k) => keys.has(k)).length} of ${added.length}; removed ${removed}\n` +
+        `  cutoff ${out.manifest.cutoff ?? 'unknown'} (the next refresh mines from here)\n`,
+    );
+  });
 }

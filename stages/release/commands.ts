@@ -3,6 +3,7 @@
  *   telebench release <dataset> --version V [--config F] [--no-verify] [--push REGISTRY]
  *   telebench publish <dataset> <V> [--repo owner/name] [--dry-run] [--config F] [--push REGISTRY]
  *   telebench verify  <dataset> <V> [--config F]
+ *   telebench refresh <dataset> [--version V|auto] [--config F] [--no-verify]
  * `<dataset>` is the id or an alias of a registered dataset (`stages/index.ts`, `DATASET_ENTRIES`):
  * `swe-bench-5g` (alias `swe5g`) or `teleresiliencebench` (alias `resilience`).
  */
@@ -47,7 +48,7 @@ async function cliAction(body: () => Promise<void>): Promise<void> {
 }
 
 /**
- * The three commands, as functions adding themselves to the program. Registering throws nothing
+ * The four commands, as functions adding themselves to the program. Registering throws nothing
  * and loads nothing: `wiring` and the actions are loaded when a command runs.
  * When a command runs, its action prints other TelebenchErrors as one line with exit code 1
  * (`hub_branch_moved`, `hub_unavailable`, `hub_version_exists`, ...) and rethrows to the CLI:
@@ -56,6 +57,7 @@ async function cliAction(body: () => Promise<void>): Promise<void> {
  * @throws TelebenchError (from an action, tier config/preflight/bug) `publish_repo_missing`,
  *   `hub_token_missing`, `hub_unauthorized`, `release_not_found`, `release_version_exists`,
  *   `release_rows_invalid`, `unknown_stage`, `verify_not_applicable`, `verify_unavailable`,
+ *   `refresh_no_release`, `refresh_no_cutoff`, `refresh_not_supported`,
  *   and with `--push`: `release_no_images` (a dataset whose rows name no images), `release_image_missing`, `release_image_changed`, `publish_images_local`
  *   (tier config) and `registry_push_failed` (tier infra, printed as one line, exit 1)
  */
@@ -114,6 +116,29 @@ export function releaseCommands(
           ) =>
             cliAction(async () =>
               (await actions()).publishAction(name, version, flags, cmd, await wiring()),
+            ),
+        ),
+    (program) =>
+      program
+        .command('refresh')
+        .description(
+          'the next release from the latest one in the state: mine what landed since its cutoff, run only the new candidates, release the previous rows plus the new ones with a changelog; nothing new -> no version (exit 0)',
+        )
+        .argument('<dataset>', `${DATASET_ARG}, one mined from a history (swe-bench-5g)`)
+        .option('--version <V>', 'version of the new release (e.g. 1.1.0), or auto', 'auto')
+        .option('--config <file>', 'configuration file (default config/default.yaml)')
+        .option(
+          '--no-verify',
+          'SWE-Bench 5G: do not re-run the gold patches first (the card says so)',
+        )
+        .action(
+          (
+            name: string,
+            flags: { version: string; config?: string; verify: boolean },
+            cmd: Command,
+          ) =>
+            cliAction(async () =>
+              (await actions()).refreshAction(name, flags, cmd, await wiring()),
             ),
         ),
     (program) =>

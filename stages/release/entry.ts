@@ -88,6 +88,24 @@ export interface VerifyHooks<Row> {
   unverifiedLimitation: string;
 }
 
+/**
+ * How a dataset is refreshed (`telebench refresh`): its candidates carry a landing time, so the
+ * next release mines only what landed at or after the previous release's cutoff.
+ */
+export interface RefreshHooks {
+  /** Config key of the window start, for messages (`swe5g.mining.since`). */
+  readonly sinceKey: string;
+  /** The window start the configuration itself sets (ISO 8601), or null. */
+  configuredSince(config: unknown): string | null;
+  /** The configuration with the window start set to `since` (ISO 8601 UTC); pure. */
+  narrow(config: unknown, since: string): unknown;
+  /**
+   * The cutoff of what the store's candidates cover: the latest landing time (ISO 8601 UTC) among
+   * them, or null when none was mined. Recorded in the manifest (`cutoff`).
+   */
+  cutoffOf(store: StoreReader): string | null;
+}
+
 /** Rows of one done item of a stage whose item is not one row, and its rejected rows by reason. */
 export type FunnelRows = (output: unknown) => { rows: number; rejected: Record<string, number> };
 
@@ -118,6 +136,8 @@ export interface DatasetEntry<Row extends Record<string, unknown> = Record<strin
   readonly verify?: VerifyHooks<Row>;
   /** Present when rows name container images (`--push REGISTRY`). */
   readonly images?: ImageHooks<Row>;
+  /** Present when the dataset can be refreshed from its latest release (`telebench refresh`). */
+  readonly refresh?: RefreshHooks;
   /**
    * Stages a dataset brings with it, registered with the entry (`stages/index.ts` adds them to
    * the stage registry). SWE-Bench 5G and TeleResilienceBench register theirs as branches there.

@@ -93,6 +93,43 @@ function previousOf(stateDir: string, dataset: DatasetDefinition, version: strin
   };
 }
 
+/** The previous release a refresh builds on: its version, rows and cutoff. */
+export interface CarriedRelease {
+  version: string;
+  rows: readonly Record<string, unknown>[];
+  cutoff: string | null;
+}
+
+/**
+ * The rows of a refreshed release: every carried row as released (same fields, same image names
+ * and digests), then the collected rows whose key the previous release does not hold. Pure.
+ */
+export function carryOver(
+  dataset: DatasetDefinition,
+  carried: readonly Record<string, unknown>[],
+  collected: readonly Record<string, unknown>[],
+): Record<string, unknown>[] {
+  const held = new Set(carried.map((r) => dataset.key(r)));
+  return [...carried, ...collected.filter((r) => !held.has(dataset.key(r)))];
+}
+
+/** Whether two row lists hold the same keys. */
+function sameKeys(
+  dataset: DatasetDefinition,
+  a: readonly Record<string, unknown>[],
+  b: readonly Record<string, unknown>[],
+): boolean {
+  const ka = new Set(a.map((r) => dataset.key(r)));
+  return ka.size === b.length && b.every((r) => ka.has(dataset.key(r)));
+}
+
+/** The later of two ISO 8601 UTC times (null when both are). */
+function later(a: string | null | undefined, b: string | null | undefined): string | null {
+  if (!a) return b ?? null;
+  if (!b) return a;
+  return a > b ? a : b;
+}
+
 /**
  * Builds and writes a release of `entry`.
  * @param version a version, or `auto` for `0.0.0-local.<12 hex of the content>`
@@ -100,7 +137,10 @@ function previousOf(stateDir: string, dataset: DatasetDefinition, version: strin
  *   dataset with `verify` hooks released without it gets the hooks' limitation in its card
  * @param push `--push REGISTRY`: the entry's image hooks push the rows' images and name them by
  *   digest (after the verifier, before the plan)
- * @returns the write outcome (`written` or `unchanged`) and the plan
+ * @param carry the previous release of a refresh (rows kept as released, new keys added); the
+ *   manifest's `cutoff` is the later of its cutoff and the entry's `refresh.cutoffOf(store)`
+ * @returns the write outcome (`written` or `unchanged`) and the plan; with `carry`, when the rows
+ *   left after the verifier are the carried ones: `unchanged` at the carried version, plan null
  * @throws TelebenchError `release_version_exists` when the version exists with different content,
  *   `release_rows_invalid` when a row fails the schema, `release_no_rows` when nothing is left,
  *   `release_no_images` (tier config) when `push` is given for a dataset without images
@@ -113,18 +153,26 @@ export async function releaseDataset(args: {
   verifier: Verifier | null;
   push?: PushOptions | null;
   now?: Date;
-}): Promise<WriteOutcome & { plan: ReleasePlan }> {
+  /**
+   * `telebench refresh`: the previous release, whose rows are kept as released (the collected
+   * rows only add keys it lacks) and which the changelog diffs against; the verifier re-runs all.
+   */
+  carry?: CarriedRelease | null;
+}): Promise<WriteOutcome & { plan: ReleasePlan | null }> {
   const { ctx, wiring, entry } = args;
   const dataset = entry.definition;
   const images = args.push ? imageHooksOf(entry, args.push.flag) : null;
   const collected = collectRows(ctx, wiring, entry);
-  let rows = collected.rows;
+  let rows = args.carry ? carryOver(dataset, args.carry.rows, collected.rows) : collected.rows;
+  const removedReasons: Record<string, string> = {};
   const snapshotLimitations: string[] = [...(collected.limitations ?? [])];
   let verify: VerifySummary | null = null;
   if (args.verifier && rows.length > 0) {
     const result = await args.verifier(rows);
     verify = result.summary;
     rows = rows.filter((r) => result.reproduced.has(dataset.key(r)));
+    for (const d of verify.dropped)
+      removedReasons[d.instance_id] = `dropped at release: ${d.reason}`;
   }
   if (entry.verify && !verify) snapshotLimitations.push(entry.verify.unverifiedLimitation);
   if (images && args.push && rows.length > 0) rows = await images.push(rows, args.push);
@@ -134,6 +182,15 @@ export async function releaseDataset(args: {
       `nothing to release for ${dataset.id}: stage "${collected.source}" holds no releasable rows${collected.leftOut.incomplete_left_out ? ` (${collected.leftOut.incomplete_left_out} incomplete left out)` : ''}`,
       { tier: 'config', context: { dataset: dataset.id, source: collected.source } },
     );
+  }
+  if (args.carry && sameKeys(dataset, args.carry.rows, rows)) {
+    // a refresh whose new candidates were all dropped: N stays the latest, nothing is written
+    const dir = releaseDir(ctx.stateDir, dataset.id, args.carry.version);
+    const manifest = readManifest(dir);
+    if (manifest) {
+      ctx.log(`${dataset.id}: nothing new against ${args.carry.version}; no version written`);
+      return { status: 'unchanged', dir, manifest, plan: null };
+    }
   }
   const branch = wiring.pipelineStages(entry.pipeline);
   const stageVersions: Record<string, number> = {};
@@ -167,6 +224,8 @@ export async function releaseDataset(args: {
     verify,
     snapshotLimitations,
     extraCounts: collected.leftOut,
+    cutoff: later(args.carry?.cutoff, entry.refresh?.cutoffOf(ctx.store)),
+    removedReasons,
   };
   let version = args.version;
   if (version === 'auto') {
@@ -176,7 +235,9 @@ export async function releaseDataset(args: {
   const plan = planRelease({
     ...base,
     version,
-    previous: previousOf(ctx.stateDir, dataset, version),
+    previous: args.carry
+      ? { version: args.carry.version, rows: args.carry.rows }
+      : previousOf(ctx.stateDir, dataset, version),
   });
   const outcome = writeRelease(ctx.stateDir, plan);
   ctx.log(

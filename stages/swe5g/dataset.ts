@@ -22,6 +22,7 @@ import { validateStage } from './validate/validate.js';
 import { auditStage } from './audit/audit.js';
 import { MUTANT_KINDS } from './audit/mutants.js';
 import { swe5gConfigSchema, type HasSwe5g } from './config.js';
+import { swe5gRefresh } from './refresh.js';
 import {
   ROW_FIELDS,
   type CandidateSource,
@@ -280,4 +281,5 @@ export const swe5gEntry = defineDatasetEntry<Swe5gRow>({
       'The gold patches of this snapshot were not re-run before release (`telebench verify` was not part of it).',
   },
   images: { push: pushImages, republish: republishImages },
+  refresh: swe5gRefresh,
 });

@@ -259,6 +259,21 @@ const RUNS: Record<string, () => Promise<void>> = {
     const r = await cli('magma', ex, ['run', 'swe5g', '--limit', '1', '--only', 'swe5g.mine']);
     expect(r.stderr).toMatch(/swe5g\.mine: completed — 1 done/);
   },
+  // A monthly refresh: valid as shipped, and a refresh of a state with no release yet stops with
+  // exit 2 naming the folder and the first release to write (the refresh itself on a built
+  // history: test/stages/release/refresh.test.ts; on the Open5GS mirror: docs/results/refresh.md)
+  'swe5g-monthly-refresh.yaml': async () => {
+    const ex = 'swe5g-monthly-refresh.yaml';
+    await cli('live', ex, ['config', 'check']);
+    const r = await runCli(
+      ['--state', join(work, 'live'), 'refresh', 'swe5g', '--config', join(EXAMPLES, ex)],
+      env,
+      work,
+    );
+    expect(r.code, r.stderr.slice(-4000)).toBe(2);
+    expect(r.stderr).toContain(`no release of swe-bench-5g to refresh in ${join(work, 'live')}`);
+    expect(r.stderr).toContain('telebench release swe-bench-5g --version V');
+  },
 };
 
 /**
