@@ -102,18 +102,43 @@ export interface RunFlags {
 }
 
 /**
+ * What a command built on `run` changes in it (`telebench plan` runs a sample this way): never
+ * set by the command line itself.
+ */
+export interface RunVariant {
+  /** The configuration the run uses, made from the file's (recorded in the run's manifest). */
+  config?: (config: AppConfig) => AppConfig;
+  /** Run only these stages of the pipeline (its order kept; the others' outputs read as stored). */
+  stages?: readonly string[];
+  /** In a pipe, write no event lines on stdout (the caller prints its own result there). */
+  quiet?: boolean;
+  /** The words of the command that resumes this run (default `telebench run <pipeline> ...`). */
+  resume?: readonly string[];
+}
+
+/**
  * `telebench run <pipeline>`: runs (or with `dryRun` plans) the pipeline in the state folder.
+ * @param variant what a command built on `run` changes (configuration, stages, output)
  * @returns the exit code (0 done, 1 items failed, 3 a stage stopped at preflight, 130/143 signals)
  * @throws ConfigError (exit 2) for an unknown pipeline or stage, a bad configuration or state folder
  */
-export async function runCommand(pipelineName: string, flags: RunFlags): Promise<number> {
-  const { file, config } = loadAppConfig(flags.config);
-  const pipeline = pipelines.get(pipelineName);
-  if (!pipeline) {
+export async function runCommand(
+  pipelineName: string,
+  flags: RunFlags,
+  variant: RunVariant = {},
+): Promise<number> {
+  const loaded = loadAppConfig(flags.config);
+  const file = loaded.file;
+  const config = variant.config ? variant.config(loaded.config) : loaded.config;
+  const named = pipelines.get(pipelineName);
+  if (!named) {
     throw new ConfigError(
       `unknown pipeline "${pipelineName}"; available: ${[...pipelines.keys()].join(', ')}`,
     );
   }
+  const pipeline = variant.stages
+    ? { ...named, stages: named.stages.filter((s) => variant.stages!.includes(s)) }
+    : named;
   const order = selectStages(pipeline, registry, { only: flags.only, from: flags.from });
   // the files the config names by relative paths, for the branches that run: all at once, now
   checkConfigPaths(file, config, order);
@@ -140,7 +165,9 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
   const tty = process.stderr.isTTY === true && !process.env.CI;
   const closeRender = tty
     ? ttyRenderer(bus)
-    : jsonLinesRenderer(bus, process.stdout, flags.verbose);
+    : variant.quiet
+      ? () => undefined
+      : jsonLinesRenderer(bus, process.stdout, flags.verbose);
   const stopWaiting = waitingReporter(
     bus,
     Number(process.env.TELEBENCH_WAITING_EVERY_MS ?? 30_000),
@@ -204,7 +231,9 @@ export async function runCommand(pipelineName: string, flags: RunFlags): Promise
   process.stderr.write(
     `telebench run ${pipelineName} (${runId}) exit ${result.exitCode}\n${lines.join('\n')}\n`,
   );
-  if (result.exitCode !== 0) {
+  if (result.exitCode !== 0 && variant.resume) {
+    process.stderr.write(`to resume: ${variant.resume.map(shellQuote).join(' ')}\n`);
+  } else if (result.exitCode !== 0) {
     const argv = [...selfCommand(), 'run', pipelineName];
     if (flags.config) argv.push('--config', flags.config);
     if (flags.state) argv.push('--state', flags.state);
