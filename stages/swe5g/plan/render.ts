@@ -80,11 +80,11 @@ export function planMarkdown(e: PlanEstimate): string {
   ];
   for (const p of e.projects)
     out.push(
-      `| ${p.project} | ${p.candidates} | ${countText(p.resolved)} | ${countText(p.tests)} | ${countText(p.validated)} | ${spanText(p.hours, 1)} | ${spanText(p.env_images)} | ${spanText(p.instance_images)} | ${spanText(p.disk_gib, 1)} |`,
+      `| ${p.project} | ${num(p.candidates, 0)} | ${countText(p.resolved)} | ${countText(p.tests)} | ${countText(p.validated)} | ${spanText(p.hours, 1)} | ${spanText(p.env_images)} | ${spanText(p.instance_images)} | ${spanText(p.disk_gib, 1)} |`,
     );
   const t = e.total;
   out.push(
-    `| total | ${t.candidates} | | ${spanText(t.tests)} | ${spanText(t.validated)} | ${spanText(t.hours, 1)} | ${spanText(t.env_images)} | ${spanText(t.instance_images)} | ${spanText(t.disk_gib, 1)} |`,
+    `| total | ${num(t.candidates, 0)} | | ${spanText(t.tests)} | ${spanText(t.validated)} | ${spanText(t.hours, 1)} | ${spanText(t.env_images)} | ${spanText(t.instance_images)} | ${spanText(t.disk_gib, 1)} |`,
     '',
     `Hours: the stages ${[...new Set(e.projects.flatMap((p) => p.timed_stages))].join(', ')} one after another at the configured concurrency (${Object.entries(
       e.concurrency,
@@ -108,7 +108,7 @@ export function planMarkdown(e: PlanEstimate): string {
       .map((l) => `${l.stage}: ${l.reason} ${countText(l.projected)}`)
       .join(', ');
     out.push(
-      `| ${p.project} | ${p.funnel.mined} | ${p.funnel.linked} | ${p.funnel.kept} | ${rej || 'none'} | ${lost || 'none'} |`,
+      `| ${p.project} | ${num(p.funnel.mined, 0)} | ${num(p.funnel.linked, 0)} | ${num(p.funnel.kept, 0)} | ${rej || 'none'} | ${lost || 'none'} |`,
     );
   }
   const missing = Object.entries(e.not_mined);
