@@ -1,6 +1,6 @@
 /**
  * The CLI's light view of the stages: the pipeline names and the commands that the dataset
- * branches add (`release`, `publish`, `verify`, `mine`, `images`, `score`, `evaluate`). Importing
+ * branches add (`release`, `publish`, `verify`, `mine`, `plan`, `images`, `score`, `evaluate`). Importing
  * this file loads no stage: each command module declares its command and loads what it does on
  * first run, so `telebench --help` stays fast (`bench/cli-start.bench.ts`). `stages/index.ts` holds
  * the stages and pipelines themselves; `test/pipeline/cli-package.test.ts` checks that
@@ -12,6 +12,7 @@ import { addScoreCommand } from './resilience-eval/commands.js';
 import { addImagesCommand } from './swe5g/build/images-cli.js';
 import { releaseCommands } from './release/commands.js';
 import { addEvaluateCommand } from './swe5g/evaluate/command.js';
+import { addPlanCommand } from './swe5g/plan/cli.js';
 
 /** Every pipeline name, in `stages/index.ts`'s order (for `telebench run --help`). */
 export const PIPELINE_NAMES: readonly string[] = [
@@ -29,6 +30,7 @@ export const PIPELINE_NAMES: readonly string[] = [
 export const stageCommands: ((program: Command) => void)[] = [
   ...releaseCommands(async () => (await import('./index.js')).releaseWiring),
   addMineCommand,
+  addPlanCommand,
   addImagesCommand,
   addScoreCommand,
   addEvaluateCommand,

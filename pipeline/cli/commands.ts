@@ -101,35 +101,44 @@ export interface RunFlags {
   verbose?: boolean;
 }
 
-/** What a command that runs a pipeline for its own ends (`telebench refresh`) changes. */
-export interface RunOptions {
-  /** The configuration the run uses, from the loaded file's (recorded in the run manifest). */
-  adjust?: (config: AppConfig) => AppConfig;
-  /** The command printed after "to resume:" when the run stops (default: this `run`). */
+/**
+ * What a command built on `run` changes in it (`telebench plan` runs a sample this way): never
+ * set by the command line itself.
+ */
+export interface RunVariant {
+  /** The configuration the run uses, made from the file's (recorded in the run's manifest). */
+  config?: (config: AppConfig) => AppConfig;
+  /** Run only these stages of the pipeline (its order kept; the others' outputs read as stored). */
+  stages?: readonly string[];
+  /** In a pipe, write no event lines on stdout (the caller prints its own result there). */
+  quiet?: boolean;
+  /** The words of the command that resumes this run (default `telebench run <pipeline> ...`). */
   resume?: readonly string[];
 }
 
 /**
  * `telebench run <pipeline>`: runs (or with `dryRun` plans) the pipeline in the state folder.
- * @param opts `adjust`: the configuration to run with, derived from the loaded one; `resume`: the
- *   command the stop message names instead of this `run`
+ * @param variant what a command built on `run` changes (configuration, stages, output)
  * @returns the exit code (0 done, 1 items failed, 3 a stage stopped at preflight, 130/143 signals)
  * @throws ConfigError (exit 2) for an unknown pipeline or stage, a bad configuration or state folder
  */
 export async function runCommand(
   pipelineName: string,
   flags: RunFlags,
-  opts: RunOptions = {},
+  variant: RunVariant = {},
 ): Promise<number> {
   const loaded = loadAppConfig(flags.config);
   const file = loaded.file;
-  const config = opts.adjust ? opts.adjust(loaded.config) : loaded.config;
-  const pipeline = pipelines.get(pipelineName);
-  if (!pipeline) {
+  const config = variant.config ? variant.config(loaded.config) : loaded.config;
+  const named = pipelines.get(pipelineName);
+  if (!named) {
     throw new ConfigError(
       `unknown pipeline "${pipelineName}"; available: ${[...pipelines.keys()].join(', ')}`,
     );
   }
+  const pipeline = variant.stages
+    ? { ...named, stages: named.stages.filter((s) => variant.stages!.includes(s)) }
+    : named;
   const order = selectStages(pipeline, registry, { only: flags.only, from: flags.from });
   // the files the config names by relative paths, for the branches that run: all at once, now
   checkConfigPaths(file, config, order);
@@ -156,7 +165,9 @@ export async function runCommand(
   const tty = process.stderr.isTTY === true && !process.env.CI;
   const closeRender = tty
     ? ttyRenderer(bus)
-    : jsonLinesRenderer(bus, process.stdout, flags.verbose);
+    : variant.quiet
+      ? () => undefined
+      : jsonLinesRenderer(bus, process.stdout, flags.verbose);
   const stopWaiting = waitingReporter(
     bus,
     Number(process.env.TELEBENCH_WAITING_EVERY_MS ?? 30_000),
@@ -233,7 +244,7 @@ export async function runCommand(
     if (anyFailed || flags.retryFailed) argv.push('--retry-failed');
     // with --retry-failed and failing again: the same command alone would fail the same way
     const again = flags.retryFailed && anyFailed;
-    const resume = opts.resume ? [...selfCommand(), ...opts.resume] : argv;
+    const resume = variant.resume ?? argv;
     process.stderr.write(
       `${again ? 'items failed although --retry-failed was given: fix the cause their messages above name before running again; ' : ''}to resume: ${resume.map(shellQuote).join(' ')}\n`,
     );

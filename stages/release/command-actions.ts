@@ -192,12 +192,14 @@ export async function refreshAction(
     `refresh ${id}: from ${prev.manifest.version} (${prev.rows.length} rows, cutoff ${prev.manifest.cutoff ?? 'not recorded'}); running ${entry.pipeline} on what landed at or after ${since}`,
   );
   const { runCommand } = await import('../../pipeline/cli/commands.js');
+  const { selfCommand } = await import('../../pipeline/cli/main.js');
   const resume = ['refresh', name, ...(flags.config ? ['--config', flags.config] : [])];
   if (stateFlag) resume.unshift('--state', stateFlag);
+  resume.unshift(...selfCommand());
   const code = await runCommand(
     entry.pipeline,
     { config: configFile, state: stateFlag, retryFailed: true },
-    { adjust: () => narrowed, resume },
+    { config: () => narrowed, resume },
   );
   if (code !== 0) {
     stderrLog(
