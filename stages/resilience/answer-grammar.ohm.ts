@@ -23,7 +23,11 @@ TeleAnswer {
   McLine     = Prose<McClaim> McClaim tok*
   NumLine    = Prose<NumClaim> NumClaim tok*
   FinalLine  = Prose<finalLead> finalLead tok*
-  Prose<x>   = (~x tok)*
+  Prose<x>   = (~(&claimStart x) tok)*
+  // the first character a claim (McClaim, NumClaim, finalLead) can start with, after the spaces
+  // skipped before it: a cheap test that spares trying every claim at every word
+  claimStart = "f" | "F" | "t" | "T" | "c" | "C" | "r" | "R" | "b" | "B" | "o" | "O" | "a" | "A"
+             | "m" | "M" | "i" | "I" | "\u0131" | "e" | "E" | "\\" | "\r" | "\n" | "=" | "≈"
 
   // ---- statements ---------------------------------------------------------------------------
   McClaim    = Statement<Choice> | Indecision | bareLine
