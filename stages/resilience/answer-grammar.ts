@@ -16,6 +16,7 @@
 import * as ohm from 'ohm-js';
 import { ANSWER_GRAMMAR } from './answer-grammar.ohm.js';
 import { evaluateLatex } from './answer-number.js';
+import { expandKeywords } from './grammar-keywords.js';
 import { markOptionTexts } from './option-texts.js';
 import { mayHoldFinalLead, mayHoldStatement } from './statement-filter.js';
 
@@ -40,9 +41,7 @@ export type GrammarReading =
   | { status: 'retracted'; lead: LeadKind; matched: string }
   | { status: 'no_answer' };
 
-const grammar = ohm.grammar(
-  ANSWER_GRAMMAR.replace(/kw<"([^"]+)">/g, '(caseInsensitive<"$1"> ~alnum)'),
-);
+const grammar = ohm.grammar(expandKeywords(ANSWER_GRAMMAR));
 const semantics = grammar.createSemantics();
 type Node = ohm.Node;
 
