@@ -9,10 +9,10 @@
  * Conventions: rules starting with a capital are syntactic (Ohm skips `space` before each of
  * their terms; `space` here is blanks and markdown/LaTeX decoration, never a line break, so a line
  * break can end a sentence); lower-case rules are lexical. Keywords are whole words in any case
- * (`kw<"or">`, shorthand for `(caseInsensitive<"or"> ~alnum)`, expanded before Ohm compiles the
- * grammar: Ohm's `caseInsensitive` takes only a literal, so it cannot be wrapped in a rule). The input has every option text replaced by a marker `⟦k⟧` (k = the option's
- * 1-based number) before parsing (`option-texts.ts`), so an option named by its text is a token
- * like `option 3`.
+ * (`kw<"or">`, matching what `(caseInsensitive<"or"> ~alnum)` would, expanded into a rule per
+ * word before Ohm compiles the grammar: grammar-keywords.ts). The input has every option text
+ * replaced by a marker `⟦k⟧` (k = the option's 1-based number) before parsing
+ * (`option-texts.ts`), so an option named by its text is a token like `option 3`.
  */
 export const ANSWER_GRAMMAR = String.raw`
 TeleAnswer {
@@ -23,7 +23,11 @@ TeleAnswer {
   McLine     = Prose<McClaim> McClaim tok*
   NumLine    = Prose<NumClaim> NumClaim tok*
   FinalLine  = Prose<finalLead> finalLead tok*
-  Prose<x>   = (~x tok)*
+  Prose<x>   = (~(&claimStart x) tok)*
+  // the first character a claim (McClaim, NumClaim, finalLead) can start with, after the spaces
+  // skipped before it: a cheap test that spares trying every claim at every word
+  claimStart = "f" | "F" | "t" | "T" | "c" | "C" | "r" | "R" | "b" | "B" | "o" | "O" | "a" | "A"
+             | "m" | "M" | "i" | "I" | "\u0131" | "e" | "E" | "\\" | "\r" | "\n" | "=" | "≈"
 
   // ---- statements ---------------------------------------------------------------------------
   McClaim    = Statement<Choice> | Indecision | bareLine

@@ -16,7 +16,9 @@
 import * as ohm from 'ohm-js';
 import { ANSWER_GRAMMAR } from './answer-grammar.ohm.js';
 import { evaluateLatex } from './answer-number.js';
+import { expandKeywords } from './grammar-keywords.js';
 import { markOptionTexts } from './option-texts.js';
+import { mayHoldFinalLead, mayHoldStatement } from './statement-filter.js';
 
 /** What a statement's lead was: `Final Answer:`, `\boxed{}`, a phrase, a bare `Option 2` line. */
 export type LeadKind = 'final' | 'boxed' | 'phrase' | 'bare' | 'verdict';
@@ -39,9 +41,7 @@ export type GrammarReading =
   | { status: 'retracted'; lead: LeadKind; matched: string }
   | { status: 'no_answer' };
 
-const grammar = ohm.grammar(
-  ANSWER_GRAMMAR.replace(/kw<"([^"]+)">/g, '(caseInsensitive<"$1"> ~alnum)'),
-);
+const grammar = ohm.grammar(expandKeywords(ANSWER_GRAMMAR));
 const semantics = grammar.createSemantics();
 type Node = ohm.Node;
 
@@ -270,7 +270,14 @@ export interface ReadTarget {
   choices?: readonly string[];
 }
 
-const matches = (input: string, rule: string): boolean => grammar.match(input, rule).succeeded();
+/**
+ * True when the grammar matches all of `input` from `rule` (a rule of answer-grammar.ohm.ts, such
+ * as `McLine`). Pure; exported for statement-filter's test.
+ */
+export function grammarMatches(input: string, rule: string): boolean {
+  return grammar.match(input, rule).succeeded();
+}
+const matches = grammarMatches;
 
 /**
  * Speed only, no reading. A PEG match costs about 1 ms even on a short input, and a reasoning
@@ -292,7 +299,8 @@ function holdsStatement(line: string, kind: 'mc' | 'numeric'): boolean {
     const before = line.slice(0, m.index).split(/(?<=\s)/);
     const from = m.index - before.slice(-4).join('').length;
     const to = Math.min(line.length, m.index + 160);
-    if (matches(`\n${line.slice(from, to)}`, rule)) return true;
+    const piece = line.slice(from, to);
+    if (mayHoldStatement(piece, kind) && matches(`\n${piece}`, rule)) return true;
     done = m.index + 40;
   }
   return false;
@@ -304,11 +312,13 @@ function holdsStatement(line: string, kind: 'mc' | 'numeric'): boolean {
  */
 function windowStarts(lines: readonly string[], kind: 'mc' | 'numeric'): number[] {
   const starts: number[] = [];
-  for (let i = lines.length - 1; i >= 0; i--)
-    if (/final\W{0,8}answer/i.test(lines[i]!) && matches(lines[i]!, 'FinalLine')) {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    if (/final\W{0,8}answer/i.test(line) && mayHoldFinalLead(line) && matches(line, 'FinalLine')) {
       starts.push(i);
       break;
     }
+  }
   let run: number | null = null;
   for (let i = lines.length - 1; i >= 0; i--) {
     if (lines[i]!.trim() === '') continue;
