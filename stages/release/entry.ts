@@ -101,6 +101,8 @@ export interface DatasetEntry<Row extends Record<string, unknown> = Record<strin
   readonly pipeline: string;
   /** Stage whose done outputs become the rows, unless `release.sources.<id>` names another. */
   readonly source: string;
+  /** Other stages `collect` reads (waited for by the release stage when registered). */
+  readonly alsoNeeds?: readonly string[];
   /**
    * The one mapping from the source stage's done outputs to rows (checked against the row schema
    * afterwards by the release plan).

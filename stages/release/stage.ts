@@ -121,7 +121,10 @@ export function makeLocalReleaseStage(
     },
   });
   Object.defineProperty(stage, 'needs', {
-    get: () => (wiring.stageVersion(entry.source) !== undefined ? [entry.source] : []),
+    get: () =>
+      [entry.source, ...(entry.alsoNeeds ?? [])].filter(
+        (s) => wiring.stageVersion(s) !== undefined,
+      ),
     enumerable: true,
   });
   return stage;

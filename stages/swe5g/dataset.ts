@@ -281,6 +281,8 @@ export const swe5gEntry = defineDatasetEntry<Swe5gRow>({
   releaseStage: 'release.swe5g',
   pipeline: 'swe5g',
   source: validateStage.name,
+  // model-written statements and audits are read by collect
+  alsoNeeds: ['swe5g.statement', 'swe5g.audit'],
   collect: collectSwe5g,
   licenseEvidence(spdx) {
     const projects = Object.entries(PROJECT_LICENSES)

@@ -195,7 +195,8 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   name: 'swe5g.audit',
   // 2: empty_body only where the guard body refuses the bad value (not `X != nil && ...`)
   version: 2,
-  needs: ['swe5g.validate'],
+  // swe5g.statement first: an instance completed by a model-written statement is audited too
+  needs: ['swe5g.validate', 'swe5g.statement'],
   description:
     'Fail-to-pass audit: mutants of the gold patch graded as predictions (no-op, emptied guard, dead code must not resolve; equivalent rewrites must).',
   concurrency: (cfg) => {

@@ -25,14 +25,19 @@ import { datasetRegistry } from '../../../../stages/release/entry.js';
 import { readReleaseRows } from '../../../../stages/release/assemble.js';
 import type { Candidate, LinkedIssue } from '../../../../stages/swe5g/types.js';
 import { goFixture } from '../../../fixtures/repos/go-nil.js';
+import { statementStage } from '../../../../stages/swe5g/statement/stage.js';
+import { startLlmServer } from '../../../servers/llm-server.js';
+import { readFileSync } from 'node:fs';
 import type { Fixture } from '../../../fixtures/repos/builder.js';
 import { runStages } from '../../../fixtures/run-stages.js';
 
 let root: string;
 let state: OpenState;
 let fixture: Fixture;
-/** The issue the candidate links to, once the issues file gives it (null: no linked issue). */
-let issue: LinkedIssue | null = null;
+/** The fixtures the filter stand-in lists (the first test: `fixture` only). */
+let fixtures: Fixture[] = [];
+/** The issue each instance links to, once the issues file gives it (absent: no linked issue). */
+const issues = new Map<string, LinkedIssue>();
 
 const ISSUE: LinkedIssue = {
   repo: 'fixture/amfmini',
@@ -44,9 +49,10 @@ const ISSUE: LinkedIssue = {
   created_at: '2024-04-01T00:00:00Z',
 };
 
-/** The filter's contract output for the fixture's PR, with or without the linked issue. */
-function candidate(): Candidate {
-  const c = fixture.candidate;
+/** The filter's contract output for a fixture's PR, with or without its linked issue. */
+function candidate(f: Fixture): Candidate {
+  const c = f.candidate;
+  const issue = issues.get(c.instance_id);
   if (!issue)
     return { ...c, issues: [], problem_statement: '', hints_text: '', incomplete: true, links: [] };
   return {
@@ -54,13 +60,13 @@ function candidate(): Candidate {
     issues: [issue],
     problem_statement: `${issue.title}\n\n${issue.body}`,
     incomplete: false,
-    pr_body: 'Fixes fixture/amfmini#12',
+    pr_body: `Fixes ${issue.repo}#${issue.number}`,
     links: [
       {
         kind: 'closing_keyword',
         where: 'pr_body',
-        text: 'Fixes fixture/amfmini#12',
-        issue: 'fixture/amfmini#12',
+        text: `Fixes ${issue.repo}#${issue.number}`,
+        issue: `${issue.repo}#${issue.number}`,
         confidence: 0.95,
       },
     ],
@@ -74,7 +80,7 @@ const filter = defineStage<Candidate, Candidate, unknown>({
   needs: [],
   description: 'the fixture PR as linked now',
   *plan() {
-    yield { key: fixture.candidate.instance_id, input: candidate() };
+    for (const f of fixtures) yield { key: f.candidate.instance_id, input: candidate(f) };
   },
   run: async (item) => item.input,
 });
@@ -90,7 +96,7 @@ const STAGES = [
 
 function registry(): StageRegistry {
   const datasets = datasetRegistry([swe5gEntry]);
-  const stages = [filter, resolveStage, testgenStage, buildStage, validateStage];
+  const stages = [filter, resolveStage, testgenStage, buildStage, validateStage, statementStage];
   const names = new Map(stages.map((s) => [s.name, s.version]));
   const release = localReleaseStages({
     datasets,
@@ -102,11 +108,12 @@ function registry(): StageRegistry {
   ) as unknown as StageRegistry;
 }
 
-const config = () => ({
+const config = (more: Record<string, unknown> = {}) => ({
   version: 1,
   stages: {},
   release: { verify_before_release: false },
   swe5g: swe5gConfigSchema.parse({
+    ...more,
     environments: {
       executor: 'local',
       git_url_base: join(root, 'src'),
@@ -120,6 +127,7 @@ beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'telebench-statement-'));
   state = openState(join(root, 'state'));
   fixture = goFixture(join(root, 'src'), 'good');
+  fixtures = [fixture];
 });
 afterAll(() => {
   state.close();
@@ -139,7 +147,7 @@ describe('a new problem statement (issue 31)', () => {
     // validated but without a statement: nothing to release (skipped with the reason)
     expect(state.store.item('release.swe5g', 'swe-bench-5g')).toMatchObject({ state: 'skipped' });
 
-    issue = ISSUE; // the issues file now links the PR to its issue
+    issues.set(id, ISSUE); // the issues file now links the PR to its issue
     const second = await run();
     expect(second.exitCode).toBe(0);
     expect(second.stages['swe5g.filter']).toMatchObject({ ran: 1 });
@@ -165,5 +173,85 @@ describe('a new problem statement (issue 31)', () => {
     // a third run with nothing new runs nothing at all
     const third = await run();
     for (const s of STAGES) expect(third.stages[s], s).toMatchObject({ ran: 0 });
+  }, 300_000);
+});
+
+describe('model-written problem statements (issue 31)', () => {
+  it('writes one for the fix without an issue, refusing a quote of the patch; the release keeps it apart', async () => {
+    const QUOTE =
+      'AMF crash\n\nAdd if req.GlobalRANNodeID == nil || req.GlobalRANNodeID.GNbId == nil { return "", ErrMissingGNbID }';
+    const PARAPHRASE =
+      'AMF panics on NG Setup without gNB id\n\nAn NG Setup Request whose RAN node id has no gNB id makes HandleNGSetupRequest dereference a nil pointer, and the AMF crashes instead of rejecting the request.';
+    const server = await startLlmServer({ script: [{ content: QUOTE }, { content: PARAPHRASE }] });
+    const shipped = goFixture(join(root, 'src'), 'shipped');
+    fixtures = [fixture, shipped]; // good-161: no linked issue; shipped-162: an issue
+    issues.clear();
+    issues.set(shipped.candidate.instance_id, { ...ISSUE, repo: 'fixture/amfmini-shipped' });
+    const st = openState(join(root, 'state-model'));
+    const stages = [...STAGES.slice(0, -1), 'swe5g.statement', 'release.swe5g'];
+    const cfg = config({
+      problem_statements: {
+        model_written: {
+          enabled: true,
+          llm: {
+            model: 'qwen3.5:2b',
+            endpoints: [{ kind: 'openai-compatible', base_url: server.url, context_length: 32768 }],
+          },
+        },
+      },
+    });
+    try {
+      const run = () => runStages(st, { registry: registry(), stages, config: cfg, root });
+      const first = await run();
+      expect(first.exitCode).toBe(0);
+      expect(first.stages['swe5g.validate']).toMatchObject({ ran: 2 });
+      // only the fix without an issue gets a statement
+      expect(first.stages['swe5g.statement']).toMatchObject({ ran: 1 });
+      const good = fixture.candidate.instance_id;
+      expect(st.store.item('swe5g.statement', good)!.output).toMatchObject({
+        model: 'qwen3.5:2b',
+        problem_statement: PARAPHRASE,
+        attempts: [
+          { ok: false, reason: expect.stringMatching(/^quotes the added line/) },
+          { ok: true },
+        ],
+      });
+      const prompt = JSON.stringify(server.chatRequests()[0]!.body);
+      expect(prompt).not.toContain('ErrMissingGNbID'); // never shown the fix
+      expect(prompt).toContain('return req.GlobalRANNodeID.GNbId.Value, nil');
+
+      const out = st.store.item('release.swe5g', 'swe-bench-5g')!.output as { dir: string };
+      const rows = readReleaseRows(out.dir);
+      expect(
+        rows
+          .map((r) => [r.instance_id, r.problem_statement_source, r.problem_statement_model])
+          .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+      ).toEqual([
+        [good, 'model_written', 'qwen3.5:2b'],
+        [shipped.candidate.instance_id, 'issues_file', null],
+      ]);
+      const manifest = JSON.parse(readFileSync(join(out.dir, 'manifest.json'), 'utf8')) as {
+        counts: { by_config: Record<string, number> };
+      };
+      expect(manifest.counts.by_config).toEqual({ fixture: 1, model_written: 1 });
+      const card = readFileSync(join(out.dir, 'README.md'), 'utf8');
+      // `all` (the default) is the linked issues only; the model-written rows are their own config
+      expect(card).toMatch(
+        /config_name: all\n\s+default: true\n\s+data_files:\n\s+- split: test\n\s+path: data\/fixture\/test\.parquet/,
+      );
+      expect(card).toContain('config_name: all_with_model_written');
+      expect(card).toContain('config_name: model_written');
+      expect(card).toContain(
+        '0 rows from the GitHub issues API, 1 rows from an issues file, 1 rows written by a model',
+      );
+
+      // resumable: a second run writes nothing and asks the model nothing
+      const second = await run();
+      expect(second.stages['swe5g.statement']).toMatchObject({ ran: 0 });
+      expect(server.chatRequests()).toHaveLength(2);
+    } finally {
+      st.close();
+      await server.close();
+    }
   }, 300_000);
 });
