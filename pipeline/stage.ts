@@ -115,6 +115,14 @@ export interface Stage<In = unknown, Out = unknown, Cfg = unknown> {
    */
   itemNeeds?(item: WorkItem<In>): Readonly<Record<string, readonly string[]>>;
   readonly description: string;
+  /**
+   * The part of an item's input whose hash decides whether its stored output is current (default:
+   * the whole input). A stage leaves out here what its `run` never reads, so a change to it keeps
+   * the stored output: `swe5g.build` and `swe5g.validate` leave out the issue text (the problem
+   * statement, issue 31), which no image or test reads. The whole input is still what `run` gets
+   * and what the store records when the item runs. Pure; the runner hashes its canonical JSON.
+   */
+  cacheKey?(input: In): unknown;
   /** Items run at once (default 1). */
   concurrency?(config: Cfg): number;
   /**

@@ -22,6 +22,7 @@ import { resolveStage } from './swe5g/resolve/resolve.js';
 import { buildStage } from './swe5g/build/build.js';
 import { validateStage } from './swe5g/validate/validate.js';
 import { auditStage } from './swe5g/audit/audit.js';
+import { statementStage } from './swe5g/statement/stage.js';
 import { auditMarkdown } from './swe5g/audit/report.js';
 import { localReleaseStages } from './release/stage.js';
 import type { ReleaseWiring } from './release/release.js';
@@ -49,6 +50,7 @@ const stages: Stage<any, any, any>[] = [
   buildStage,
   validateStage,
   auditStage,
+  statementStage,
   ...swe5gEvalStages,
 ];
 
@@ -102,6 +104,7 @@ const swe5gPipeline: Pipeline<AppConfig> = {
     'swe5g.testgen',
     'swe5g.build',
     'swe5g.validate',
+    'swe5g.statement',
     'swe5g.audit',
   ],
   report: (ctx) =>

@@ -13,9 +13,20 @@ const testId = z.string().min(1);
 /**
  * Where a row's problem statement came from: `issues_api` (the linked issues, fetched from the
  * GitHub issues API), `issues_file` (rows of an issues file, `swe5g.mining.issues_from` /
- * `--issues-from`: exported from GitHub or written by hand), `none` (no statement: never released).
+ * `--issues-from`: exported from GitHub or written by hand), `model_written` (written by a model from
+ * the buggy code, the failing test's output and the commit's context for a fix without a linked
+ * issue, `swe5g.statement`; never from the gold patch's added lines; its rows are in the
+ * {@link MODEL_WRITTEN_CONFIG} config), `none` (no statement: never released).
  */
-export const PROBLEM_STATEMENT_SOURCES = ['issues_api', 'issues_file', 'none'] as const;
+export const PROBLEM_STATEMENT_SOURCES = [
+  'issues_api',
+  'issues_file',
+  'model_written',
+  'none',
+] as const;
+
+/** The Hub config holding every model-written row, apart from the linked-issue configs. */
+export const MODEL_WRITTEN_CONFIG = 'model_written';
 export type ProblemStatementSource = (typeof PROBLEM_STATEMENT_SOURCES)[number];
 
 /**
@@ -52,6 +63,8 @@ export const swe5gRowSchema = z.strictObject({
     .string()
     .min(1, 'problem_statement is empty: incomplete instances are never released'),
   problem_statement_source: z.enum(PROBLEM_STATEMENT_SOURCES),
+  // default: rows released before model-written statements (issue 31) have no such column
+  problem_statement_model: z.string().min(1).nullable().default(null),
   hints_text: z.string(),
   created_at: z.string().min(1),
   version: z.string(),
@@ -152,7 +165,13 @@ const fields: FieldSpec[] = [
     name: 'problem_statement_source',
     parquet: 'STRING',
     description:
-      'Where problem_statement came from: `issues_api` (GitHub issues API) or `issues_file` (an issues file given to the pipeline, exported from GitHub or written by hand; the card names it).',
+      'Where problem_statement came from: `issues_api` (GitHub issues API), `issues_file` (an issues file given to the pipeline, exported from GitHub or written by hand; the card names it) or `model_written` (written by the model `problem_statement_model` for a fix without a linked issue, from the buggy code, the failing test output and the commit message; only in the `model_written` config).',
+  },
+  {
+    name: 'problem_statement_model',
+    parquet: 'STRING',
+    description:
+      'The model that wrote problem_statement when `problem_statement_source` is `model_written`; null for linked issues.',
   },
   {
     name: 'alias',
@@ -223,9 +242,19 @@ export const swe5gDataset: DatasetDefinition<Swe5gRow> = {
   rowSchema: swe5gRowSchema,
   fields,
   key: (r) => r.instance_id,
-  config: (r) => r.project,
+  // model-written statements apart, so `all` (the default) holds linked issues only
+  config: (r) =>
+    r.problem_statement_source === 'model_written' ? MODEL_WRITTEN_CONFIG : r.project,
   license: (r) => r.license,
-  aggregateConfigs: (configs) => [{ name: 'all', members: [...configs] }],
+  aggregateConfigs: (configs) => {
+    const issues = configs.filter((c) => c !== MODEL_WRITTEN_CONFIG);
+    return [
+      { name: 'all', members: issues },
+      ...(configs.includes(MODEL_WRITTEN_CONFIG) && issues.length > 0
+        ? [{ name: 'all_with_model_written', members: [...configs] }]
+        : []),
+    ];
+  },
   split: 'test',
   taskCategories: ['text-generation'],
   tags: [
@@ -246,7 +275,7 @@ export const swe5gDataset: DatasetDefinition<Swe5gRow> = {
     'Rebuilt with telebench after the SWE-Bench 5G paper (210 instances from 33 repositories).',
   ].join(' '),
   limitations: [
-    'Only merged pull requests with a linked issue can become instances; fixes without an issue are missing.',
+    'Only merged pull requests with a linked issue get an issue as their problem statement; fixes without one are missing, or, when the snapshot has a `model_written` config, have a statement a model wrote (a paraphrase of the symptom, not a user report).',
     'Generated fail-to-pass tests (strategy A or B) test the behaviour of the gold patch; another correct fix with different behaviour can fail them.',
     'Magma is mostly inactive since 2023; its instances use older toolchains.',
     "Licences differ per project (Open5GS rows are AGPL-3.0): check each row's `license` before reuse.",

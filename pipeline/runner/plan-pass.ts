@@ -92,7 +92,11 @@ export class PlanPass<Cfg> {
       if (this.decided.has(item.key) || (!final && opts.ready && !opts.ready(item))) continue;
       this.decided.add(item.key);
       const inputJson = canonicalJson(item.input ?? null);
-      this.batch.push({ item, inputJson, inputHash: sha256(inputJson) });
+      // the hash of what decides the stored output (Stage.cacheKey), else of the whole input
+      const keyJson = stage.cacheKey
+        ? canonicalJson(stage.cacheKey(item.input) ?? null)
+        : inputJson;
+      this.batch.push({ item, inputJson, inputHash: sha256(keyJson) });
       if (this.batch.length >= PLAN_BATCH) {
         this.flush();
         await yieldToEventLoop();

@@ -119,6 +119,8 @@ export interface DatasetEntry<Row extends Record<string, unknown> = Record<strin
   readonly pipeline: string;
   /** Stage whose done outputs become the rows, unless `release.sources.<id>` names another. */
   readonly source: string;
+  /** Other stages `collect` reads (waited for by the release stage when registered). */
+  readonly alsoNeeds?: readonly string[];
   /**
    * The one mapping from the source stage's done outputs to rows (checked against the row schema
    * afterwards by the release plan).
@@ -130,6 +132,12 @@ export interface DatasetEntry<Row extends Record<string, unknown> = Record<strin
   ): CollectedRows<Row>;
   /** Sentence naming where a licence comes from, for the card's licence table. */
   licenseEvidence(spdx: string): string;
+  /**
+   * What else `collect` reads from the store besides the source stage's outputs (SWE-Bench 5G: the
+   * current problem statements and classifications, the audits), as a JSON value: the local
+   * release stage hashes it into its input, so a change there re-releases.
+   */
+  rowInputs?(store: StoreReader): unknown;
   /** Funnel counts of the stages whose done item holds several rows, by stage name. */
   readonly funnelRows?: Readonly<Record<string, FunnelRows>>;
   /** Present when rows can be re-run (`telebench verify`, the pre-release check). */

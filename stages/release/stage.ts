@@ -31,6 +31,8 @@ export interface ReleaseItemInput {
   version: string;
   source: string;
   rows: string;
+  /** Hash of what else the rows are made from (`DatasetEntry.rowInputs`), when the entry says. */
+  row_inputs?: string;
   funnel: string;
 }
 
@@ -54,7 +56,8 @@ export function makeLocalReleaseStage(
     name: entry.releaseStage,
     // 2: rows carry problem_statement_source; card and manifest name the sample, the models; the
     // funnel counts rows. 3: SWE-Bench 5G rows carry image_name too (both changes merged)
-    version: 3,
+    // 4: SWE-Bench 5G rows carry problem_statement_model; model-written rows in their own config
+    version: 4,
     needs: [],
     description: `Local release of ${dataset.prettyName} under <state>/releases/${dataset.id}/ (no upload).`,
     async preflight(ctx) {
@@ -81,6 +84,7 @@ export function makeLocalReleaseStage(
           version: cfg.local.version,
           source,
           rows: hashJson(outputs.map((o) => [o.key, o.output])),
+          ...(entry.rowInputs ? { row_inputs: hashJson(entry.rowInputs(ctx.store)) } : {}),
           funnel: hashJson(
             funnelOf(ctx.store, wiring.pipelineStages(entry.pipeline), entry.funnelRows),
           ),
@@ -117,7 +121,10 @@ export function makeLocalReleaseStage(
     },
   });
   Object.defineProperty(stage, 'needs', {
-    get: () => (wiring.stageVersion(entry.source) !== undefined ? [entry.source] : []),
+    get: () =>
+      [entry.source, ...(entry.alsoNeeds ?? [])].filter(
+        (s) => wiring.stageVersion(s) !== undefined,
+      ),
     enumerable: true,
   });
   return stage;

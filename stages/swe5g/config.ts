@@ -3,6 +3,7 @@
  * keys, `mining` and `filter`; other swe5g stages add their own sub-objects (`environments`,
  * `testgen`, ...) here.
  */
+import { problemStatementsDefaults, problemStatementsSchema } from './statement/config.js';
 import { z } from 'zod';
 import { environmentsSchema, environmentsDefaults } from './environments-config.js';
 import { testgenSchema, testgenDefaults } from './testgen/config.js';
@@ -128,6 +129,8 @@ export const swe5gConfigSchema = z.strictObject({
   testgen: testgenSchema.default(testgenDefaults),
   /** The fail-to-pass audit after validation (`swe5g.audit`, stages/swe5g/audit). */
   audit: auditSchema.default(auditDefaults),
+  /** Model-written problem statements for fixes without a linked issue (`swe5g.statement`). */
+  problem_statements: problemStatementsSchema.default(problemStatementsDefaults),
   /** The coding-agent evaluation (`telebench run swe5g-eval`, stages/swe5g/evaluate). */
   evaluation: evaluationSchema.default(evaluationDefaults),
 });

@@ -9,13 +9,17 @@ import { parseDigestRef } from '../../pipeline/providers/docker/registry.js';
 import { PreflightError, TelebenchError } from '../../pipeline/errors.js';
 import type { StageOutput, StoreReader } from '../../pipeline/stage.js';
 import { swe5gDataset, type Swe5gRow } from '../../datasets/index.js';
-import type { ProblemStatementSource } from '../../datasets/swe-bench-5g/schema.js';
+import {
+  MODEL_WRITTEN_CONFIG,
+  type ProblemStatementSource,
+} from '../../datasets/swe-bench-5g/schema.js';
 import { PROJECT_LICENSES, repositoryLicense } from '../../datasets/licenses.js';
 import { defineDatasetEntry, type CollectedRows, type PushOptions } from '../release/entry.js';
 import { releaseSettings } from '../release/config.js';
 import { swe5gVerifier } from '../release/verifier.js';
 import { pushRowImages } from '../release/push.js';
 import type { MineOutput } from './mine/mine.js';
+import { withCurrentStatement, type StatementOrigin } from './statement/current.js';
 import { swe5gMine } from './mine/mine.js';
 import { swe5gFilter } from './filter/filter.js';
 import { validateStage } from './validate/validate.js';
@@ -34,13 +38,16 @@ import {
 /**
  * Where an instance's problem statement came from: the GitHub issues API for API-mined PRs, the
  * issues file (`swe5g.mining.issues_from`, `--issues-from`) for git-mined ones (the only way a
- * git-mined PR gets issue text), `none` when it has none.
+ * git-mined PR gets issue text), a model (`swe5g.statement`) for a fix without a linked issue,
+ * `none` when it has none.
  */
 export function problemStatementSource(
   problemStatement: string,
   source: CandidateSource,
+  origin: StatementOrigin = { source: 'issue' },
 ): ProblemStatementSource {
-  if (problemStatement.trim() === '') return 'none';
+  if (problemStatement.trim() === '' || origin.source === 'none') return 'none';
+  if (origin.source === 'model_written') return 'model_written';
   return source === 'api' ? 'issues_api' : 'issues_file';
 }
 
@@ -48,19 +55,23 @@ export function problemStatementSource(
  * Validated instance -> SWE-Bench 5G row (SWE-bench field names plus ours): the one mapping. The
  * row fields the instance carries ({@link ROW_FIELDS}, typed by the row schema) are copied; the
  * other four are derived here.
+ * @param v the instance as it stands now (`withCurrentStatement`, statement/current.ts): its own
+ *   record may hold the statement it was validated with
  * @param source how its PR was mined (the candidate's `source`: `api` or `git`)
  * @returns null for an incomplete instance (no problem statement): never released
  */
 export function swe5gRowOf(
-  v: ValidatedInstance,
+  v: ValidatedInstance & { statement_origin?: StatementOrigin },
   source: CandidateSource,
   audit: F2pAudit | null = null,
 ): Swe5gRow | null {
   if (v.incomplete || v.problem_statement.trim() === '') return null;
   const shared = Object.fromEntries(ROW_FIELDS.map((k) => [k, v[k]])) as RowFields;
+  const origin = v.statement_origin ?? { source: 'issue' };
   return {
     ...shared,
-    problem_statement_source: problemStatementSource(v.problem_statement, source),
+    problem_statement_source: problemStatementSource(v.problem_statement, source, origin),
+    problem_statement_model: origin.source === 'model_written' ? origin.model : null,
     project: v.repo.split('/')[0]!.toLowerCase(),
     image_name: v.images.instance,
     license: repositoryLicense(v.repo, v.license),
@@ -138,8 +149,14 @@ function problemStatementNotes(
   const file = (whole.swe5g as { mining?: { issues_from?: string } } | undefined)?.mining
     ?.issues_from;
   const out = [
-    `problem statements: ${n('issues_api')} rows from the GitHub issues API, ${n('issues_file')} rows from an issues file (field \`problem_statement_source\`)`,
+    `problem statements: ${n('issues_api')} rows from the GitHub issues API, ${n('issues_file')} rows from an issues file, ${n('model_written')} rows written by a model (field \`problem_statement_source\`)`,
   ];
+  if (n('model_written') > 0) {
+    const models = [...new Set(rows.map((r) => r.problem_statement_model).filter(Boolean))];
+    out.push(
+      `model-written problem statements (config \`${MODEL_WRITTEN_CONFIG}\`, apart from the linked issues of \`all\`): ${n('model_written')} rows by ${models.join(', ')}, for fixes without a linked issue, written from the buggy functions, the failing test's output at the parent and the commit message, never from the gold patch (a leak check refused statements quoting its added lines; swe5g.statement)`,
+    );
+  }
   if (n('issues_file') > 0)
     out.push(
       `issues file: ${file ? `\`${file}\` (swe5g.mining.issues_from)` : 'given with --issues-from or $TELEBENCH_ISSUES_FROM'}; its rows are what the pipeline was given (exported from GitHub or written by hand), not issues fetched from GitHub`,
@@ -175,8 +192,9 @@ function collectSwe5g(
   const audited = audits(ctx.store);
   const releaseWeak = swe5gConfigSchema.parse(whole.swe5g ?? {}).audit.release_weak;
   const weak: { id: string; kinds: string[] }[] = [];
+  const current = withCurrentStatement(ctx.store);
   for (const o of outputs) {
-    const v = o.output as ValidatedInstance;
+    const v = current(o.output as ValidatedInstance);
     const a = audited.get(v.instance_id) ?? null;
     const r = swe5gRowOf(v, mined.get(v.instance_id) ?? 'git', a);
     if (!r) incomplete++;
@@ -264,6 +282,8 @@ export const swe5gEntry = defineDatasetEntry<Swe5gRow>({
   releaseStage: 'release.swe5g',
   pipeline: 'swe5g',
   source: validateStage.name,
+  // model-written statements and audits are read by collect
+  alsoNeeds: ['swe5g.statement', 'swe5g.audit'],
   collect: collectSwe5g,
   licenseEvidence(spdx) {
     const projects = Object.entries(PROJECT_LICENSES)
@@ -272,6 +292,28 @@ export const swe5gEntry = defineDatasetEntry<Swe5gRow>({
     return projects.length
       ? `LICENSE of the ${projects.join(', ')} repositories (registry config/repos.yaml)`
       : 'licence of the source repository as the registry names it';
+  },
+  // the statements and classifications as they are now, and the audits: collect reads them too
+  rowInputs: (store) => {
+    const current = withCurrentStatement(store);
+    const rows: unknown[] = [];
+    try {
+      for (const o of store.outputs(validateStage)) {
+        const v = current(o.output);
+        rows.push([
+          o.key,
+          v.problem_statement,
+          v.hints_text,
+          v.statement_origin,
+          v.bug_category,
+          v.spec_refs,
+          v.nf,
+        ]);
+      }
+    } catch {
+      // swe5g.validate not registered
+    }
+    return { rows, audits: [...audits(store)] };
   },
   funnelRows: { [swe5gMine.name]: minedRows },
   verify: {

@@ -225,7 +225,12 @@ export interface TestGen {
  */
 export type RowFields = Omit<
   Swe5gRow,
-  'problem_statement_source' | 'project' | 'image_name' | 'license' | 'f2p_audit'
+  | 'problem_statement_source'
+  | 'problem_statement_model'
+  | 'project'
+  | 'image_name'
+  | 'license'
+  | 'f2p_audit'
 >;
 
 /** The keys of {@link RowFields}: what `swe5gRowOf` copies from the instance to the row. */

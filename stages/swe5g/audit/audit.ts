@@ -15,6 +15,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineStage } from '../../../pipeline/stage.js';
+import { isComplete, withCurrentStatement } from '../statement/current.js';
 import type { Executor } from '../../../pipeline/providers/docker/executor.js';
 import { stageExecutor, executorPreflight } from '../executors.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
@@ -194,7 +195,8 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   name: 'swe5g.audit',
   // 2: empty_body only where the guard body refuses the bad value (not `X != nil && ...`)
   version: 2,
-  needs: ['swe5g.validate'],
+  // swe5g.statement first: an instance completed by a model-written statement is audited too
+  needs: ['swe5g.validate', 'swe5g.statement'],
   description:
     'Fail-to-pass audit: mutants of the gold patch graded as predictions (no-op, emptied guard, dead code must not resolve; equivalent rewrites must).',
   concurrency: (cfg) => {
@@ -206,6 +208,11 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
     await executorPreflight(swe5gSettings(ctx.config).environments);
   },
   itemNeeds: sameKeyIn('swe5g.validate'),
+  // grading a mutant reads no issue text: a new problem statement never re-audits (issue 31)
+  cacheKey: (i) => {
+    const { problem_statement: _p, bug_category: _b, spec_refs: _s, nf: _n, ...rest } = i.instance;
+    return { instance: rest, kinds: i.kinds };
+  },
   *plan(ctx) {
     const s = auditSettings(ctx.config);
     if (!s.enabled) return;
@@ -214,11 +221,13 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
       registryById(ctx.config, ctx.configFile),
     );
     let n = 0;
+    const current = withCurrentStatement(ctx.store);
     for (const o of ctx.store.outputs(validateStage)) {
-      if (o.output.incomplete || o.output.problem_statement.trim() === '') continue;
+      const v = current(o.output);
+      if (!isComplete(v)) continue;
       if (ctx.limit !== undefined && n++ >= ctx.limit) return;
       const input = o.input as ValidateInput;
-      const instance = stateInstance(o.output, input, entries.get(input.resolved.registry_id), env);
+      const instance = stateInstance(v, input, entries.get(input.resolved.registry_id), env);
       yield { key: o.key, input: { instance, kinds: s.kinds } };
     }
   },

@@ -49,6 +49,7 @@ import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
 import { mirrorPath } from '../resolve/resolve.js';
 import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
+import { withoutIssueText } from '../statement/current.js';
 import { goDepFiles, goModuleFailure, hostModCache } from './go-modules.js';
 import { instanceGitOverEnv, type InstanceGit } from './c-git.js';
 import { testgenStage } from '../testgen/testgen.js';
@@ -735,6 +736,8 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
   needs: ['swe5g.resolve', 'swe5g.testgen'],
   itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),
+  // no image reads the issue text: a new problem statement never re-builds (issue 31)
+  cacheKey: (r) => withoutIssueText(r),
   description:
     'Builds the base, env and instance images of each resolved instance whose fail-to-pass test exists.',
   concurrency: (cfg) => swe5gSettings(cfg).environments.build_concurrency,

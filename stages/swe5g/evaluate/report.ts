@@ -4,6 +4,7 @@
  * failure stages (Table V), the resolve rate by bug category (Table IV), single- against
  * multi-turn, tokens, and the skills A/B (Table VI). Rules of every number: metrics.ts.
  */
+import { isComplete, withCurrentStatement } from '../statement/current.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { StageContext } from '../../../pipeline/stage.js';
@@ -123,10 +124,8 @@ export function whyNothingGraded(ctx: StageContext<HasSwe5g>): string[] {
   const current = validate.filter(
     (r) => r.state === 'done' && r.stageVersion === validateStage.version,
   );
-  const complete = current.filter((r) => {
-    const v = r.output as Validated;
-    return !v.incomplete && v.problem_statement.trim() !== '';
-  });
+  const now = withCurrentStatement(ctx.store);
+  const complete = current.filter((r) => isComplete(now(r.output as Validated)));
   if (complete.length === 0) {
     if (validate.length === 0)
       out.push(

@@ -17,6 +17,7 @@
  *   `<state>/swe5g-eval/predictions/<model>.<mode>.<condition>.jsonl` (written atomically).
  * Every item is resumable like any other: a kill -9 loses at most the items in flight.
  */
+import { isComplete, withCurrentStatement } from '../statement/current.js';
 import { everyProvider } from '../../../pipeline/providers/llm/options.js';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
@@ -89,9 +90,11 @@ export function evalInstances(
       );
     const byId = new Map(entries.map((e) => [e.id, e] as const));
     const out = new Map<string, EvalInstance & { language: Resolved['language'] }>();
+    // the statement as it is now (an issues file or a model may have given it after validation)
+    const current = withCurrentStatement(ctx.store);
     for (const o of ctx.store.outputs(validateStage)) {
-      const v = o.output;
-      if (v.incomplete || v.problem_statement.trim() === '') continue;
+      const v = current(o.output);
+      if (!isComplete(v)) continue;
       const input = o.input as ValidateInput;
       out.set(v.instance_id, stateInstance(v, input, byId.get(input.resolved.registry_id), env));
     }

@@ -6,12 +6,15 @@
 import type { PlanContext, Stage, WorkItem } from '../../../pipeline/stage.js';
 import type { Resolved } from '../types.js';
 import { resolveStage } from './resolve.js';
+import { currentIssueText, withIssueText } from '../statement/current.js';
 
 /**
  * One work item per stored Resolved instance, in key order (key = instance_id, the resolve
  * output's key), at most `ctx.limit` items when `--limit N` is given. With `onlyDoneIn`, only the
  * instances that stage has done (e.g. `swe5g.build` plans only instances whose test generation
- * succeeded: an image for an instance without a fail-to-pass test leads nowhere).
+ * succeeded: an image for an instance without a fail-to-pass test leads nowhere). The issue and PR
+ * text is the current candidate's (`swe5g.filter`): resolve leaves it out of its cache key, so its
+ * stored record may hold an older statement (statement/current.ts).
  * @returns a generator over the items; reads the store only (no network, no writes)
  */
 export function* planPerResolved<Cfg>(
@@ -22,11 +25,12 @@ export function* planPerResolved<Cfg>(
   const keep = onlyDoneIn
     ? new Set([...ctx.store.outputs(onlyDoneIn)].map((o) => o.key))
     : undefined;
+  const text = currentIssueText(ctx.store);
   for (const o of ctx.store.outputs(resolveStage)) {
     if (keep && !keep.has(o.key)) continue;
     if (ctx.limit !== undefined && n >= ctx.limit) return;
     n++;
-    yield { key: o.key, input: o.output };
+    yield { key: o.key, input: withIssueText(o.output, text.get(o.key)) };
   }
 }
 

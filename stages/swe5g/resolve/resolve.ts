@@ -13,6 +13,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineStage } from '../../../pipeline/stage.js';
+import { withoutIssueText } from '../statement/current.js';
 import { SkipItem } from '../../../pipeline/errors.js';
 import {
   absentFiles,
@@ -185,6 +186,8 @@ export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
   // instance's is the commit that last set meson's configure state after the version tag
   version: 6,
   needs: ['swe5g.filter'],
+  // the issue and PR text is not read here: a new problem statement does not re-resolve (issue 31)
+  cacheKey: (c) => withoutIssueText(c),
   itemNeeds: sameKeyIn('swe5g.filter'),
   description:
     'Splits each kept PR into patch / test_patch and finds its environment commit and version.',

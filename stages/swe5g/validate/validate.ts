@@ -59,6 +59,7 @@ import {
 import { buildStage } from '../build/build.js';
 import { testgenStage } from '../testgen/testgen.js';
 import { resolveStage } from '../resolve/resolve.js';
+import { currentIssueText, withIssueText, withoutIssueText } from '../statement/current.js';
 
 export { environmentalReason, goTestOutput } from './verdicts.js';
 
@@ -370,6 +371,12 @@ export function firstErrorLines(log: string, max = 5): string[] {
 }
 export { overlayFor } from '../harness/apply.js';
 
+/** Testgen's record without its classification of the issue text (what validation runs). */
+function withoutClassification(t: TestGen): Omit<TestGen, 'bug_category' | 'spec_refs' | 'nf'> {
+  const { bug_category: _b, spec_refs: _s, nf: _n, ...rest } = t;
+  return rest;
+}
+
 /**
  * Stage `swe5g.validate`: one item per built instance that also has a `swe5g.testgen` record.
  * @throws SkipItem with the failed step's reason (contract list in stages/swe5g/types.ts)
@@ -396,9 +403,18 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
     await executorPreflight(swe5gSettings(ctx.config).environments);
   },
   itemNeeds: sameKeyIn('swe5g.build', 'swe5g.testgen'),
+  // no test reads the issue text, nor testgen's classification of it (bug category, 3GPP
+  // references, NF): a new problem statement never re-validates (issue 31); the readers of the
+  // statement take it from statement/current.ts
+  cacheKey: (i) => ({
+    resolved: withoutIssueText(i.resolved),
+    testgen: withoutClassification(i.testgen),
+    built: i.built,
+  }),
   *plan(ctx) {
     let n = 0;
     const tests = new Map([...ctx.store.outputs(testgenStage)].map((t) => [t.key, t.output]));
+    const text = currentIssueText(ctx.store);
     for (const b of ctx.store.outputs(buildStage)) {
       const testgen = tests.get(b.key);
       const resolved = ctx.store.item(resolveStage, b.key);
@@ -407,7 +423,11 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
       n++;
       yield {
         key: b.key,
-        input: { resolved: resolved.output as Resolved, testgen, built: b.output },
+        input: {
+          resolved: withIssueText(resolved.output as Resolved, text.get(b.key)),
+          testgen,
+          built: b.output,
+        },
       };
     }
   },
