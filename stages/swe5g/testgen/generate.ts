@@ -22,29 +22,11 @@ import {
 import { applyPatch, removeScratch, runTests, scratchCheckout, type TestRun } from './executor.js';
 import { toGitPatch } from './patchfile.js';
 import { deriveFixSites, type FixSite, type SiteNote } from './patterns.js';
-import { goDirectCall, pythonDirectCall } from './strategyA.js';
+import { goDirectCall } from './strategyA.js';
+import { pythonDirectCall, pythonImportFailure, pythonModuleOf } from './py-direct-call.js';
 import type { TestgenSettings } from './config.js';
 import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
-import { llmDirectCall, promptNote } from './llmtest.js';
-import { parseSource, type SourceLanguage } from '../../../pipeline/providers/treesitter/parser.js';
-import { listFunctions } from './patterns.js';
-
-/** Text of function `qualified` in `source`, or null. */
-async function functionSource(
-  language: SourceLanguage,
-  source: string,
-  qualified: string,
-): Promise<string | null> {
-  const tree = await parseSource(language, source);
-  try {
-    return (
-      listFunctions(language, tree.rootNode).find((f) => f.qualified === qualified)?.node.text ??
-      null
-    );
-  } finally {
-    tree.delete();
-  }
-}
+import { llmStrategyA } from './llm-strategy.js';
 
 /**
  * The first dependency download failure in a test log (Go module proxy / pip), or null. These are
@@ -237,7 +219,7 @@ export async function generateTestGen(
   r: Resolved,
   settings: TestgenSettings,
   runner: TestRunner = hostRunner,
-  extra: { llm?: LlmProvider; signal?: AbortSignal } = {},
+  extra: { llm?: LlmProvider; signal?: AbortSignal; pythonRoots?: string[] } = {},
 ): Promise<Generation> {
   const timings: Record<string, number> = {};
   let t = Date.now();
@@ -325,7 +307,7 @@ export async function generateTestGen(
   }
   const bug_category = bugCategory(r.patch, text, sites);
 
-  // Strategy A (Go; Python with None): the first function whose direct call flips.
+  // Strategy A (Go; Python with the fix's crash-triggering input): the first function whose direct call flips.
   const aReasons: string[] = [];
   let aCheck: FlipCheck | undefined;
   const aLanguage = r.language === 'go' || r.language === 'python';
@@ -356,7 +338,10 @@ export async function generateTestGen(
       } else {
         const dir = pythonTestDir((p) => readBase(p) !== null);
         path = dir === '.' ? 'test_f2p_call.py' : `${dir}/test_f2p_call.py`;
-        call = await pythonDirectCall(src, path, group);
+        const mod = pythonModuleOf(s0.file, (p) => readFix(p) !== null, extra.pythonRoots);
+        call = mod
+          ? await pythonDirectCall(src, readBase(s0.file), path, group, mod)
+          : { ok: false as const, reason: `${s0.file} is not importable as a module` };
         idOf = (n) => `${path}::${n}`;
       }
       if (!call.ok) {
@@ -380,7 +365,10 @@ export async function generateTestGen(
           testgen: {
             ...base,
             strategy: 'A',
-            strategy_reason: `A: ${call.function} called with ${r.language === 'go' ? 'nil/zero' : 'None'} inputs ${r.language === 'go' ? 'panics' : 'raises'} at base_commit and returns after the fix`,
+            strategy_reason:
+              'inputs' in call
+                ? `A: ${call.function} called with ${call.inputs} crashes at base_commit and not after the fix`
+                : `A: ${call.function} called with nil/zero inputs panics at base_commit and returns after the fix`,
             f2p_test_patch: patch,
             FAIL_TO_PASS: [id],
             bug_category,
@@ -391,79 +379,53 @@ export async function generateTestGen(
           timings,
         };
       }
-      aReasons.push(`direct call of ${call.function} ${aCheck.reason}`);
+      const importFailure =
+        r.language === 'python' ? pythonImportFailure(aCheck.parent?.log ?? '') : null;
+      aReasons.push(
+        `direct call of ${call.function} ${importFailure ? `does not import on this runner (${importFailure})` : aCheck.reason}`,
+      );
     }
     timings.strategy_a_ms = Date.now() - t;
-    if (settings.llm && extra.llm && r.language === 'go') {
-      t = Date.now();
-      const s0 = sites[0]!;
-      const src = readFix(s0.file) ?? '';
-      const pkg = goPackageName(src);
-      const fnSource = await functionSource('go', src, s0.function);
-      if (pkg && fnSource) {
-        const dir = posix.dirname(s0.file);
-        const path = dir === '.' ? 'f2p_llm_test.go' : `${dir}/f2p_llm_test.go`;
-        let lastCheck: FlipCheck | undefined;
-        const llm = await llmDirectCall(
-          extra.llm,
-          {
-            model: settings.llm.model,
-            tries: settings.llm.tries,
-            maxTokens: settings.llm.max_tokens,
-            ...(extra.signal ? { signal: extra.signal } : {}),
-          },
-          r,
-          s0,
-          pkg,
-          fnSource,
-          async (content, testName) => {
-            const patch = toGitPatch([{ path, content, before: readBase(path) }]);
-            const id = `${goImportPath(dir, readFix)}::${testName}`;
-            lastCheck = await checkFlip(
-              gitDir,
-              r,
-              patch,
-              [id],
-              settings.test_timeout_s * 1000,
-              runner,
-              extra.signal,
-            );
-            if (lastCheck.ok) return null;
-            const log = (lastCheck.fix ?? lastCheck.parent)?.log ?? '';
-            return `${lastCheck.reason}\n${log.slice(-1500)}`;
-          },
-        );
-        timings.strategy_a_llm_ms = Date.now() - t;
-        if (llm.ok) {
-          const patch = toGitPatch([{ path, content: llm.content, before: readBase(path) }]);
-          return {
-            testgen: {
-              ...base,
-              strategy: 'A',
-              strategy_reason: `A (LLM-written by ${settings.llm.model}, try ${llm.tries} of ${settings.llm.tries}): calls ${s0.function}; fails at base_commit and passes after the fix${promptNote(llm.prompt) ? `; ${promptNote(llm.prompt)}` : ''}`,
-              f2p_test_patch: patch,
-              FAIL_TO_PASS: [`${goImportPath(dir, readFix)}::${llm.testName}`],
-              bug_category,
-            },
-            sites,
-            notes,
-            strategyA: {
-              tried: true,
-              reason: 'LLM-written test accepted',
-              ...(lastCheck ? { check: lastCheck } : {}),
-            },
-            timings,
-          };
-        }
-        aReasons.push(
-          `LLM-written test (${llm.tries} tries${promptNote(llm.prompt) ? `, ${promptNote(llm.prompt)}` : ''}) rejected: ${llm.reason.split('\n')[0]}`,
-        );
-      }
-    }
   } else if (!aLanguage) {
     aReasons.push(`Strategy A is for Go and Python; ${r.language} uses Strategy B`);
   } else {
     aReasons.push('Strategy A disabled (swe5g.testgen.strategy_a: false)');
+  }
+  if (settings.strategy_a && settings.llm && extra.llm) {
+    t = Date.now();
+    const llm = await llmStrategyA({
+      gitDir,
+      r,
+      sites,
+      settings: { ...settings, llm: settings.llm },
+      runner,
+      provider: extra.llm,
+      readFix,
+      readBase,
+      ...(extra.pythonRoots ? { pythonRoots: extra.pythonRoots } : {}),
+      ...(extra.signal ? { signal: extra.signal } : {}),
+    });
+    timings.strategy_a_llm_ms = Date.now() - t;
+    if (llm.ok)
+      return {
+        testgen: {
+          ...base,
+          strategy: 'A',
+          strategy_reason: llm.reason,
+          f2p_test_patch: llm.patch,
+          FAIL_TO_PASS: [llm.id],
+          bug_category,
+        },
+        sites,
+        notes,
+        strategyA: {
+          tried: true,
+          reason: 'LLM-written test accepted',
+          ...(llm.check ? { check: llm.check } : {}),
+        },
+        timings,
+      };
+    aReasons.push(llm.reason);
   }
 
   const gen: GeneratedTests = intentTests(r.language, sites, readFix, readBase);

@@ -1,9 +1,11 @@
 /**
  * Optional LLM-written Strategy A (issue 5: "optionally ask the LLM provider to write the test
- * with compile-and-run feedback (K tries), recorded as such"). For Go only: the model gets the
- * fixed function, the fix diff and the problem statement and answers with one Go test file; the
- * file is compiled and run at base_commit (must fail) and merge_commit (must pass); on failure the
- * outcome (not the fix) is fed back, at most K times.
+ * with compile-and-run feedback (K tries), recorded as such"; issue 30: Go, C and Python). The
+ * model gets the fixed function, the fix diff and the problem statement and answers with one test
+ * file in the shape its language's {@link LlmTestProfile} asks (llm-layout.ts: a Go test file, a
+ * pytest module, a C case function telebench runs in a forked child); the file is run at
+ * base_commit (must fail) and merge_commit (must pass); on failure the outcome (not the fix) is
+ * fed back, at most K times.
  *
  * Prompt budget: the fix diff is cut to {@link PROMPT_PATCH_CHARS} characters and the
  * problem_statement to {@link PROMPT_PROBLEM_CHARS}; every result carries {@link PromptInfo}
@@ -47,6 +49,35 @@ export function promptNote(p: PromptInfo): string {
   return `prompt_truncated: true (${parts.join(', ')})`;
 }
 
+/** What the model is asked for in one language, and how its answer is read. */
+export interface LlmTestProfile {
+  /** Code fence language of the prompt and the answer (`go`, `python`, `c`). */
+  fence: string;
+  /** The system message: the file's shape, what it may import, how it fails. */
+  system: string;
+  /** The test's name in an answer's code, or null when the answer is not such a file. */
+  nameOf(content: string): string | null;
+  /** Feedback when {@link nameOf} finds no test (fed back to the model). */
+  shapeError: string;
+}
+
+/** The Go profile: one `_test.go` file of package `pkgName` with `func TestF2PLLM_X(t *testing.T)`. */
+export function goProfile(pkgName: string): LlmTestProfile {
+  return {
+    fence: 'go',
+    system:
+      'You write one Go test file that reproduces a crash. Answer with the file only, in one ```go block. ' +
+      `Use package ${pkgName} (same package as the function), only the standard library and packages the function's file already imports. ` +
+      'The test must call the function directly with inputs that trigger the bug, inside defer/recover, and fail with t.Errorf when it panics. ' +
+      'Name the test function TestF2PLLM_<something>. Do not print what the fix changes.',
+    nameOf: (content) =>
+      /^package \w+/m.test(content)
+        ? (/^func (Test\w+)\(t \*testing\.T\)/m.exec(content)?.[1] ?? null)
+        : null,
+    shapeError: 'the answer has no package clause or no func TestX(t *testing.T)',
+  };
+}
+
 /** First fenced code block of an answer (```go ... ```), or the whole answer when it has none. */
 export function extractCode(answer: string): string {
   const m = /```[a-zA-Z]*\n([\s\S]*?)```/.exec(answer);
@@ -54,8 +85,9 @@ export function extractCode(answer: string): string {
 }
 
 /**
- * Asks `provider` for a Go test file and checks it with `check` (compile and run at both commits).
- * @param pkgName package clause of the fixed file; `functionSource` its text at merge_commit
+ * Asks `provider` for a test file and checks it with `check` (build and run at both commits).
+ * @param profile the language's prompt and answer shape ({@link goProfile}, llm-layout.ts);
+ *   `functionSource` the fixed function's text at merge_commit
  * @param check returns null when the test fails at the parent and passes after the fix, else the
  *   outcome to feed back (it must not contain the fix)
  * @returns the accepted test, or the last reason after `tries` attempts; both with
@@ -68,7 +100,7 @@ export async function llmDirectCall(
   opts: { model: string; tries: number; maxTokens: number; signal?: AbortSignal },
   r: Pick<Resolved, 'instance_id' | 'patch' | 'problem_statement'>,
   site: FixSite,
-  pkgName: string,
+  profile: LlmTestProfile,
   functionSource: string,
   check: (content: string, testName: string) => Promise<string | null>,
 ): Promise<LlmTest> {
@@ -81,19 +113,12 @@ export async function llmDirectCall(
     problem_statement_chars: { original: (r.problem_statement ?? '').length, kept: problem.length },
   };
   const messages: { role: 'system' | 'user' | 'assistant'; content: string }[] = [
-    {
-      role: 'system',
-      content:
-        'You write one Go test file that reproduces a crash. Answer with the file only, in one ```go block. ' +
-        `Use package ${pkgName} (same package as the function), only the standard library and packages the function's file already imports. ` +
-        'The test must call the function directly with inputs that trigger the bug, inside defer/recover, and fail with t.Errorf when it panics. ' +
-        'Name the test function TestF2PLLM_<something>. Do not print what the fix changes.',
-    },
+    { role: 'system', content: profile.system },
     {
       role: 'user',
       content: [
         `Function ${site.function} in ${site.file} (after the fix):`,
-        '```go',
+        '```' + profile.fence,
         functionSource,
         '```',
         'The fix (unified diff):',
@@ -114,9 +139,9 @@ export async function llmDirectCall(
       opts.signal ? { signal: opts.signal } : {},
     );
     const content = extractCode(res.content);
-    const name = /^func (Test\w+)\(t \*testing\.T\)/m.exec(content)?.[1];
-    if (!/^package \w+/m.test(content) || !name) {
-      reason = 'the answer has no package clause or no func TestX(t *testing.T)';
+    const name = profile.nameOf(content);
+    if (!name) {
+      reason = profile.shapeError;
     } else {
       const outcome = await check(content, name);
       if (outcome === null) return { ok: true, testName: name, content, tries: i, prompt };

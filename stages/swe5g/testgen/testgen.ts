@@ -11,6 +11,7 @@ import { parserFor } from '../../../pipeline/providers/treesitter/parser.js';
 import type { Resolved, TestGen } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import { mirrorPath } from '../resolve/resolve.js';
+import { registryById } from '../registry.js';
 import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
 import { testgenDefaults, type TestgenSettings } from './config.js';
 import { generateTestGen, hostRunner } from './generate.js';
@@ -33,7 +34,9 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   // 5: C files with Open5GS's SWITCH/CASE/END macros parse into their real functions (c-macros.ts)
   // 6: Strategy B null checks are `control` sites (control.ts): the protected uses must be
   //    unreachable for the bad value, no longer a count of the check's text
-  version: 6,
+  // 7: Python Strategy A calls with the fix's crash-triggering input (py-direct-call.ts) and fails
+  //    only on the crash it prevents; the LLM-written test for C and Python too (llm-layout.ts)
+  version: 7,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:
@@ -82,8 +85,14 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
           ),
         )
       : undefined;
+    // the package roots the Python image puts on the path: the generated imports need them too
+    const pythonRoots =
+      ctx
+        .memo('swe5g.testgen.registry', () => registryById(ctx.config, ctx.configFile))
+        .get(r.registry_id)?.environment?.python?.roots ?? [];
     const gen = await generateTestGen(gitDir, r, settings, hostRunner, {
       signal: ctx.signal,
+      pythonRoots,
       ...(llm ? { llm } : {}),
     });
     if (gen.testgen.f2p_test_patch)

@@ -18,6 +18,7 @@ import {
 } from '../../../../stages/swe5g/testgen/executor.js';
 import {
   llmDirectCall,
+  goProfile,
   promptNote,
   PROMPT_PATCH_CHARS,
   PROMPT_PROBLEM_CHARS,
@@ -266,7 +267,7 @@ describe('llmDirectCall prompt budget', () => {
         { model: 'qwen3.5:2b', tries: 1, maxTokens: 64 },
         { instance_id: 't__go-1', patch, problem_statement: problem },
         SITE,
-        'm',
+        goProfile('m'),
         'func F() {}',
         () => Promise.resolve('not called'),
       );
@@ -288,7 +289,7 @@ describe('llmDirectCall prompt budget', () => {
         { model: 'qwen3.5:2b', tries: 1, maxTokens: 64 },
         { instance_id: 't__go-1', patch: 'short', problem_statement: 'short' },
         SITE,
-        'm',
+        goProfile('m'),
         'func F() {}',
         () => Promise.resolve('not called'),
       );
