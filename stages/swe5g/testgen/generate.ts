@@ -1,7 +1,7 @@
 /**
  * The fail-to-pass test of one Resolved instance (SWE-Bench 5G paper, "Test strategies" and
- * pipeline step 4): Strategy A (direct call, Go) when it compiles, fails at base_commit and passes
- * at merge_commit; else Strategy B (diff-based intent) in the repository's language and runner;
+ * pipeline step 4): Strategy A (direct call: Go, Python, C in a forked child) when it compiles,
+ * fails at base_commit and passes at merge_commit; else Strategy B (diff-based intent) in the repository's language and runner;
  * `shipped` when the PR brings its own tests. Plus the classification (bug category, NF, 3GPP
  * references).
  */
@@ -17,12 +17,14 @@ import {
   goPackageName,
   goImportPath,
   pythonTestDir,
+  type GeneratedFile,
   type GeneratedTests,
 } from './emit.js';
 import { applyPatch, removeScratch, runTests, scratchCheckout, type TestRun } from './executor.js';
 import { toGitPatch } from './patchfile.js';
 import { deriveFixSites, type FixSite, type SiteNote } from './patterns.js';
 import { goDirectCall, pythonDirectCall } from './strategyA.js';
+import { cDirectCall } from './strategyA-c.js';
 import type { TestgenSettings } from './config.js';
 import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
 import { llmDirectCall, promptNote } from './llmtest.js';
@@ -325,10 +327,10 @@ export async function generateTestGen(
   }
   const bug_category = bugCategory(r.patch, text, sites);
 
-  // Strategy A (Go; Python with None): the first function whose direct call flips.
+  // Strategy A (Go; Python with None; C in a forked child): the first function whose call flips.
   const aReasons: string[] = [];
   let aCheck: FlipCheck | undefined;
-  const aLanguage = r.language === 'go' || r.language === 'python';
+  const aLanguage = r.language === 'go' || r.language === 'python' || r.language === 'c';
   if (settings.strategy_a && aLanguage) {
     t = Date.now();
     const byFn = new Map<string, FixSite[]>();
@@ -343,7 +345,14 @@ export async function generateTestGen(
       let path: string;
       let idOf: (testName: string) => string;
       let call;
-      if (r.language === 'go') {
+      let files: GeneratedFile[] | undefined;
+      if (r.language === 'c') {
+        const c = await cDirectCall(src, group, readFix, readBase);
+        call = c;
+        path = c.ok ? c.files[0]!.path : '';
+        files = c.ok ? c.files : undefined;
+        idOf = () => (c.ok ? c.id : '');
+      } else if (r.language === 'go') {
         const pkg = goPackageName(src);
         if (!pkg) {
           aReasons.push(`${s0.function}: no package clause`);
@@ -363,7 +372,9 @@ export async function generateTestGen(
         aReasons.push(call.reason);
         continue;
       }
-      const patch = toGitPatch([{ path, content: call.content, before: readBase(path) }]);
+      const patch = toGitPatch(
+        files ?? [{ path, content: 'content' in call ? call.content : '', before: readBase(path) }],
+      );
       const id = idOf(call.testName);
       aCheck = await checkFlip(
         gitDir,
@@ -380,7 +391,10 @@ export async function generateTestGen(
           testgen: {
             ...base,
             strategy: 'A',
-            strategy_reason: `A: ${call.function} called with ${r.language === 'go' ? 'nil/zero' : 'None'} inputs ${r.language === 'go' ? 'panics' : 'raises'} at base_commit and returns after the fix`,
+            strategy_reason:
+              'inputs' in call
+                ? `A: ${call.function} called in a forked child with ${call.inputs} crashes at base_commit and returns after the fix`
+                : `A: ${call.function} called with ${r.language === 'go' ? 'nil/zero' : 'None'} inputs ${r.language === 'go' ? 'panics' : 'raises'} at base_commit and returns after the fix`,
             f2p_test_patch: patch,
             FAIL_TO_PASS: [id],
             bug_category,
@@ -461,7 +475,7 @@ export async function generateTestGen(
       }
     }
   } else if (!aLanguage) {
-    aReasons.push(`Strategy A is for Go and Python; ${r.language} uses Strategy B`);
+    aReasons.push(`Strategy A is for Go, Python and C; ${r.language} uses Strategy B`);
   } else {
     aReasons.push('Strategy A disabled (swe5g.testgen.strategy_a: false)');
   }
