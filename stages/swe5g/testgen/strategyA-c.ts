@@ -139,13 +139,24 @@ ${prologue}
 `;
 }
 
+/** True when `source` (null: the file is absent) defines function `name`. */
+async function definedIn(source: string | null, name: string): Promise<boolean> {
+  if (source === null) return false;
+  const tree = await parseSource('c', source);
+  try {
+    return listFunctions('c', tree.rootNode).some((f) => f.qualified === name);
+  } finally {
+    tree.delete();
+  }
+}
+
 /**
  * Builds the C Strategy A test for the function of `sites[0]`.
  * @param source the fixed file's text; `sites` the Strategy B sites of that one function
  * @param read reads a file of the fixed tree (meson.build files)
  * @param readBase reads a file at base_commit (the root meson.build the patch extends)
  * @returns the test, or `{ ok: false, code, reason }`: `not_c_source` (the function is in a
- *   header), `function_not_found`, `defines_main`, `unbuildable_parameter` (function pointer,
+ *   header), `function_not_found`, `new_function` (the parent does not define it), `defines_main`, `unbuildable_parameter` (function pointer,
  *   va_list), `no_meson` (no root meson.build), `no_meson_target`, `too_many_pointers`
  */
 export async function cDirectCall(
@@ -168,6 +179,8 @@ export async function cDirectCall(
       return fail('defines_main', `${site.file} defines main`);
     const fn = fns.find((f) => f.qualified === site.function);
     if (!fn?.body) return fail('function_not_found', `${site.function} not found in ${site.file}`);
+    if (!(await definedIn(readBase(site.file), site.function)))
+      return fail('new_function', `the fix adds ${site.function}: the parent has nothing to call`);
     const ps = cParams(fn.node);
     if (!ps.ok) return fail('unbuildable_parameter', `${site.function}: ${ps.reason}`);
     const argOf = new Map<string, string>();

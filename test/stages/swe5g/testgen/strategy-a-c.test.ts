@@ -11,6 +11,8 @@ import { describe, it, expect, afterAll } from 'vitest';
 import { generateTestGen, hostRunner } from '../../../../stages/swe5g/testgen/generate.js';
 import { testgenSchema } from '../../../../stages/swe5g/testgen/config.js';
 import { generateMutants } from '../../../../stages/swe5g/audit/mutants.js';
+import { cDirectCall } from '../../../../stages/swe5g/testgen/strategyA-c.js';
+import { sitesOf } from './control-harness.js';
 import { buildRepo, resolvedOf, type BuiltRepo } from './repos.js';
 
 const settings = testgenSchema.parse({ verify: 'a', test_timeout_s: 300 });
@@ -223,5 +225,23 @@ describe('C Strategy A: direct call in a forked child', () => {
     expect(gen.testgen.strategy_reason).toMatch(
       /Strategy A not used: .*cb.* is a function pointer/,
     );
+  });
+
+  it('says why A is not generated: a function the fix adds, a file no meson library builds', async () => {
+    const gold = PRE + NULL_GOLD;
+    const sites = await sitesOf('c', 'src/ngap.c', PRE + NULL_PARENT, gold);
+    const files = project(gold, HEADER);
+    const read = (p: string): string | null => files[p] ?? null;
+    const ok = await cDirectCall(gold, sites, read, read);
+    expect(ok.ok).toBe(true);
+    const added = await cDirectCall(gold, sites, read, (p) => (p === 'src/ngap.c' ? PRE : read(p)));
+    expect(added).toMatchObject({ ok: false, code: 'new_function' });
+    const noLib = await cDirectCall(
+      gold,
+      sites,
+      (p) => (p === 'src/meson.build' ? "executable('ngapd', 'main.c')\n" : read(p)),
+      read,
+    );
+    expect(noLib).toMatchObject({ ok: false, code: 'no_meson_target' });
   });
 });
