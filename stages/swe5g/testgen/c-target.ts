@@ -1,9 +1,10 @@
 /**
  * Where a C Strategy A test (strategyA-c.ts) is built: the meson library target that compiles the
  * fixed file, read from the nearest `meson.build` above it that names the file, and the lines that
- * register the test executable in the root `meson.build` (suite `f2p`, the suite of the Strategy B
- * C checks, so the harness's `f2p::<name>` ids run it unchanged). Meson variables are global, so
- * the root file, read after every `subdir()`, sees the library's variables.
+ * register the test executable at the end of that same `meson.build` (suite `f2p`, the suite of
+ * the Strategy B C checks, so the harness's `f2p::<name>` ids run it unchanged): the library's
+ * variables are defined there and its literal `include_directories('.')`, `files()` and
+ * `-include x.h` arguments resolve against the same folder (measured: Open5GS `lib/ipfw`).
  */
 import { posix } from 'node:path';
 import type { ReadRepoFile } from './emit.js';
@@ -119,7 +120,7 @@ export function mesonTargetOf(
 }
 
 /**
- * The root `meson.build` lines that build test `name` from `source` with the target's
+ * The `meson.build` lines that build test `name` from `source` (beside that file) with the target's
  * `c_args`, `include_directories` and `dependencies`, linked with the library, in suite `f2p`.
  */
 export function mesonRegistration(name: string, source: string, target: MesonTarget): string {

@@ -8,7 +8,8 @@
  *
  * The test file `#include`s the fixed `.c` file, so `static` functions are callable and the file's
  * own includes resolve, and is built with the compile arguments of the meson library that builds
- * that file (c-target.ts), linked with it; the root `meson.build` registers it in suite `f2p`.
+ * that file (c-target.ts), linked with it; it sits beside that library's `meson.build`, which
+ * registers it (appended at its end) in suite `f2p`.
  * Inputs (c-inputs.ts): each pointer argument points at its own zeroed block of
  * {@link BLOCK_BYTES} bytes, each value argument is zeroed, the pointers the function dereferences
  * through its arguments are allocated the same way, and the values the fix's guards test are set
@@ -38,7 +39,7 @@ export const PROLOGUES: { guard: string; call: string }[] = [
   { guard: 'OGS_CORE_H', call: 'ogs_core_initialize();' },
 ];
 
-/** A C Strategy A test: its files (test source, root meson.build) and FAIL_TO_PASS id. */
+/** A C Strategy A test: its files (test source, the library's meson.build) and FAIL_TO_PASS id. */
 export type CDirectCall =
   | {
       ok: true;
@@ -139,12 +140,18 @@ ${prologue}
 `;
 }
 
-/** True when `source` (null: the file is absent) defines function `name`. */
-async function definedIn(source: string | null, name: string): Promise<boolean> {
-  if (source === null) return false;
+/**
+ * The parameter types of function `name` in `source` (`int, char *`), or null when `source` (null:
+ * the file is absent) does not define it.
+ */
+async function signatureIn(source: string | null, name: string): Promise<string | null> {
+  if (source === null) return null;
   const tree = await parseSource('c', source);
   try {
-    return listFunctions('c', tree.rootNode).some((f) => f.qualified === name);
+    const fn = listFunctions('c', tree.rootNode).find((f) => f.qualified === name);
+    if (!fn) return null;
+    const ps = cParams(fn.node);
+    return ps.ok ? ps.params.map((p) => p.type).join(', ') : '?';
   } finally {
     tree.delete();
   }
@@ -156,7 +163,7 @@ async function definedIn(source: string | null, name: string): Promise<boolean> 
  * @param read reads a file of the fixed tree (meson.build files)
  * @param readBase reads a file at base_commit (the root meson.build the patch extends)
  * @returns the test, or `{ ok: false, code, reason }`: `not_c_source` (the function is in a
- *   header), `function_not_found`, `new_function` (the parent does not define it), `defines_main`, `unbuildable_parameter` (function pointer,
+ *   header), `function_not_found`, `new_function` (the parent does not define it), `signature_changed`, `defines_main`, `unbuildable_parameter` (function pointer,
  *   va_list), `no_meson` (no root meson.build), `no_meson_target`, `too_many_pointers`
  */
 export async function cDirectCall(
@@ -168,10 +175,15 @@ export async function cDirectCall(
   const site = sites[0];
   if (!site) return fail('no_site', 'no fix site to call');
   if (!site.file.endsWith('.c')) return fail('not_c_source', `${site.file} is not a .c file`);
-  const rootMeson = readBase('meson.build');
-  if (rootMeson === null) return fail('no_meson', 'no root meson.build to register the test in');
+  if (readBase('meson.build') === null)
+    return fail('no_meson', 'no root meson.build: the project is not built by meson');
   const target = mesonTargetOf(site.file, read);
   if (!target.ok) return fail('no_meson_target', target.reason);
+  const mesonFile = target.target.mesonFile;
+  const mesonBefore = readBase(mesonFile);
+  if (mesonBefore === null)
+    return fail('no_meson_target', `${mesonFile} does not exist at base_commit`);
+  const dir = posix.dirname(mesonFile);
   const tree = await parseSource('c', source);
   try {
     const fns = listFunctions('c', tree.rootNode);
@@ -179,10 +191,17 @@ export async function cDirectCall(
       return fail('defines_main', `${site.file} defines main`);
     const fn = fns.find((f) => f.qualified === site.function);
     if (!fn?.body) return fail('function_not_found', `${site.function} not found in ${site.file}`);
-    if (!(await definedIn(readBase(site.file), site.function)))
+    const before = await signatureIn(readBase(site.file), site.function);
+    if (before === null)
       return fail('new_function', `the fix adds ${site.function}: the parent has nothing to call`);
     const ps = cParams(fn.node);
     if (!ps.ok) return fail('unbuildable_parameter', `${site.function}: ${ps.reason}`);
+    const after = ps.params.map((p) => p.type).join(', ');
+    if (before !== after)
+      return fail(
+        'signature_changed',
+        `the fix changes the parameters of ${site.function} (${before} -> ${after}): one call cannot compile at both commits`,
+      );
     const argOf = new Map<string, string>();
     ps.params.forEach((p, i) => p.name && argOf.set(p.name, `f2p_a${i}`));
     const names = new Set(argOf.keys());
@@ -210,8 +229,9 @@ export async function cDirectCall(
         .map((v) => setLine(v, argOf)),
     ];
     const testName = `f2p_call_${site.function.replace(/\W/g, '_')}`;
-    const path = `f2p/${testName}.c`;
-    const include = posix.relative('f2p', site.file);
+    // beside the library's meson.build: its include_directories('.') and files() resolve there
+    const path = dir === '.' ? `${testName}.c` : `${dir}/${testName}.c`;
+    const include = posix.relative(dir, site.file);
     const content = programText(
       include,
       site.name,
@@ -220,7 +240,7 @@ export async function cDirectCall(
       ps.params.map((_, i) => `f2p_a${i}`),
       Math.max(blocks, 1),
     );
-    const reg = `\n# telebench swe5g.testgen: fail-to-pass direct call (Strategy A)\n${mesonRegistration(testName, path, target.target)}\n`;
+    const reg = `\n# telebench swe5g.testgen: fail-to-pass direct call (Strategy A)\n${mesonRegistration(testName, posix.basename(path), target.target)}\n`;
     const inputs =
       values.length > 0
         ? values
@@ -235,7 +255,7 @@ export async function cDirectCall(
       inputs,
       files: [
         { path, content, before: null },
-        { path: 'meson.build', before: rootMeson, content: rootMeson.replace(/\n*$/, '\n') + reg },
+        { path: mesonFile, before: mesonBefore, content: mesonBefore.replace(/\n*$/, '\n') + reg },
       ],
     };
   } finally {

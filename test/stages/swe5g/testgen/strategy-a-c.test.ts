@@ -83,7 +83,8 @@ describe('C Strategy A: direct call in a forked child', () => {
     const id = 'f2p::f2p_call_ngap_gnb_id';
     expect(gen.testgen.FAIL_TO_PASS).toEqual([id]);
     expect(gen.testgen.strategy_reason).toMatch(/req->gnb_id = null/);
-    expect(gen.testgen.f2p_test_patch).toContain('#include "../src/ngap.c"');
+    expect(gen.testgen.f2p_test_patch).toContain('+++ b/src/f2p_call_ngap_gnb_id.c');
+    expect(gen.testgen.f2p_test_patch).toContain('#include "ngap.c"');
     expect(gen.testgen.f2p_test_patch).toMatch(/link_with: libngap/);
     // the child's crash is the test program's exit status 1 (its stderr names the signal)
     expect(gen.strategyA.check?.parent?.log).toMatch(/f2p_call_ngap_gnb_id FAIL .*exit status 1/);
@@ -227,7 +228,7 @@ describe('C Strategy A: direct call in a forked child', () => {
     );
   });
 
-  it('says why A is not generated: a function the fix adds, a file no meson library builds', async () => {
+  it('says why A is not generated: a function the fix adds, changed parameters, a file no meson library builds', async () => {
     const gold = PRE + NULL_GOLD;
     const sites = await sitesOf('c', 'src/ngap.c', PRE + NULL_PARENT, gold);
     const files = project(gold, HEADER);
@@ -236,6 +237,12 @@ describe('C Strategy A: direct call in a forked child', () => {
     expect(ok.ok).toBe(true);
     const added = await cDirectCall(gold, sites, read, (p) => (p === 'src/ngap.c' ? PRE : read(p)));
     expect(added).toMatchObject({ ok: false, code: 'new_function' });
+    const widened = await cDirectCall(gold, sites, read, (p) =>
+      p === 'src/ngap.c'
+        ? PRE + NULL_PARENT.replace('(const ngsetup_t *req)', '(const ngsetup_t *req, int flags)')
+        : read(p),
+    );
+    expect(widened).toMatchObject({ ok: false, code: 'signature_changed' });
     const noLib = await cDirectCall(
       gold,
       sites,
