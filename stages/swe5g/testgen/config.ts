@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { llmConfigSchema } from '../../../pipeline/providers/llm/config.js';
 
 export const testgenSchema = z.strictObject({
-  /** Try Strategy A (direct call, Go) before Strategy B. */
+  /** Try Strategy A (direct call: Go, Python, C in a forked child) before Strategy B. */
   strategy_a: z.boolean().default(true),
   /**
    * Which generated tests testgen runs itself on the host (fail at base_commit, pass at

@@ -1,7 +1,7 @@
 /**
  * The fail-to-pass test of one Resolved instance (SWE-Bench 5G paper, "Test strategies" and
- * pipeline step 4): Strategy A (direct call, Go) when it compiles, fails at base_commit and passes
- * at merge_commit; else Strategy B (diff-based intent) in the repository's language and runner;
+ * pipeline step 4): Strategy A (direct call: Go, Python, C in a forked child) when it compiles,
+ * fails at base_commit and passes at merge_commit; else Strategy B (diff-based intent) in the repository's language and runner;
  * `shipped` when the PR brings its own tests. Plus the classification (bug category, NF, 3GPP
  * references).
  */
@@ -17,6 +17,7 @@ import {
   goPackageName,
   goImportPath,
   pythonTestDir,
+  type GeneratedFile,
   type GeneratedTests,
 } from './emit.js';
 import { applyPatch, removeScratch, runTests, scratchCheckout, type TestRun } from './executor.js';
@@ -24,6 +25,7 @@ import { toGitPatch } from './patchfile.js';
 import { deriveFixSites, type FixSite, type SiteNote } from './patterns.js';
 import { goDirectCall } from './strategyA.js';
 import { pythonDirectCall, pythonImportFailure, pythonModuleOf } from './py-direct-call.js';
+import { cDirectCall } from './strategyA-c.js';
 import type { TestgenSettings } from './config.js';
 import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
 import { llmStrategyA } from './llm-strategy.js';
@@ -307,10 +309,11 @@ export async function generateTestGen(
   }
   const bug_category = bugCategory(r.patch, text, sites);
 
-  // Strategy A (Go; Python with the fix's crash-triggering input): the first function whose direct call flips.
+  // Strategy A (Go; Python with the fix's crash-triggering input; C in a forked child): the first
+  // function whose direct call flips.
   const aReasons: string[] = [];
   let aCheck: FlipCheck | undefined;
-  const aLanguage = r.language === 'go' || r.language === 'python';
+  const aLanguage = r.language === 'go' || r.language === 'python' || r.language === 'c';
   if (settings.strategy_a && aLanguage) {
     t = Date.now();
     const byFn = new Map<string, FixSite[]>();
@@ -325,7 +328,14 @@ export async function generateTestGen(
       let path: string;
       let idOf: (testName: string) => string;
       let call;
-      if (r.language === 'go') {
+      let files: GeneratedFile[] | undefined;
+      if (r.language === 'c') {
+        const c = await cDirectCall(src, group, readFix, readBase);
+        call = c;
+        path = c.ok ? c.files[0]!.path : '';
+        files = c.ok ? c.files : undefined;
+        idOf = () => (c.ok ? c.id : '');
+      } else if (r.language === 'go') {
         const pkg = goPackageName(src);
         if (!pkg) {
           aReasons.push(`${s0.function}: no package clause`);
@@ -348,7 +358,9 @@ export async function generateTestGen(
         aReasons.push(call.reason);
         continue;
       }
-      const patch = toGitPatch([{ path, content: call.content, before: readBase(path) }]);
+      const patch = toGitPatch(
+        files ?? [{ path, content: 'content' in call ? call.content : '', before: readBase(path) }],
+      );
       const id = idOf(call.testName);
       aCheck = await checkFlip(
         gitDir,
@@ -367,7 +379,7 @@ export async function generateTestGen(
             strategy: 'A',
             strategy_reason:
               'inputs' in call
-                ? `A: ${call.function} called with ${call.inputs} crashes at base_commit and not after the fix`
+                ? `A: ${call.function} called ${r.language === 'c' ? 'in a forked child ' : ''}with ${call.inputs} crashes at base_commit and not after the fix`
                 : `A: ${call.function} called with nil/zero inputs panics at base_commit and returns after the fix`,
             f2p_test_patch: patch,
             FAIL_TO_PASS: [id],
@@ -387,7 +399,7 @@ export async function generateTestGen(
     }
     timings.strategy_a_ms = Date.now() - t;
   } else if (!aLanguage) {
-    aReasons.push(`Strategy A is for Go and Python; ${r.language} uses Strategy B`);
+    aReasons.push(`Strategy A is for Go, Python and C; ${r.language} uses Strategy B`);
   } else {
     aReasons.push('Strategy A disabled (swe5g.testgen.strategy_a: false)');
   }

@@ -10,6 +10,7 @@ import { testgenSchema } from '../../../../stages/swe5g/testgen/config.js';
 import { buildRepo, resolvedOf, type BuiltRepo } from './repos.js';
 
 const settings = testgenSchema.parse({ verify: 'all' });
+const settingsB = testgenSchema.parse({ verify: 'all', strategy_a: false });
 const repos: BuiltRepo[] = [];
 afterAll(() => repos.forEach((r) => r.cleanup()));
 
@@ -133,7 +134,8 @@ describe('swe5g.testgen on a C NULL check (meson suite f2p)', () => {
       },
       'fix NULL v',
     );
-    const gen = await generateTestGen(repo.dir, resolvedOf(repo, fix, 'c'), settings);
+    // Strategy B itself (C Strategy A would take this fix first: strategy-a-c.test.ts)
+    const gen = await generateTestGen(repo.dir, resolvedOf(repo, fix, 'c'), settingsB);
     expect(gen.testgen.strategy).toBe('B');
     expect(gen.testgen.FAIL_TO_PASS).toEqual(['f2p::f2p_get_value']);
     expect(gen.testgen.f2p_test_patch).toMatch(/\+test\('f2p_get_value', f2p_python/);
