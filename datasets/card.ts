@@ -39,6 +39,16 @@ export interface VerifySummary {
   executor: string;
 }
 
+/** The date windows of a release (datasets with {@link DatasetDefinition.windows}). */
+export interface CardWindows {
+  /** Oldest first; `first`/`last` are the earliest and latest window dates (UTC ISO). */
+  windows: { name: string; rows: number; first: string; last: string; parquet: string }[];
+  /** Rows without a window date (in no window config). */
+  undated: number;
+  /** The dataset's paragraphs on which date decides and how to select after a cutoff. */
+  text: string;
+}
+
 /** Everything the card shows; built by `stages/release/assemble.ts`. */
 export interface CardInput {
   dataset: DatasetDefinition;
@@ -60,6 +70,8 @@ export interface CardInput {
   /** Limitations of this snapshot on top of the dataset's fixed ones. */
   snapshotLimitations: string[];
   verify: VerifySummary | null;
+  /** Date windows; null or absent for a dataset without them. */
+  windows?: CardWindows | null;
 }
 
 /** Hub front matter object of a card (exported for tests and the publish dry run). */
@@ -85,6 +97,8 @@ export function frontMatter(input: CardInput): Record<string, unknown> {
       data_files: [{ split: dataset.split, path: c.parquet }],
     });
   }
+  for (const w of input.windows?.windows ?? [])
+    configs.push({ config_name: w.name, data_files: [{ split: dataset.split, path: w.parquet }] });
   return {
     pretty_name: dataset.prettyName,
     license: licenses.length === 1 ? licenses[0] : licenses.length === 0 ? 'unknown' : licenses,
@@ -109,6 +123,36 @@ const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 /**
+ * The card's `## Date windows` section: the dataset's text, the table of windows (rows, earliest
+ * and latest date, the model cutoffs each is clean for) and the cutoffs the whole snapshot is
+ * clean for. A window is clean for a model whose training data ends before its earliest date.
+ */
+function windowSection(w: CardWindows): string[] {
+  const day = (iso: string) => iso.slice(0, 10);
+  const out = ['## Date windows', '', w.text, ''];
+  if (w.windows.length === 0) {
+    out.push('No row of this snapshot carries a window date, so it has no window configs.', '');
+    return out;
+  }
+  out.push(
+    '| window (config) | rows | earliest | latest | clean for model cutoffs before |',
+    '|---|---:|---|---|---|',
+  );
+  for (const x of w.windows)
+    out.push(`| ${x.name} | ${x.rows} | ${x.first} | ${x.last} | ${day(x.first)} |`);
+  out.push('');
+  const first = w.windows[0]!.first;
+  out.push(
+    `The whole snapshot is clean for models whose training data ends before ${day(first)} (its earliest instance date, ${first}); it spans ${w.windows.length} window(s) up to ${w.windows.at(-1)!.last}.` +
+      (w.undated
+        ? ` ${w.undated} row(s) carry no window date and are in no window config (and never kept by \`--after\`).`
+        : ''),
+    '',
+  );
+  return out;
+}
+
+/**
  * Renders the card.
  * @returns Markdown text beginning with `---\n<YAML>---\n`
  */
@@ -130,6 +174,8 @@ export function renderCard(input: CardInput): string {
     'Each config is stored twice with identical rows: Parquet (what the Hub loads) and JSON Lines.',
     '',
   );
+
+  if (input.windows) out.push(...windowSection(input.windows));
 
   out.push('## Provenance', '');
   out.push(
