@@ -28,15 +28,47 @@ export interface FunnelStep {
   reasons: Record<string, number>;
 }
 
+/**
+ * The re-proof of one instance at release (SWE-Bench 5G, issue 32): the gold patch and the empty
+ * patch each run up to `runs` times, each in a fresh container; it holds when the gold resolved
+ * every run and the empty patch none. Runs stop at the first run that breaks the rule.
+ */
+export interface ReproofRecord {
+  instance_id: string;
+  holds: boolean;
+  /** Runs asked for of each patch (`release.reproof_runs`). */
+  runs: number;
+  /** Gold runs made and how many resolved. */
+  gold: { runs: number; resolved: number };
+  /** Empty-patch runs made and how many did not resolve (failed, as they must). */
+  empty: { runs: number; failed: number };
+  /** The image the runs used (a digest reference when pushed), '' for the local executor. */
+  image: string;
+  /** The engine's content id of that image (`sha256:...`), '' when none. */
+  image_id: string;
+  /** sha256 of each run's log, in run order (the logs are blobs of the state, `<state>/blobs`). */
+  logs: { gold: string[]; empty: string[] };
+  /** Wall time of the instance's runs (image build or pull included), seconds. */
+  seconds: number;
+  /** Why it does not hold ('' when it does). */
+  reason: string;
+}
+
 /** Result of re-running the gold patches before release (SWE-Bench 5G). */
 export interface VerifySummary {
   attempted: number;
+  /** Instances whose gold patch resolved every run. */
   gold_resolved: number;
   /** Share of gold patches that reproduced before any was dropped, 0..1. */
   rate: number;
+  /** Instances the empty patch resolved in at least one run. */
   empty_patch_resolved: number;
   dropped: { instance_id: string; reason: string }[];
   executor: string;
+  /** Runs of each patch per instance (absent in releases made before re-proof: 1). */
+  runs?: number;
+  /** The per-instance re-proof (absent in releases made before re-proof). */
+  records?: ReproofRecord[];
 }
 
 /** The date windows of a release (datasets with {@link DatasetDefinition.windows}). */
@@ -236,16 +268,20 @@ export function renderCard(input: CardInput): string {
 
   if (input.verify) {
     const v = input.verify;
+    const runs = v.runs ?? 1;
     out.push('## Reproduction check', '');
     out.push(
-      `Before release every instance was re-run from its own row and recipe in fresh containers (${v.executor}).`,
-      `The gold patch resolved ${v.gold_resolved} of ${v.attempted} instances (**${pct(v.rate)}** before dropping;`,
+      `Before release every instance was re-run from its own row and recipe in fresh containers (${v.executor}), ${runs === 1 ? 'once with the gold patch and once with the empty patch' : `${runs} times with the gold patch and ${runs} times with the empty patch, each run in a fresh container`}.`,
+      `The gold patch resolved ${runs === 1 ? '' : `all ${runs} runs in `}${v.gold_resolved} of ${v.attempted} instances (**${pct(v.rate)}** before dropping;`,
       "SWE-bench's Docker harness reaches 99.78%). The empty patch resolved " +
-        `${v.empty_patch_resolved}.`,
+        `${v.empty_patch_resolved}${runs === 1 ? '' : ' (in any run)'}.` +
+        (v.records
+          ? " `manifest.json` (`verify.records`) holds each instance's runs, the image it ran in and the sha256 of every run's log."
+          : ''),
       '',
     );
     if (v.dropped.length > 0) {
-      out.push('Dropped because the gold patch did not reproduce:', '');
+      out.push('Dropped because they did not reproduce:', '');
       for (const d of v.dropped) out.push(`- \`${d.instance_id}\`: ${d.reason}`);
       out.push('');
     }

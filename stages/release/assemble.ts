@@ -69,6 +69,8 @@ export interface ReleaseInput {
   verify: VerifySummary | null;
   snapshotLimitations: string[];
   previous: { version: string; rows: readonly Record<string, unknown>[] } | null;
+  /** Why a row of `previous` is gone, by key (the changelog lists it as removed with it). */
+  removedReasons?: Record<string, string>;
   /** Extra manifest counts (e.g. incomplete candidates left out). */
   extraCounts?: Record<string, number>;
 }
@@ -290,6 +292,7 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
         version: input.version,
         rows,
         previous: input.previous,
+        ...(input.removedReasons && { removedReasons: input.removedReasons }),
       }),
     ),
   );

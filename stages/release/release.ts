@@ -96,8 +96,11 @@ function previousOf(stateDir: string, dataset: DatasetDefinition, version: strin
 /**
  * Builds and writes a release of `entry`.
  * @param version a version, or `auto` for `0.0.0-local.<12 hex of the content>`
- * @param verifier re-runs the rows first (dropped rows are listed in the card); null to skip. A
- *   dataset with `verify` hooks released without it gets the hooks' limitation in its card
+ * @param verifier re-proves the rows first (SWE-Bench 5G: `release.reproof_runs` runs of gold and
+ *   empty patch each); rows that do not hold are dropped, listed in the card and, when the previous
+ *   release had them, in the changelog as removed with the reason; every record goes into the
+ *   manifest (`verify.records`). null to skip: a dataset with `verify` hooks released without it
+ *   gets the hooks' limitation in its card
  * @param push `--push REGISTRY`: the entry's image hooks push the rows' images and name them by
  *   digest (after the verifier, before the plan)
  * @returns the write outcome (`written` or `unchanged`) and the plan
@@ -167,6 +170,13 @@ export async function releaseDataset(args: {
     verify,
     snapshotLimitations,
     extraCounts: collected.leftOut,
+    // an instance the re-proof dropped is removed with its reason (if the previous release had it)
+    removedReasons: Object.fromEntries(
+      (verify?.dropped ?? []).map((d) => [
+        d.instance_id,
+        `did not hold at the re-proof of this release: ${d.reason}`,
+      ]),
+    ),
   };
   let version = args.version;
   if (version === 'auto') {
