@@ -30,6 +30,7 @@ import { mirrorPath } from '../../stages/swe5g/resolve/resolve.js';
 import { openState } from '../../pipeline/state.js';
 import { storeReader } from '../../pipeline/runner.js';
 import { ConfigError } from '../../pipeline/errors.js';
+import { swe5gConfigSchema } from '../../stages/swe5g/config.js';
 import { commit, git } from '../fixtures/git-repo.js';
 import { validated } from '../stages/release/rows.js';
 
@@ -57,6 +58,17 @@ describe('--after DATE', () => {
     );
     // a leap day is a day
     expect(parseAfter('2024-02-29').from).toBe('2024-03-01T00:00:00Z');
+  });
+
+  it('swe5g.evaluation.after is checked when the configuration is read', () => {
+    const bad = swe5gConfigSchema.safeParse({ evaluation: { after: '2024-02-30' } });
+    expect(bad.success).toBe(false);
+    expect(bad.error!.issues.map((i) => i.message)).toEqual([
+      expect.stringMatching(/^swe5g\.evaluation\.after: "2024-02-30" is not a calendar day/),
+    ]);
+    expect(swe5gConfigSchema.parse({ evaluation: { after: '2024-06-30' } }).evaluation.after).toBe(
+      '2024-06-30',
+    );
   });
 
   it('a day keeps instances from the next day on; a time keeps strictly later ones, any zone', () => {
