@@ -28,15 +28,57 @@ export interface FunnelStep {
   reasons: Record<string, number>;
 }
 
+/**
+ * The re-proof of one instance at release (SWE-Bench 5G, issue 32): the gold patch and the empty
+ * patch each run up to `runs` times, each in a fresh container; it holds when the gold resolved
+ * every run and the empty patch none. Runs stop at the first run that breaks the rule.
+ */
+export interface ReproofRecord {
+  instance_id: string;
+  holds: boolean;
+  /** Runs asked for of each patch (`release.reproof_runs`). */
+  runs: number;
+  /** Gold runs made and how many resolved. */
+  gold: { runs: number; resolved: number };
+  /** Empty-patch runs made and how many did not resolve (failed, as they must). */
+  empty: { runs: number; failed: number };
+  /** The image the runs used (a digest reference when pushed), '' for the local executor. */
+  image: string;
+  /** The engine's content id of that image (`sha256:...`), '' when none. */
+  image_id: string;
+  /** sha256 of each run's log, in run order (the logs are blobs of the state, `<state>/blobs`). */
+  logs: { gold: string[]; empty: string[] };
+  /** Wall time of the instance's runs (image build or pull included), seconds. */
+  seconds: number;
+  /** Why it does not hold ('' when it does). */
+  reason: string;
+}
+
 /** Result of re-running the gold patches before release (SWE-Bench 5G). */
 export interface VerifySummary {
   attempted: number;
+  /** Instances whose gold patch resolved every run. */
   gold_resolved: number;
   /** Share of gold patches that reproduced before any was dropped, 0..1. */
   rate: number;
+  /** Instances the empty patch resolved in at least one run. */
   empty_patch_resolved: number;
   dropped: { instance_id: string; reason: string }[];
   executor: string;
+  /** Runs of each patch per instance (absent in releases made before re-proof: 1). */
+  runs?: number;
+  /** The per-instance re-proof (absent in releases made before re-proof). */
+  records?: ReproofRecord[];
+}
+
+/** The date windows of a release (datasets with {@link DatasetDefinition.windows}). */
+export interface CardWindows {
+  /** Oldest first; `first`/`last` are the earliest and latest window dates (UTC ISO). */
+  windows: { name: string; rows: number; first: string; last: string; parquet: string }[];
+  /** Rows without a window date (in no window config). */
+  undated: number;
+  /** The dataset's paragraphs on which date decides and how to select after a cutoff. */
+  text: string;
 }
 
 /** Everything the card shows; built by `stages/release/assemble.ts`. */
@@ -60,6 +102,8 @@ export interface CardInput {
   /** Limitations of this snapshot on top of the dataset's fixed ones. */
   snapshotLimitations: string[];
   verify: VerifySummary | null;
+  /** Date windows; null or absent for a dataset without them. */
+  windows?: CardWindows | null;
 }
 
 /** Hub front matter object of a card (exported for tests and the publish dry run). */
@@ -85,6 +129,8 @@ export function frontMatter(input: CardInput): Record<string, unknown> {
       data_files: [{ split: dataset.split, path: c.parquet }],
     });
   }
+  for (const w of input.windows?.windows ?? [])
+    configs.push({ config_name: w.name, data_files: [{ split: dataset.split, path: w.parquet }] });
   return {
     pretty_name: dataset.prettyName,
     license: licenses.length === 1 ? licenses[0] : licenses.length === 0 ? 'unknown' : licenses,
@@ -109,6 +155,36 @@ const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 /**
+ * The card's `## Date windows` section: the dataset's text, the table of windows (rows, earliest
+ * and latest date, the model cutoffs each is clean for) and the cutoffs the whole snapshot is
+ * clean for. A window is clean for a model whose training data ends before its earliest date.
+ */
+function windowSection(w: CardWindows): string[] {
+  const day = (iso: string) => iso.slice(0, 10);
+  const out = ['## Date windows', '', w.text, ''];
+  if (w.windows.length === 0) {
+    out.push('No row of this snapshot carries a window date, so it has no window configs.', '');
+    return out;
+  }
+  out.push(
+    '| window (config) | rows | earliest | latest | clean for model cutoffs before |',
+    '|---|---:|---|---|---|',
+  );
+  for (const x of w.windows)
+    out.push(`| ${x.name} | ${x.rows} | ${x.first} | ${x.last} | ${day(x.first)} |`);
+  out.push('');
+  const first = w.windows[0]!.first;
+  out.push(
+    `The whole snapshot is clean for models whose training data ends before ${day(first)} (its earliest instance date, ${first}); it spans ${w.windows.length} window(s) up to ${w.windows.at(-1)!.last}.` +
+      (w.undated
+        ? ` ${w.undated} row(s) carry no window date and are in no window config (and never kept by \`--after\`).`
+        : ''),
+    '',
+  );
+  return out;
+}
+
+/**
  * Renders the card.
  * @returns Markdown text beginning with `---\n<YAML>---\n`
  */
@@ -130,6 +206,8 @@ export function renderCard(input: CardInput): string {
     'Each config is stored twice with identical rows: Parquet (what the Hub loads) and JSON Lines.',
     '',
   );
+
+  if (input.windows) out.push(...windowSection(input.windows));
 
   out.push('## Provenance', '');
   out.push(
@@ -190,16 +268,20 @@ export function renderCard(input: CardInput): string {
 
   if (input.verify) {
     const v = input.verify;
+    const runs = v.runs ?? 1;
     out.push('## Reproduction check', '');
     out.push(
-      `Before release every instance was re-run from its own row and recipe in fresh containers (${v.executor}).`,
-      `The gold patch resolved ${v.gold_resolved} of ${v.attempted} instances (**${pct(v.rate)}** before dropping;`,
+      `Before release every instance was re-run from its own row and recipe in fresh containers (${v.executor}), ${runs === 1 ? 'once with the gold patch and once with the empty patch' : `${runs} times with the gold patch and ${runs} times with the empty patch, each run in a fresh container`}.`,
+      `The gold patch resolved ${runs === 1 ? '' : `all ${runs} runs in `}${v.gold_resolved} of ${v.attempted} instances (**${pct(v.rate)}** before dropping;`,
       "SWE-bench's Docker harness reaches 99.78%). The empty patch resolved " +
-        `${v.empty_patch_resolved}.`,
+        `${v.empty_patch_resolved}${runs === 1 ? '' : ' (in any run)'}.` +
+        (v.records
+          ? " `manifest.json` (`verify.records`) holds each instance's runs, the image it ran in and the sha256 of every run's log."
+          : ''),
       '',
     );
     if (v.dropped.length > 0) {
-      out.push('Dropped because the gold patch did not reproduce:', '');
+      out.push('Dropped because they did not reproduce:', '');
       for (const d of v.dropped) out.push(`- \`${d.instance_id}\`: ${d.reason}`);
       out.push('');
     }

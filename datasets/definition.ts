@@ -41,6 +41,12 @@ export interface DatasetDefinition<Row extends Record<string, unknown> = Record<
   aggregateConfigs(configs: readonly string[]): { name: string; members: string[] }[];
   /** Split name of every config. */
   readonly split: string;
+  /**
+   * Date windows, for a dataset whose rows carry dates (SWE-Bench 5G: UTC quarters of the
+   * instance date, datasets/swe-bench-5g/dates.ts): each window is one more Hub config
+   * (`windows/<name>/<split>.parquet`) and a row of the card's window table. Absent: no windows.
+   */
+  readonly windows?: DateWindows<Row>;
   readonly taskCategories: readonly string[];
   readonly tags: readonly string[];
   /** Card paragraphs: what the dataset is, with its paper. */
@@ -48,6 +54,16 @@ export interface DatasetDefinition<Row extends Record<string, unknown> = Record<
   /** Card list: limitations that hold for every release. */
   readonly limitations: readonly string[];
   readonly citation: string;
+}
+
+/** How a dataset's rows fall into date windows. */
+export interface DateWindows<Row> {
+  /** The date that decides a row's window (ISO 8601 UTC), '' when the row has none. */
+  dateOf(row: Row): string;
+  /** The window of such a date (`2024-Q3`; a usable folder and Hub config name). */
+  windowOf(date: string): string;
+  /** Card paragraphs: which date it is, and how to score a model only after its cutoff. */
+  readonly text: string;
 }
 
 /** Hub `size_categories` bucket for a row count. */

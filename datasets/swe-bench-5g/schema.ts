@@ -7,8 +7,18 @@
  */
 import { z } from 'zod';
 import type { DatasetDefinition, FieldSpec } from '../definition.js';
+import { instanceDate, quarterOf } from './dates.js';
 
 const testId = z.string().min(1);
+
+/** A date field: ISO 8601 UTC without fractions (`2024-03-01T10:00:00Z`), or '' when unknown. */
+const utcDate = z
+  .string()
+  .regex(
+    /^$|^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/,
+    'must be ISO 8601 UTC (2024-03-01T10:00:00Z) or empty',
+  )
+  .default('');
 
 /**
  * Where a row's problem statement came from: `issues_api` (the linked issues, fetched from the
@@ -67,6 +77,12 @@ export const swe5gRowSchema = z.strictObject({
   problem_statement_model: z.string().min(1).nullable().default(null),
   hints_text: z.string(),
   created_at: z.string().min(1),
+  /** Earliest creation of the linked issue(s), UTC ('' in releases made before the field). */
+  issue_created_at: utcDate,
+  /** When the fix landed on the default branch, UTC ('' in releases made before the field). */
+  merged_at: utcDate,
+  /** Committer date of base_commit, UTC ('' when unknown or released before the field). */
+  base_commit_date: utcDate,
   version: z.string(),
   environment_setup_commit: z.string(),
   FAIL_TO_PASS: z.array(testId).min(1, 'FAIL_TO_PASS is empty'),
@@ -137,7 +153,12 @@ const fields: FieldSpec[] = [
     parquet: 'STRING',
     description: 'Issue comments written before the fix merged.',
   },
-  { name: 'created_at', parquet: 'STRING', description: 'Creation time of the PR (ISO 8601 UTC).' },
+  {
+    name: 'created_at',
+    parquet: 'STRING',
+    description:
+      'Creation time of the PR (ISO 8601 UTC; for PRs mined from git, the date of its first commit).',
+  },
   {
     name: 'version',
     parquet: 'STRING',
@@ -161,6 +182,23 @@ const fields: FieldSpec[] = [
     description: 'Test ids that pass both before and after the gold patch.',
   },
   // after SWE-bench's own fields, which come first
+  {
+    name: 'issue_created_at',
+    parquet: 'STRING',
+    description:
+      "Creation time of the earliest linked issue (ISO 8601 UTC); with created_at it decides the row's date window.",
+  },
+  {
+    name: 'merged_at',
+    parquet: 'STRING',
+    description: 'When the fix landed on the default branch (ISO 8601 UTC).',
+  },
+  {
+    name: 'base_commit_date',
+    parquet: 'STRING',
+    description:
+      'Committer date of base_commit (ISO 8601 UTC): the age of the code the task starts from.',
+  },
   {
     name: 'problem_statement_source',
     parquet: 'STRING',
@@ -256,6 +294,19 @@ export const swe5gDataset: DatasetDefinition<Swe5gRow> = {
     ];
   },
   split: 'test',
+  windows: {
+    dateOf: instanceDate,
+    windowOf: quarterOf,
+    text: [
+      "Each row's **instance date** is the earliest public trace of its task: the earliest of",
+      '`issue_created_at` (the linked issue) and `created_at` (the PR). A model whose training data',
+      'ends before that date cannot have seen the issue or the fix. Each window is the UTC calendar',
+      'quarter of the instance date and one more config of this dataset (`windows/<window>/test.parquet`,',
+      'the same rows as in the project configs). To score a model only on what came after its cutoff,',
+      'load the windows after it, or grade with `telebench evaluate --after CUTOFF` (a day: instances',
+      'from the next day on; the report says the window and how many instances it kept).',
+    ].join(' '),
+  },
   taskCategories: ['text-generation'],
   tags: [
     'code',

@@ -23,7 +23,12 @@ import {
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { DatasetDefinition } from '../../datasets/definition.js';
-import { renderCard, type FunnelStep, type VerifySummary } from '../../datasets/card.js';
+import {
+  renderCard,
+  type CardWindows,
+  type FunnelStep,
+  type VerifySummary,
+} from '../../datasets/card.js';
 import { sha256 } from '../../pipeline/hash.js';
 import { ConfigError, TelebenchError } from '../../pipeline/errors.js';
 import { rowsToParquet } from './parquet.js';
@@ -64,6 +69,8 @@ export interface ReleaseInput {
   verify: VerifySummary | null;
   snapshotLimitations: string[];
   previous: { version: string; rows: readonly Record<string, unknown>[] } | null;
+  /** Why a row of `previous` is gone, by key (the changelog lists it as removed with it). */
+  removedReasons?: Readonly<Record<string, string>>;
   /** Extra manifest counts (e.g. incomplete candidates left out). */
   extraCounts?: Record<string, number>;
   /**
@@ -71,8 +78,6 @@ export interface ReleaseInput {
    * `telebench refresh` starts mining; null or absent when the dataset has no such time.
    */
   cutoff?: string | null;
-  /** Why a row of the previous version is not in this one, by key (the changelog says so). */
-  removedReasons?: Readonly<Record<string, string>>;
 }
 
 /** One file of a release: path relative to the release folder, bytes, sha256 hex. */
@@ -202,6 +207,41 @@ export function contentDigest(files: readonly { path: string; sha256: string }[]
 }
 
 /**
+ * The date-window configs of a dataset with windows: one Parquet file per window
+ * (`windows/<name>/<split>.parquet`, the rows of its config folders again, for the Hub's window
+ * configs; no JSON Lines copy, so {@link readReleaseRows} reads each row once) and the card's table.
+ * @returns no files and `card: null` for a dataset without windows
+ */
+function windowFiles(
+  dataset: DatasetDefinition,
+  rows: readonly Record<string, unknown>[],
+): { files: ReleaseFile[]; card: CardWindows | null } {
+  const w = dataset.windows;
+  if (!w) return { files: [], card: null };
+  const by = new Map<string, Record<string, unknown>[]>();
+  const dates = new Map<string, string[]>();
+  let undated = 0;
+  for (const r of rows) {
+    const d = w.dateOf(r);
+    if (!d) {
+      undated++;
+      continue;
+    }
+    const name = w.windowOf(d);
+    by.set(name, [...(by.get(name) ?? []), r]);
+    dates.set(name, [...(dates.get(name) ?? []), d]);
+  }
+  const files: ReleaseFile[] = [];
+  const windows = [...by.keys()].sort().map((name) => {
+    const parquet = `windows/${name}/${dataset.split}.parquet`;
+    files.push(file(parquet, rowsToParquet(by.get(name)!, dataset.fields)));
+    const ds = dates.get(name)!.sort();
+    return { name, rows: ds.length, first: ds[0]!, last: ds.at(-1)!, parquet };
+  });
+  return { files, card: { windows, undated, text: w.text } };
+}
+
+/**
  * Plans a release: every file's bytes and the manifest. Pure (no I/O).
  * @throws TelebenchError `release_rows_invalid` when a row fails the schema; ConfigError for a bad version
  */
@@ -231,6 +271,8 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
     files.push(file(`${base}.parquet`, rowsToParquet(rs, dataset.fields)));
     return { name, rows: rs.length, parquet: `${base}.parquet`, jsonl: `${base}.jsonl` };
   });
+  const windows = windowFiles(dataset, rows);
+  files.push(...windows.files);
   const byLicense: Record<string, number> = {};
   for (const r of rows) byLicense[dataset.license(r)] = (byLicense[dataset.license(r)] ?? 0) + 1;
   const card = renderCard({
@@ -249,6 +291,7 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
     models: input.provenance.models,
     snapshotLimitations: input.snapshotLimitations,
     verify: input.verify,
+    windows: windows.card,
   });
   files.push(file('README.md', card));
   files.push(
@@ -259,7 +302,7 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
         version: input.version,
         rows,
         previous: input.previous,
-        removedReasons: input.removedReasons,
+        ...(input.removedReasons && { removedReasons: input.removedReasons }),
       }),
     ),
   );
@@ -283,6 +326,10 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
       rows: rows.length,
       by_config: Object.fromEntries(configs.map((c) => [c.name, c.rows])),
       by_license: byLicense,
+      ...(windows.card && {
+        by_window: Object.fromEntries(windows.card.windows.map((w) => [w.name, w.rows])),
+        undated: windows.card.undated,
+      }),
       ...input.extraCounts,
     },
     verify: input.verify,

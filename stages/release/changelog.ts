@@ -39,15 +39,15 @@ export function diffRows(
 }
 
 /**
- * CHANGELOG.md text of a release: the counts against the previous version, then the keys added,
- * removed (each with its reason when `removedReasons` has one) and changed (with the fields).
+ * CHANGELOG.md text of a release.
+ * @param removedReasons why a removed key is gone, by key (a re-proof that no longer holds); a
+ *   removed key without one is listed with the others, as no longer among the source's rows
  */
 export function renderChangelog(args: {
   dataset: DatasetDefinition;
   version: string;
   rows: readonly Record<string, unknown>[];
   previous: { version: string; rows: readonly Record<string, unknown>[] } | null;
-  /** Why a removed row left, by key (a gold patch that stopped passing, a withdrawn PR). */
   removedReasons?: Readonly<Record<string, string>>;
 }): string {
   const lines = [`# Changelog of ${args.dataset.prettyName}`, '', `## ${args.version}`, ''];
@@ -61,9 +61,11 @@ export function renderChangelog(args: {
     '',
   );
   if (d.added.length) lines.push(`- added: ${listed(d.added)}`);
-  if (d.removed.length) lines.push(`- removed: ${listed(d.removed)}`);
-  for (const k of d.removed.slice(0, MAX_LISTED))
-    if (args.removedReasons?.[k]) lines.push(`  - \`${k}\`: ${args.removedReasons[k]}`);
+  const why = args.removedReasons ?? {};
+  const plain = d.removed.filter((k) => !why[k]);
+  if (plain.length) lines.push(`- removed: ${listed(plain)}`);
+  for (const k of d.removed.filter((x) => why[x]).slice(0, MAX_LISTED))
+    lines.push(`- removed \`${k}\`: ${why[k]!.replace(/\s+/g, ' ')}`);
   for (const c of d.changed.slice(0, MAX_LISTED))
     lines.push(`- changed \`${c.key}\`: ${c.fields.join(', ')}`);
   if (d.changed.length > MAX_LISTED)

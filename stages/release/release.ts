@@ -133,8 +133,11 @@ function later(a: string | null | undefined, b: string | null | undefined): stri
 /**
  * Builds and writes a release of `entry`.
  * @param version a version, or `auto` for `0.0.0-local.<12 hex of the content>`
- * @param verifier re-runs the rows first (dropped rows are listed in the card); null to skip. A
- *   dataset with `verify` hooks released without it gets the hooks' limitation in its card
+ * @param verifier re-proves the rows first (SWE-Bench 5G: `release.reproof_runs` runs of gold and
+ *   empty patch each); rows that do not hold are dropped, listed in the card and, when the previous
+ *   release had them, in the changelog as removed with the reason; every record goes into the
+ *   manifest (`verify.records`). null to skip: a dataset with `verify` hooks released without it
+ *   gets the hooks' limitation in its card
  * @param push `--push REGISTRY`: the entry's image hooks push the rows' images and name them by
  *   digest (after the verifier, before the plan)
  * @param carry the previous release of a refresh (rows kept as released, new keys added); the
@@ -172,7 +175,7 @@ export async function releaseDataset(args: {
     verify = result.summary;
     rows = rows.filter((r) => result.reproduced.has(dataset.key(r)));
     for (const d of verify.dropped)
-      removedReasons[d.instance_id] = `dropped at release: ${d.reason}`;
+      removedReasons[d.instance_id] = `did not hold at the re-proof of this release: ${d.reason}`;
   }
   if (entry.verify && !verify) snapshotLimitations.push(entry.verify.unverifiedLimitation);
   if (images && args.push && rows.length > 0) rows = await images.push(rows, args.push);

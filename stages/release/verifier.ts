@@ -7,9 +7,11 @@
  * (`LocalExecutor`), through the harness of validation and grading (stages/swe5g/harness: the
  * test spec, the one step runner, the parser table, pure grading; gold patches applied exactly).
  *
- * Two runs per instance (the SWE-bench harness check): test_patch + gold patch must resolve it
- * (every FAIL_TO_PASS and PASS_TO_PASS test passes); test_patch alone (the empty patch) must not.
- * Instances whose gold patch does not reproduce are dropped and listed with the reason.
+ * The SWE-bench harness check, repeated (`release.reproof_runs`, default 3; reproof.ts): test_patch
+ * + gold patch must resolve it (every FAIL_TO_PASS and PASS_TO_PASS test passes) in every run,
+ * test_patch alone (the empty patch) in none, each run in a fresh container. Instances that do
+ * not hold are dropped and listed with the reason; every instance's runs, image id and log
+ * digests are recorded (`VerifySummary.records`, the manifest's `verify`).
  */
 import { dirname, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
@@ -20,7 +22,6 @@ import type { RecipeName } from '../../pipeline/providers/docker/recipes.js';
 import { exportCleanRepo } from '../../pipeline/providers/git/repo.js';
 import type { Overlay } from '../../pipeline/providers/docker/overlay.js';
 import type { Swe5gRow } from '../../datasets/index.js';
-import type { VerifySummary } from '../../datasets/card.js';
 import { swe5gConfigSchema, type Swe5gConfig, type HasSwe5g } from '../swe5g/config.js';
 import { loadRegistry, type RegistryEntry } from '../swe5g/registry.js';
 import { buildInstanceImages, type BuildSubject } from '../swe5g/build/build.js';
@@ -37,17 +38,18 @@ export { registryEntryOf, rowTestDirs } from '../swe5g/released-row.js';
 import { ensureLocalImage, parseDigestRef } from '../../pipeline/providers/docker/registry.js';
 import { exportTestbed } from '../../pipeline/providers/docker/contract.js';
 import type { Verifier, VerifierEnv } from './entry.js';
+import { BlobStore } from '../../pipeline/store/blobs.js';
+import { sha256 } from '../../pipeline/hash.js';
+import { releaseSettings } from './config.js';
+import {
+  repeatRuns,
+  reproofRecord,
+  summarizeReproof,
+  type PatchRun,
+  type ReproofRecord,
+} from './reproof.js';
 
 export type { VerifierEnv };
-
-/** Outcome of one instance. */
-export interface InstanceVerdict {
-  instance_id: string;
-  gold_resolved: boolean;
-  empty_resolved: boolean;
-  /** Why the gold patch did not resolve ('' when it did). */
-  reason: string;
-}
 
 /**
  * Whether a run resolves an instance: every FAIL_TO_PASS and PASS_TO_PASS test passed (a test that
@@ -94,9 +96,13 @@ export function buildSubjectOfRow(row: Swe5gRow, entry: RegistryEntry | undefine
 }
 
 /**
- * Re-runs one row twice (gold patch, empty patch) and grades both. A row whose `image_name` is a
- * registry digest reference (`release --push`) runs in that image, pulled when the engine lacks
- * it, with the source tree copied out of it; other rows rebuild their images from the recipes.
+ * Re-proves one row: the gold patch up to `runs` times and the empty patch up to `runs` times,
+ * each run in a fresh container (reproof.ts: stops at the first run that breaks the rule; the
+ * empty patch is not run when the gold already failed). A row whose `image_name` is a registry
+ * digest reference (`release --push`) runs in that image, pulled when the engine lacks it, with the
+ * source tree copied out of it; other rows rebuild their images from the recipes.
+ * @param deps.runs runs of each patch (`release.reproof_runs`; 1 when not given)
+ * @returns the instance's {@link ReproofRecord}: runs, image and its id, log digests, seconds
  * @throws TelebenchError from the image build, pull (`image_pull_failed`) or the executor
  *   (infra); a patch that no longer applies is a verdict (not resolved), not an error
  */
@@ -108,47 +114,19 @@ export async function verifyRow(
     settings: Swe5gConfig['environments'];
     stateDir: string;
     entry: RegistryEntry | undefined;
+    runs?: number;
     signal?: AbortSignal;
     log?: (m: string) => void;
-    /** Stores a run's log; returns its digest (default: not stored). */
+    /** Stores a run's log; returns its digest (default: the sha256 of the text, not stored). */
     saveLog?: (name: string, text: string) => string;
   },
-): Promise<InstanceVerdict> {
-  let sourceDir: string;
-  let image = '';
-  if (deps.docker && parseDigestRef(row.image_name)) {
-    // a pushed image (release --push): pulled when the engine lacks it, the tree copied out of it
-    image = await ensureLocalImage(deps.docker, row.image_name);
-    sourceDir = join(deps.stateDir, 'release-verify', row.instance_id, 'testbed');
-    await exportTestbed(deps.docker, image, sourceDir);
-  } else if (deps.docker) {
-    const built = await buildInstanceImages(buildSubjectOfRow(row, deps.entry), {
-      docker: deps.docker,
-      settings: deps.settings,
-      stateDir: deps.stateDir,
-      log: deps.log,
-      signal: deps.signal,
-    });
-    sourceDir = built.source_dir;
-    image = built.images.instance;
-  } else {
-    const mirror = mirrorPath(deps.stateDir, row.repo);
-    if (!existsSync(mirror)) {
-      throw new TelebenchError(
-        'verify_mirror_missing',
-        `no git mirror of ${row.repo} at ${mirror}: run the swe5g pipeline (resolve) on this machine first`,
-        { tier: 'preflight' },
-      );
-    }
-    sourceDir = join(deps.stateDir, 'release-verify', row.instance_id, 'testbed');
-    await exportCleanRepo(mirror, row.base_commit, sourceDir);
-  }
+): Promise<ReproofRecord> {
+  const started = Date.now();
+  const runs = Math.max(1, Math.floor(deps.runs ?? 1));
+  const { sourceDir, image } = await instanceTree(row, deps);
   // the step validation ran (a C entry's make commands, the kept build's selection)
   const spec = planSpec(rowTestPlan(row, deps.entry, deps.settings), deps.settings);
-  const runWith = async (
-    label: string,
-    patches: [string, string][],
-  ): Promise<{ resolved: boolean; why: string }> => {
+  const runWith = async (label: string, patches: [string, string][]): Promise<PatchRun> => {
     let files: Overlay;
     try {
       // the row's own patches, exactly (`git apply`): a gold patch that needs fuzz is a finding
@@ -158,7 +136,7 @@ export async function verifyRow(
         err instanceof TelebenchError &&
         (err.code === 'patch_does_not_apply' || err instanceof SkipItem)
       )
-        return { resolved: false, why: err.message };
+        return { resolved: false, why: err.message, logs: [] };
       throw err;
     }
     const out = await runStep(
@@ -167,14 +145,16 @@ export async function verifyRow(
       {
         executor: deps.executor,
         instance: { image, sourceDir },
-        saveLog: deps.saveLog ?? ((name) => name),
+        saveLog: deps.saveLog ?? ((_name, text) => sha256(text)),
         ...(deps.signal ? { signal: deps.signal } : {}),
       },
     );
+    const logs = Object.values(out.logs);
     if (out.timedOut)
       return {
         resolved: false,
         why: `${label} run timed out after ${deps.settings.limits.timeout_s} s`,
+        logs,
       };
     const g = gradeTests(out.parsed, row, { ambiguous: out.ambiguous });
     deps.log?.(
@@ -183,39 +163,78 @@ export async function verifyRow(
     return {
       resolved: g.resolved,
       why: g.resolved ? '' : `tests not passing: ${g.not_passing.slice(0, 5).join(', ')}`,
+      logs,
     };
   };
-  const gold = await runWith('gold', [
-    ['test_patch', row.test_patch],
-    ['patch', row.patch],
-  ]);
-  const empty = await runWith('empty', [['test_patch', row.test_patch]]);
-  return {
+  const gold = await repeatRuns(runs, true, (i) =>
+    runWith(`gold_${i + 1}`, [
+      ['test_patch', row.test_patch],
+      ['patch', row.patch],
+    ]),
+  );
+  const goldHolds = gold.length === runs && gold.every((r) => r.resolved);
+  const empty = goldHolds
+    ? await repeatRuns(runs, false, (i) =>
+        runWith(`empty_${i + 1}`, [['test_patch', row.test_patch]]),
+      )
+    : [];
+  const image_id = image && deps.docker ? ((await deps.docker.inspect(image))?.Id ?? '') : '';
+  return reproofRecord({
     instance_id: row.instance_id,
-    gold_resolved: gold.resolved,
-    empty_resolved: empty.resolved,
-    reason: gold.why,
-  };
+    runs,
+    gold,
+    empty,
+    image,
+    image_id,
+    seconds: (Date.now() - started) / 1000,
+  });
 }
 
-/** Folds verdicts into the card's summary. */
-export function summarize(verdicts: readonly InstanceVerdict[], executor: string): VerifySummary {
-  const gold = verdicts.filter((v) => v.gold_resolved).length;
-  return {
-    attempted: verdicts.length,
-    gold_resolved: gold,
-    rate: verdicts.length ? gold / verdicts.length : 1,
-    empty_patch_resolved: verdicts.filter((v) => v.empty_resolved).length,
-    dropped: verdicts
-      .filter((v) => !v.gold_resolved || v.empty_resolved)
-      .map((v) => ({
-        instance_id: v.instance_id,
-        reason: v.gold_resolved
-          ? 'the empty patch also resolves it (tests do not detect the bug)'
-          : v.reason,
-      })),
-    executor,
-  };
+/**
+ * The image and host tree a row runs in: its pushed image by digest (pulled when missing, the tree
+ * copied out of it), else the images rebuilt from its recipe, else (local executor) a clean export
+ * of the state's mirror at base_commit.
+ * @throws TelebenchError `verify_mirror_missing` (preflight) for the local executor without a mirror
+ */
+async function instanceTree(
+  row: Swe5gRow,
+  deps: {
+    docker: DockerClient | null;
+    settings: Swe5gConfig['environments'];
+    stateDir: string;
+    entry: RegistryEntry | undefined;
+    signal?: AbortSignal;
+    log?: (m: string) => void;
+  },
+): Promise<{ sourceDir: string; image: string }> {
+  if (deps.docker && parseDigestRef(row.image_name)) {
+    // a pushed image (release --push): pulled when the engine lacks it, the tree copied out of it
+    const image = await ensureLocalImage(deps.docker, row.image_name);
+    const sourceDir = join(deps.stateDir, 'release-verify', row.instance_id, 'testbed');
+    await exportTestbed(deps.docker, image, sourceDir);
+    return { sourceDir, image };
+  }
+  if (deps.docker) {
+    const built = await buildInstanceImages(buildSubjectOfRow(row, deps.entry), {
+      docker: deps.docker,
+      settings: deps.settings,
+      stateDir: deps.stateDir,
+      log: deps.log,
+      signal: deps.signal,
+    });
+    return { sourceDir: built.source_dir, image: built.images.instance };
+  }
+  const mirror = mirrorPath(deps.stateDir, row.repo);
+  if (!existsSync(mirror)) {
+    throw new TelebenchError(
+      'verify_mirror_missing',
+      `no git mirror of ${row.repo} at ${mirror}: run the swe5g pipeline (resolve) on this machine first`,
+      { tier: 'preflight' },
+    );
+  }
+  const sourceDir = join(deps.stateDir, 'release-verify', row.instance_id, 'testbed');
+  await exportCleanRepo(mirror, row.base_commit, sourceDir);
+  return { sourceDir, image: '' };
 }
 
 /**
@@ -250,21 +269,26 @@ export function swe5gVerifier(config: unknown, env: VerifierEnv): Verifier<Swe5g
     );
     const registryFile = resolve(dirname(env.configFile), swe5g.registry);
     const entries = existsSync(registryFile) ? loadRegistry(registryFile) : [];
-    const verdicts: InstanceVerdict[] = [];
+    const runs = releaseSettings(config).reproof_runs;
+    // every run's log is a blob of the state; the manifest names them by sha256
+    const blobs = new BlobStore(join(env.stateDir, 'blobs'));
+    const records: ReproofRecord[] = [];
     for (const row of rows) {
-      verdicts.push(
+      records.push(
         await verifyRow(row, {
           executor,
           docker,
           settings,
           stateDir: env.stateDir,
           entry: registryEntryOf(row, entries),
+          runs,
           signal: env.signal,
           log: env.log,
+          saveLog: (_name, text) => blobs.put(text),
         }),
       );
     }
-    const summary = summarize(verdicts, executor.kind);
+    const summary = summarizeReproof(records, executor.kind, runs);
     const dropped = new Set(summary.dropped.map((d) => d.instance_id));
     return {
       summary,

@@ -20,6 +20,8 @@ import { swe5gVerifier } from '../release/verifier.js';
 import { pushRowImages } from '../release/push.js';
 import type { MineOutput } from './mine/mine.js';
 import { withCurrentStatement, type StatementOrigin } from './statement/current.js';
+import { toUtcIso } from '../../datasets/swe-bench-5g/dates.js';
+import { baseCommitDates, candidateDates, NO_DATES, type RowDates } from './row-dates.js';
 import { swe5gMine } from './mine/mine.js';
 import { swe5gFilter } from './filter/filter.js';
 import { validateStage } from './validate/validate.js';
@@ -58,18 +60,23 @@ export function problemStatementSource(
  * @param v the instance as it stands now (`withCurrentStatement`, statement/current.ts): its own
  *   record may hold the statement it was validated with
  * @param source how its PR was mined (the candidate's `source`: `api` or `git`)
+ * @param dates issue, merge and base commit dates (row-dates.ts); '' each when unknown
  * @returns null for an incomplete instance (no problem statement): never released
  */
 export function swe5gRowOf(
   v: ValidatedInstance & { statement_origin?: StatementOrigin },
   source: CandidateSource,
   audit: F2pAudit | null = null,
+  dates: RowDates = NO_DATES,
 ): Swe5gRow | null {
   if (v.incomplete || v.problem_statement.trim() === '') return null;
   const shared = Object.fromEntries(ROW_FIELDS.map((k) => [k, v[k]])) as RowFields;
   const origin = v.statement_origin ?? { source: 'issue' };
   return {
     ...shared,
+    // UTC, whatever offset an older state recorded (the card says UTC)
+    created_at: toUtcIso(v.created_at) || v.created_at,
+    ...dates,
     problem_statement_source: problemStatementSource(v.problem_statement, source, origin),
     problem_statement_model: origin.source === 'model_written' ? origin.model : null,
     project: v.repo.split('/')[0]!.toLowerCase(),
@@ -127,13 +134,17 @@ function auditNotes(
 }
 
 /**
- * How each instance's PR was mined (`api` or `git`), from the candidates of `swe5g.filter`
- * (the validated instance does not carry it); an instance missing there counts as `git`.
+ * How each instance's PR was mined (`api` or `git`) and its issue and merge dates, from the
+ * candidates of `swe5g.filter` (the validated instance carries neither); an instance missing there
+ * counts as `git` without dates.
  */
-function minedBy(store: StoreReader): Map<string, CandidateSource> {
-  const out = new Map<string, CandidateSource>();
+function candidatesOf(
+  store: StoreReader,
+): Map<string, { source: CandidateSource } & Omit<RowDates, 'base_commit_date'>> {
+  const out = new Map<string, { source: CandidateSource } & Omit<RowDates, 'base_commit_date'>>();
   try {
-    for (const o of store.outputs(swe5gFilter)) out.set(o.key, o.output.source);
+    for (const o of store.outputs(swe5gFilter))
+      out.set(o.key, { source: o.output.source, ...candidateDates(o.output) });
   } catch {
     // swe5g.filter not registered (a release command on a state from elsewhere): all `git`
   }
@@ -183,20 +194,27 @@ function swe5gModels(whole: Record<string, unknown>): { generator: string[]; tar
  */
 function collectSwe5g(
   outputs: readonly StageOutput<unknown, unknown>[],
-  ctx: { store: StoreReader; config: unknown },
+  ctx: { store: StoreReader; config: unknown; stateDir: string },
 ): CollectedRows<Swe5gRow> {
   const whole = (ctx.config ?? {}) as Record<string, unknown>;
   const rows: Swe5gRow[] = [];
   let incomplete = 0;
-  const mined = minedBy(ctx.store);
+  const mined = candidatesOf(ctx.store);
   const audited = audits(ctx.store);
+  const validated = outputs.map((o) => o.output as ValidatedInstance);
+  const baseDates = baseCommitDates(ctx.stateDir, validated);
   const releaseWeak = swe5gConfigSchema.parse(whole.swe5g ?? {}).audit.release_weak;
   const weak: { id: string; kinds: string[] }[] = [];
   const current = withCurrentStatement(ctx.store);
-  for (const o of outputs) {
-    const v = current(o.output as ValidatedInstance);
+  for (const o of validated) {
+    const v = current(o);
     const a = audited.get(v.instance_id) ?? null;
-    const r = swe5gRowOf(v, mined.get(v.instance_id) ?? 'git', a);
+    const c = mined.get(v.instance_id);
+    const r = swe5gRowOf(v, c?.source ?? 'git', a, {
+      issue_created_at: c?.issue_created_at ?? '',
+      merged_at: c?.merged_at ?? '',
+      base_commit_date: baseDates.get(v.base_commit) ?? '',
+    });
     if (!r) incomplete++;
     else if (a?.weak) {
       weak.push({

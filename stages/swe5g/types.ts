@@ -221,7 +221,7 @@ export interface TestGen {
 /**
  * The fields a validated instance carries as its released row does, under the row's names. Their
  * types are the row schema's (`datasets/swe-bench-5g/schema.ts`, `Swe5gRow`), never copied here;
- * the row's other five are derived when it is released (`stages/swe5g/dataset.ts`, `swe5gRowOf`).
+ * the row's other eight (the three dates among them) are derived when it is released (`stages/swe5g/dataset.ts`, `swe5gRowOf`).
  */
 export type RowFields = Omit<
   Swe5gRow,
@@ -231,6 +231,9 @@ export type RowFields = Omit<
   | 'image_name'
   | 'license'
   | 'f2p_audit'
+  | 'issue_created_at'
+  | 'merged_at'
+  | 'base_commit_date'
 >;
 
 /** The keys of {@link RowFields}: what `swe5gRowOf` copies from the instance to the row. */

@@ -1,11 +1,12 @@
 /**
- * `telebench evaluate --predictions FILE [--dataset PATH] [--config FILE]`: grades predictions in
+ * `telebench evaluate --predictions FILE [--dataset PATH] [--after DATE] [--config FILE]`: grades predictions in
  * any shape SWE-bench accepts (JSON Lines, a JSON list, or the JSON object keyed by instance_id
  * that mini-swe-agent and SWE-agent write as `preds.json`; see `predictions.ts`) on the complete
  * validated instances of the state, or with `--dataset` on the rows of a released dataset alone
  * (dataset.ts: no state of the build needed; images pulled by `image_name`), through pipeline
  * `swe5g-evaluate` (stage `swe5g.eval.grade`, resumable), then prints `telebench report
- * swe5g-eval` and one line counting this file's rows. A dataset with a bad row stops before
+ * swe5g-eval` and one line counting this file's rows. `--after DATE` keeps only instances dated
+ * after a model's cutoff (window.ts); the report says the window and how many it kept. A dataset with a bad row stops before
  * anything runs (exit 2, each bad row named `file:line: field ...`).
  * A file with no usable row stops before anything runs (exit 1, each bad row named); so does a
  * file whose every row was skipped (unknown instance, invalid).
@@ -34,12 +35,26 @@ export function addEvaluateCommand(program: Command): void {
       '--dataset <path>',
       'grade on a released dataset instead of the validated instances of the state: a release folder, a folder of JSON Lines files or one rows file (images pulled by image_name)',
     )
+    .option(
+      '--after <date>',
+      "grade only instances dated after a model's cutoff: YYYY-MM-DD (from the next day on) or a time with its zone; the date is the earlier of issue and PR creation",
+    )
     .option('--config <file>', 'configuration file (default config/default.yaml)')
     .action(
-      async (flags: { predictions: string; dataset?: string; config?: string }, cmd: Command) => {
+      async (
+        flags: { predictions: string; dataset?: string; after?: string; config?: string },
+        cmd: Command,
+      ) => {
         const abs = resolve(flags.predictions);
         if (!existsSync(abs))
           throw new ConfigError(`--predictions: file not found: ${abs}`, { file: abs });
+        if (flags.after !== undefined) {
+          // checked before anything runs (exit 2); the stages read it from the environment
+          const { parseAfter } = await import('../../../datasets/swe-bench-5g/dates.js');
+          const { AFTER_ENV } = await import('./window.js');
+          parseAfter(flags.after, '--after');
+          process.env[AFTER_ENV] = flags.after;
+        }
         if (flags.dataset) {
           // checked before anything runs: every bad row named with file:line and field (exit 2)
           const { DATASET_ENV, readDatasetRows } = await import('./dataset.js');

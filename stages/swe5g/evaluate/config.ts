@@ -4,6 +4,7 @@
  * budget, the source-context rule, the edit-application thresholds and the skills A/B run.
  */
 import { z } from 'zod';
+import { parseAfter } from '../../../datasets/swe-bench-5g/dates.js';
 import { llmConfigSchema } from '../../../pipeline/providers/llm/config.js';
 
 /** One model under evaluation. */
@@ -108,6 +109,23 @@ export const evaluationSchema = z.strictObject({
    * the config file.
    */
   predictions: z.string().optional(),
+  /**
+   * A model cutoff: solve and grade only instances dated after it (`YYYY-MM-DD`: from the next
+   * day on; or a time with its zone), so a model is scored on what it cannot have seen. The date
+   * of an instance is the earliest of its issue's and its PR's creation
+   * (datasets/swe-bench-5g/dates.ts). `telebench evaluate --after` and `$TELEBENCH_EVAL_AFTER`
+   * override it.
+   */
+  after: z
+    .string()
+    .superRefine((v, c) => {
+      try {
+        parseAfter(v, 'swe5g.evaluation.after');
+      } catch (err) {
+        c.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    })
+    .optional(),
 });
 export type EvaluationSettings = z.output<typeof evaluationSchema>;
 export const evaluationDefaults: EvaluationSettings = evaluationSchema.parse({});

@@ -27,7 +27,8 @@ import {
   whySkillsEmpty,
   type ReportTable as Table,
 } from './report-view.js';
-import { gradeStage, skillsStage, solveStage } from './stages.js';
+import { evalSelection, gradeStage, skillsStage, solveStage } from './stages.js';
+import { windowLine } from './window.js';
 
 /**
  * How a report names the predictions file of an external row: `<file name>@<first 8 hex of its
@@ -350,7 +351,9 @@ export function reportTables(
  * @throws TelebenchError `chart_render_failed` from the HTML renderer
  */
 export async function swe5gEvalMarkdown(ctx: StageContext<HasSwe5g>): Promise<string> {
-  const attempts = collectAttempts(ctx);
+  // with a date window (`--after`), only the instances it kept are scored
+  const { instances, window } = evalSelection(ctx);
+  const attempts = collectAttempts(ctx).filter((a) => !window || instances.has(a.instance_id));
   const file = join(ctx.stateDir, 'swe5g-eval', 'report.html');
   mkdirSync(join(ctx.stateDir, 'swe5g-eval'), { recursive: true });
   if (attempts.length === 0) {
@@ -368,6 +371,7 @@ export async function swe5gEvalMarkdown(ctx: StageContext<HasSwe5g>): Promise<st
       '',
       'Nothing graded yet, so no table:',
       '',
+      ...(window ? [`- ${windowLine(window)}`] : []),
       ...why.map((w) => `- ${w}`),
       '',
       `HTML report: ${file}`,
@@ -377,6 +381,7 @@ export async function swe5gEvalMarkdown(ctx: StageContext<HasSwe5g>): Promise<st
   const view = evalReport(attempts, {
     skills: skillsTable(ctx),
     skillsEnabled: swe5gSettings(ctx.config).evaluation.skills.enabled,
+    window: window ? windowLine(window) : null,
   });
   writeFileSync(file, await renderReportPage(view.page));
   return `${view.markdown}HTML report with the funnel figure: ${file}\n`;
@@ -387,17 +392,20 @@ export async function swe5gEvalMarkdown(ctx: StageContext<HasSwe5g>): Promise<st
  * empty table is a sentence saying why) and the same tables in Markdown. Pure.
  * @param opts.skills the skills table (skillsTable), left out when it has no row
  * @param opts.skillsEnabled `swe5g.evaluation.skills.enabled` (Table VI says so when off)
+ * @param opts.window the date window's sentence (window.ts `windowLine`), null without one
  */
 export function evalReport(
   attempts: readonly Attempt[],
-  opts: { skills: Table; skillsEnabled: boolean },
+  opts: { skills: Table; skillsEnabled: boolean; window?: string | null },
 ): { page: ReportPage; markdown: string } {
   const tables = [
     ...reportTables(attempts, { skillsEnabled: opts.skillsEnabled }),
     ...(opts.skills.rows.length ? [opts.skills] : []),
   ];
   const instances = new Set(attempts.map((a) => a.instance_id)).size;
-  const counted = `${countOf(attempts.length, 'attempt')} over ${countOf(instances, 'instance')}.`;
+  const counted =
+    `${countOf(attempts.length, 'attempt')} over ${countOf(instances, 'instance')}.` +
+    (opts.window ? ` ${opts.window}` : '');
   const sums = summarize(attempts);
   const sections: ReportSection[] = [
     {

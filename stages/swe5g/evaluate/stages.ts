@@ -37,6 +37,8 @@ import { loadRegistry } from '../registry.js';
 import type { Resolved } from '../types.js';
 import { validateStage, type ValidateInput } from '../validate/validate.js';
 import { stateInstance } from './instances.js';
+import { candidateDates } from '../row-dates.js';
+import { afterBound, applyWindow, type WindowSelection } from './window.js';
 import type { EvalModel, EvaluationSettings } from './config.js';
 import { chooseContext, type ContextChunk } from './context.js';
 import { gradePrediction, type EvalInstance, type Grade } from './grade.js';
@@ -75,7 +77,34 @@ export function evalSettings(ctx: Ctx): EvaluationSettings {
 export function evalInstances(
   ctx: Ctx,
 ): Map<string, EvalInstance & { language: Resolved['language'] }> {
-  return ctx.memo('swe5g.eval.instances', () => {
+  return evalSelection(ctx).instances;
+}
+
+/**
+ * The complete instances ({@link evalInstances} before the window: `all`), those inside the date
+ * window of `--after` / `swe5g.evaluation.after` (`instances`) and what the window kept.
+ * @throws ConfigError for a bad `--after`; what {@link evalInstances} throws
+ */
+export function evalSelection(ctx: Ctx): {
+  all: Map<string, EvalInstance & { language: Resolved['language'] }>;
+  instances: Map<string, EvalInstance & { language: Resolved['language'] }>;
+  window: WindowSelection | null;
+} {
+  return ctx.memo('swe5g.eval.selection', () => {
+    const dates = new Map<string, { created_at: string; issue_created_at: string }>();
+    const all = allInstances(ctx, dates);
+    const bound = afterBound(evalSettings(ctx).after);
+    const w = applyWindow(all, bound, (id) => dates.get(id) ?? { created_at: '' });
+    return { all, ...w };
+  });
+}
+
+/** Every complete instance (state or `--dataset`), recording each one's dates in `dates`. */
+function allInstances(
+  ctx: Ctx,
+  dates: Map<string, { created_at: string; issue_created_at: string }>,
+): Map<string, EvalInstance & { language: Resolved['language'] }> {
+  {
     const env = swe5gSettings(ctx.config).environments;
     const regFile = resolvePath(dirname(ctx.configFile), swe5gSettings(ctx.config).registry);
     const entries = existsSync(regFile) ? loadRegistry(regFile) : [];
@@ -83,10 +112,10 @@ export function evalInstances(
     // `evaluate --dataset`: the released rows alone, no state of the build
     if (dataset)
       return new Map(
-        readDatasetRows(resolvePath(dataset)).map((d) => [
-          d.row.instance_id,
-          datasetInstance(d, entries, env),
-        ]),
+        readDatasetRows(resolvePath(dataset)).map((d) => {
+          dates.set(d.row.instance_id, d.row);
+          return [d.row.instance_id, datasetInstance(d, entries, env)];
+        }),
       );
     const byId = new Map(entries.map((e) => [e.id, e] as const));
     const out = new Map<string, EvalInstance & { language: Resolved['language'] }>();
@@ -97,9 +126,13 @@ export function evalInstances(
       if (!isComplete(v)) continue;
       const input = o.input as ValidateInput;
       out.set(v.instance_id, stateInstance(v, input, byId.get(input.resolved.registry_id), env));
+      dates.set(v.instance_id, {
+        created_at: v.created_at,
+        issue_created_at: candidateDates(input.resolved).issue_created_at,
+      });
     }
     return out;
-  });
+  }
 }
 
 /** The executor of grading and feedback runs (validation's choice: docker or local). */
@@ -572,10 +605,13 @@ export const gradeStage: Stage<GradeInput, GradeOutput, HasSwe5g> = defineStage<
       await ctx.memo('docker', () => new DockerClient()).ping();
   },
   *plan(ctx) {
-    const instances = evalInstances(ctx);
+    const { all, instances } = evalSelection(ctx);
+    // an instance the date window leaves out is not graded (nor reported as unknown)
+    const outside = (id: string): boolean => all.has(id) && !instances.has(id);
     let n = 0;
     const within = (): boolean => ctx.limit === undefined || n++ < ctx.limit;
     for (const o of ctx.store.outputs(solveStage)) {
+      if (outside(o.output.instance_id)) continue;
       if (!within()) return;
       const s = o.output;
       yield {
@@ -621,6 +657,7 @@ export const gradeStage: Stage<GradeInput, GradeOutput, HasSwe5g> = defineStage<
         };
       }
       for (const r of rows) {
+        if (outside(r.instance_id)) continue;
         if (!within()) return;
         const key = externalKey(digest, r.model_name_or_path, r.instance_id);
         planned.add(key);

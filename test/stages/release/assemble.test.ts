@@ -123,11 +123,23 @@ describe('release folder', () => {
       default?: boolean;
       data_files: { split: string; path: string | string[] }[];
     }[];
-    expect(configs.map((c) => c.config_name)).toEqual(['all', 'free5gc', 'magma', 'open5gs']);
+    // the project configs, then one config per date window (every hand-built row: 2024 Q1)
+    expect(configs.map((c) => c.config_name)).toEqual([
+      'all',
+      'free5gc',
+      'magma',
+      'open5gs',
+      '2024-Q1',
+    ]);
     expect(configs[0]!.default).toBe(true);
     expect(configs[0]!.data_files[0]!.path).toHaveLength(3);
     expect(configs[1]!.data_files).toEqual([{ split: 'test', path: 'data/free5gc/test.parquet' }]);
+    expect(configs[4]!.data_files).toEqual([
+      { split: 'test', path: 'windows/2024-Q1/test.parquet' },
+    ]);
     for (const c of configs.slice(1)) statSync(join(out.dir, c.data_files[0]!.path as string));
+    // the window file holds the rows again in Parquet only: the JSON Lines are read once
+    expect(readReleaseRows(out.dir)).toHaveLength(4);
     expect(card).toContain('## Construction funnel');
     expect(card).toContain('| swe5g.validate | 5 | 2 | 0 | flaky 1, timeout 1 |');
     expect(card).toContain('`FAIL_TO_PASS`');

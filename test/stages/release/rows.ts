@@ -2,7 +2,12 @@
  * Hand-built rows for the release tests (the upstream stages are built in parallel): validated
  * SWE-Bench 5G instances and TeleResilienceBench instances in the shapes those stages produce.
  */
+import { execFileSync } from 'node:child_process';
 import type { Resolved, TestGen, ValidatedInstance } from '../../../stages/swe5g/types.js';
+import type { Fixture } from '../../fixtures/repos/builder.js';
+import { mirrorPath } from '../../../stages/swe5g/resolve/resolve.js';
+import { swe5gRowOf } from '../../../stages/swe5g/dataset.js';
+import type { Swe5gRow } from '../../../datasets/index.js';
 
 const hex = (n: number, c: string): string =>
   c.repeat(40).slice(0, 40 - String(n).length) + String(n);
@@ -63,6 +68,37 @@ export function validatedFixture(
     ...tests,
     image_recipe: 'go',
   });
+}
+
+/**
+ * The released row of a Go fixture (test/fixtures/repos/go-nil.ts) with its bare mirror cloned
+ * into `state` (what the local executor exports): patch = the non-test diff of the PR, test_patch =
+ * the generated fail-to-pass test.
+ */
+export function fixtureRow(
+  fx: Fixture,
+  state: string,
+  tests: { FAIL_TO_PASS: string[]; PASS_TO_PASS: string[] },
+): Swe5gRow {
+  const { candidate: c, testgen: tg } = fx;
+  const patch = execFileSync('git', ['diff', c.base_commit, fx.fixCommit, '--', ':!*_test.go'], {
+    cwd: fx.dir,
+    encoding: 'utf8',
+  });
+  execFileSync('git', ['clone', '-q', '--bare', fx.dir, mirrorPath(state, c.repo)]);
+  return swe5gRowOf(
+    validated(c.repo, c.pr_number, {
+      instance_id: c.instance_id,
+      base_commit: c.base_commit,
+      environment_setup_commit: c.base_commit,
+      patch,
+      test_patch: tg.f2p_test_patch,
+      ...tests,
+      version: '1.21',
+      image_recipe: 'go',
+    }),
+    'git',
+  )!;
 }
 
 /** The SWE-Bench 5G rows of the tests: 2 free5GC, 1 Open5GS, 1 Magma, 1 incomplete. */

@@ -1,7 +1,8 @@
 /**
  * verify in fresh containers on the real Docker engine (runs, never skips, when CI=true): the
  * released row of the Go fixture is rebuilt from its own fields and recipe (offline base image),
- * the gold patch resolves it and the empty patch does not.
+ * the gold patch resolves it 3 of 3 and the empty patch 0 of 3, each run in a fresh container,
+ * recorded with the image's content id and the digest of every run's log (issue 32).
  */
 import { describe, it, expect, beforeAll } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { ensureTestBase, resolveFixture, testSettings } from '../../fixtures/rep
 import { swe5gVerifier } from '../../../stages/release/verifier.js';
 import { swe5gRowOf } from '../../../stages/swe5g/dataset.js';
 import type { Swe5gRow } from '../../../datasets/index.js';
+import { BlobStore } from '../../../pipeline/store/blobs.js';
 import { validatedFixture } from './rows.js';
 
 const docker = new DockerClient();
@@ -49,5 +51,20 @@ describe('verify with the Docker executor', () => {
       dropped: [],
     });
     expect(reproduced.has(row.instance_id)).toBe(true);
+    // the re-proof record: 3 fresh containers each, the image by its content id, every log kept
+    const [rec] = summary.records!;
+    expect(summary.runs).toBe(3);
+    expect(rec).toMatchObject({
+      instance_id: row.instance_id,
+      holds: true,
+      gold: { runs: 3, resolved: 3 },
+      empty: { runs: 3, failed: 3 },
+      reason: '',
+    });
+    expect(rec!.image_id).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect((await docker.inspect(rec!.image))?.Id).toBe(rec!.image_id);
+    const blobs = new BlobStore(join(state, 'blobs'));
+    expect(new Set([...rec!.logs.gold, ...rec!.logs.empty]).size).toBe(6);
+    for (const d of [...rec!.logs.gold, ...rec!.logs.empty]) expect(blobs.has(d)).toBe(true);
   });
 });

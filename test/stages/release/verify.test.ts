@@ -5,13 +5,11 @@
  * listed; a release with the verifier writes only what reproduced and puts the rate in the card.
  */
 import { describe, it, expect, beforeAll } from 'vitest';
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { goFixture, GO_F2P, GO_P2P } from '../../fixtures/repos/go-nil.js';
 import type { Fixture } from '../../fixtures/repos/builder.js';
-import { mirrorPath } from '../../../stages/swe5g/resolve/resolve.js';
 import {
   swe5gVerifier,
   gradeRun,
@@ -24,7 +22,7 @@ import { datasetRegistry } from '../../../stages/release/entry.js';
 import { planRelease, writeRelease, readReleaseRows } from '../../../stages/release/assemble.js';
 import { verifyRelease } from '../../../stages/release/verify.js';
 import { swe5gDataset, type Swe5gRow } from '../../../datasets/index.js';
-import { validated } from './rows.js';
+import { fixtureRow, validated } from './rows.js';
 import { openState } from '../../../pipeline/state.js';
 import { releaseDataset } from '../../../stages/release/release.js';
 import type { ValidatedInstance } from '../../../stages/swe5g/types.js';
@@ -35,29 +33,9 @@ function instanceOf(fx: Fixture, row: Swe5gRow): ValidatedInstance {
   return validated(fx.candidate.repo, fx.candidate.pr_number, { ...row, image_recipe: 'go' });
 }
 
-/** The released row of a fixture: patch = the non-test diff of the PR, test_patch = the f2p test. */
-function rowOf(fx: Fixture, state: string): Swe5gRow {
-  const { candidate: c, testgen: tg } = fx;
-  const patch = execFileSync('git', ['diff', c.base_commit, fx.fixCommit, '--', ':!*_test.go'], {
-    cwd: fx.dir,
-    encoding: 'utf8',
-  });
-  execFileSync('git', ['clone', '-q', '--bare', fx.dir, mirrorPath(state, c.repo)]);
-  return swe5gRowOf(
-    validated(c.repo, c.pr_number, {
-      instance_id: c.instance_id,
-      base_commit: c.base_commit,
-      environment_setup_commit: c.base_commit,
-      patch,
-      test_patch: tg.f2p_test_patch,
-      FAIL_TO_PASS: [GO_F2P],
-      PASS_TO_PASS: GO_P2P,
-      version: '1.21',
-      image_recipe: 'go',
-    }),
-    'git',
-  )!;
-}
+/** The released row of a fixture (its mirror cloned into `state`). */
+const rowOf = (fx: Fixture, state: string): Swe5gRow =>
+  fixtureRow(fx, state, { FAIL_TO_PASS: [GO_F2P], PASS_TO_PASS: GO_P2P });
 
 describe('verify with the local executor', () => {
   let state: string;
@@ -251,9 +229,11 @@ describe('verify with the local executor', () => {
       expect(readReleaseRows(out.dir).map((r) => r.instance_id)).toEqual([good.instance_id]);
       const card = readFileSync(join(out.dir, 'README.md'), 'utf8');
       expect(card).toContain(
-        'The gold patch resolved 1 of 2 instances (**50.00%** before dropping',
+        'The gold patch resolved all 3 runs in 1 of 2 instances (**50.00%** before dropping',
       );
-      expect(card).toContain(`- \`${bad.instance_id}\`: tests not passing: ${GO_F2P}`);
+      expect(card).toContain(
+        `- \`${bad.instance_id}\`: gold patch resolved 0 of 1 run(s) (3 needed): tests not passing: ${GO_F2P}`,
+      );
       expect(out.manifest.verify).toMatchObject({
         attempted: 2,
         gold_resolved: 1,

@@ -29,6 +29,7 @@ import {
 import { collectAttempts, swe5gEvalMarkdown } from '../../../../stages/swe5g/evaluate/report.js';
 import { summarize } from '../../../../stages/swe5g/evaluate/metrics.js';
 import { readPredictions } from '../../../../stages/swe5g/evaluate/predictions.js';
+import { AFTER_ENV } from '../../../../stages/swe5g/evaluate/window.js';
 import { buildFixture, type Fixture } from '../../../fixtures/repos/builder.js';
 import { ensureTestBase } from '../../../fixtures/repos/harness.js';
 import {
@@ -444,5 +445,31 @@ describe('swe5g-eval on a test-built repository with scripted models', () => {
     expect(page.textLength).toBeGreaterThan(200);
     // three bars (diagnosed, applied, resolved) per run
     expect(page.figures.funnel!.marks).toBe(3 * sums.size);
+  });
+
+  it('--after DATE: the report scores only instances dated after the cutoff and says so', async () => {
+    // the fixture's PR was created 2024-05-01T10:00:00Z and has no issue: that is its date
+    const cfg = config(MODELS, ['single']);
+    try {
+      process.env[AFTER_ENV] = '2024-04-30';
+      const kept = await swe5gEvalMarkdown(reportCtx(cfg) as never);
+      expect(kept).toContain(
+        'Window: instances dated after 2024-04-30 (instance date from 2024-05-01T00:00:00Z: the earlier of issue and PR creation); kept 1 of 1.',
+      );
+      expect(kept).toContain('| m-twosite multi | 1 | 0 | 1 (100.0%) | 1 (100.0%) | 1 | 100.0% |');
+      // the cutoff day itself is excluded: a model trained to the end of 2024-05-01 saw the PR
+      process.env[AFTER_ENV] = '2024-05-01';
+      const none = await swe5gEvalMarkdown(reportCtx(cfg) as never);
+      expect(none).toContain('kept 0 of 1 (left out: 1 dated at or before it).');
+      expect(none).toContain('Nothing graded yet');
+      expect(none).not.toContain('m-twosite multi');
+      // the same instant with a zone: 2024-05-01T12:00+02:00 is 10:00Z, so the PR is not after it
+      process.env[AFTER_ENV] = '2024-05-01T12:00+02:00';
+      expect(await swe5gEvalMarkdown(reportCtx(cfg) as never)).toContain('kept 0 of 1');
+      process.env[AFTER_ENV] = '2024-05-01T11:59+02:00';
+      expect(await swe5gEvalMarkdown(reportCtx(cfg) as never)).toContain('kept 1 of 1');
+    } finally {
+      delete process.env[AFTER_ENV];
+    }
   });
 });
