@@ -26,7 +26,7 @@ export function addScoreCommand(program: Command): void {
   program
     .command('score')
     .description(
-      'TeleResilienceBench: score predictions made elsewhere (JSON Lines, incl. the published experiment files, or Inspect AI logs) in the strict, lenient and published parse modes',
+      'TeleResilienceBench: score predictions made elsewhere (JSON Lines, incl. the published experiment files, or Inspect AI logs) in the recorded, published, strict and lenient parse modes',
     )
     .argument(
       '<predictions...>',

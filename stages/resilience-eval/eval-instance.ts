@@ -76,6 +76,16 @@ function checkIndexColumns(row: Record<string, unknown>, n: number, where: strin
 }
 
 /**
+ * The Table I subset of a published row: the middle part of a `<source>:<subset>:<n>` sample_id
+ * (the published files' form, e.g. `gsma:teleqna:17`), else `sub_benchmark` (a user's own ids such
+ * as `me:1` or `q17` name no subset). Lower-cased.
+ */
+export function subsetOf(sampleId: string, subBenchmark: string): string {
+  const parts = sampleId.split(':');
+  return (parts.length >= 3 && parts[1] ? parts[1] : subBenchmark).toLowerCase();
+}
+
+/**
  * Reads one row of either schema.
  * @throws TelebenchError `bad_instance_row` naming the file and line when the row fits neither
  */
@@ -133,7 +143,7 @@ export function toEvalInstance(row: unknown, where: string): EvalInstance {
   return {
     sample_id: p.sample_id,
     sub_benchmark: p.sub_benchmark,
-    subset: p.sample_id.split(':')[1]?.toLowerCase() ?? p.sub_benchmark.toLowerCase(),
+    subset: subsetOf(p.sample_id, p.sub_benchmark),
     kind,
     question: p.question,
     choices,

@@ -60,7 +60,7 @@ const MODE_TITLE: Record<(typeof MODES)[number], string> = {
   recorded: 'recorded predictions (the file’s own answers)',
   published: 'published mode (the authors’ scorer, src/parsing.py, branch by branch)',
   strict: 'strict mode (`Final Answer: <n>` as the last line of the reply)',
-  lenient: 'lenient mode (our fallback chain; ambiguous, retracted and cut-off replies refused)',
+  lenient: 'lenient mode (the answer grammar; ambiguous, retracted and cut-off replies refused)',
 };
 
 /** What the report says about how far `published` reproduces the recorded answers. */

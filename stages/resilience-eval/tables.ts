@@ -20,7 +20,7 @@ const MODE_LABEL: Record<string, string> = {
   recorded: 'recorded (the file’s own predictions)',
   published: 'published (the authors\u2019 scorer, src/parsing.py, branch by branch)',
   strict: 'strict (`Final Answer: <n>` as the last line of the reply)',
-  lenient: 'lenient (our fallback chain; ambiguous, retracted and cut-off replies refused)',
+  lenient: 'lenient (the answer grammar; ambiguous, retracted and cut-off replies refused)',
 };
 
 /** Rows per model and subset the scorer could not decide (the `published` mode without option texts). */

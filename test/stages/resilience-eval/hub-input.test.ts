@@ -14,6 +14,7 @@ import { startLlmServer, type LlmServer } from '../../servers/llm-server.js';
 import {
   parseChoicesCell,
   readEvalInstances,
+  subsetOf,
 } from '../../../stages/resilience-eval/eval-instance.js';
 import { ROOT, runCli, runPipelineCli } from '../../fixtures/cli.js';
 
@@ -52,6 +53,17 @@ const AUX = [
     .map(q)
     .join(','),
 ].join('\n');
+
+describe('subsetOf: the Table I subset of a published-schema row', () => {
+  it('reads the published <source>:<subset>:<n> id, and sub_benchmark for any other id', () => {
+    expect(subsetOf('gsma:teleqna:17', 'TeleQnA')).toBe('teleqna');
+    expect(subsetOf('oran:ORANBench:3', 'x')).toBe('oranbench');
+    // a user's own ids (a newcomer's trial): not a subset per row ("1", "2", ...)
+    expect(subsetOf('me:1', 'TeleQnA')).toBe('teleqna');
+    expect(subsetOf('q17', 'srsRANBench')).toBe('srsranbench');
+    expect(subsetOf('a::9', 'TeleMath')).toBe('telemath');
+  });
+});
 
 describe('parseChoicesCell', () => {
   it('reads JSON arrays and Python list literals, and says why a cell is neither', () => {
