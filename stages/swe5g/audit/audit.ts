@@ -224,7 +224,7 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
     const current = withCurrentStatement(ctx.store);
     for (const o of ctx.store.outputs(validateStage)) {
       const v = current(o.output);
-      if (!isComplete(v)) continue;
+      if (!isComplete(v) && !s.include_incomplete) continue;
       if (ctx.limit !== undefined && n++ >= ctx.limit) return;
       const input = o.input as ValidateInput;
       const instance = stateInstance(v, input, entries.get(input.resolved.registry_id), env);

@@ -26,6 +26,13 @@ export const auditSchema = z.strictObject({
    */
   release_weak: z.boolean().default(false),
   /**
+   * Audit the validated instances that have no problem statement yet too (`incomplete`: never
+   * released until one is added, e.g. by `mine --issues-from` or a model-written statement; a new
+   * statement does not re-audit). False (default): only complete instances, so a run over
+   * history without linked issues spends no grading runs on what it cannot release.
+   */
+  include_incomplete: z.boolean().default(false),
+  /**
    * Kinds graded (each costs a grading run: a must-reject kind runs only FAIL_TO_PASS, an
    * equivalent rewrite the full grade). A kind left out is recorded `not_applicable`.
    */

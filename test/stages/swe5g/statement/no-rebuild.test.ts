@@ -26,6 +26,7 @@ import { readReleaseRows } from '../../../../stages/release/assemble.js';
 import type { Candidate, LinkedIssue } from '../../../../stages/swe5g/types.js';
 import { goFixture } from '../../../fixtures/repos/go-nil.js';
 import { statementStage } from '../../../../stages/swe5g/statement/stage.js';
+import { auditStage, type AuditOutput } from '../../../../stages/swe5g/audit/audit.js';
 import { startLlmServer } from '../../../servers/llm-server.js';
 import { readFileSync } from 'node:fs';
 import type { Fixture } from '../../../fixtures/repos/builder.js';
@@ -96,7 +97,15 @@ const STAGES = [
 
 function registry(): StageRegistry {
   const datasets = datasetRegistry([swe5gEntry]);
-  const stages = [filter, resolveStage, testgenStage, buildStage, validateStage, statementStage];
+  const stages = [
+    filter,
+    resolveStage,
+    testgenStage,
+    buildStage,
+    validateStage,
+    statementStage,
+    auditStage,
+  ];
   const names = new Map(stages.map((s) => [s.name, s.version]));
   const release = localReleaseStages({
     datasets,
@@ -174,6 +183,36 @@ describe('a new problem statement (issue 31)', () => {
     const third = await run();
     for (const s of STAGES) expect(third.stages[s], s).toMatchObject({ ran: 0 });
   }, 300_000);
+});
+
+describe('the audit of an instance without a statement (swe5g.audit.include_incomplete)', () => {
+  it('is not planned by default, and graded when asked (a later statement then audits nothing anew)', async () => {
+    const st = openState(join(root, 'state-audit'));
+    try {
+      const stages = [...STAGES.slice(0, -1), 'swe5g.audit'];
+      const id = fixture.candidate.instance_id;
+      issues.delete(id);
+      const run = (audit: Record<string, unknown>) =>
+        runStages(st, { registry: registry(), stages, config: config({ audit }), root });
+      const first = await run({ kinds: ['noop'] });
+      expect(first.stages['swe5g.validate']).toMatchObject({ ran: 1 });
+      expect(first.stages['swe5g.audit']).toMatchObject({ ran: 0 });
+      const second = await run({ kinds: ['noop'], include_incomplete: true });
+      for (const s of ['swe5g.resolve', 'swe5g.build', 'swe5g.validate'])
+        expect(second.stages[s], s).toMatchObject({ ran: 0 });
+      expect(second.stages['swe5g.audit']).toMatchObject({ ran: 1 });
+      const a = (st.store.item('swe5g.audit', id)!.output as AuditOutput).f2p_audit;
+      // the go-nil fixture's Strategy B (control) test rejects the no-op guard
+      expect(a.weak).toBe(false);
+      expect(a.mutants.find((m) => m.kind === 'noop')).toMatchObject({ status: 'graded' });
+      issues.set(id, ISSUE); // the statement arrives: the audit does not run again
+      const third = await run({ kinds: ['noop'], include_incomplete: true });
+      expect(third.stages['swe5g.audit']).toMatchObject({ ran: 0 });
+    } finally {
+      st.close();
+      issues.delete(fixture.candidate.instance_id);
+    }
+  }, 600_000);
 });
 
 describe('model-written problem statements (issue 31)', () => {
