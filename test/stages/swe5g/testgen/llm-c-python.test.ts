@@ -133,11 +133,15 @@ describe('swe5g.testgen LLM-written test for Python (OpenAI-compatible server)',
   });
 });
 
+// a function-pointer parameter: the rule-based C direct call (strategyA-c.ts) cannot build it and
+// falls back, so the model-written path is what this fixture exercises
 const C = `#include <stddef.h>
 #include "get.h"
 
-int get_value(const struct item *p)
+int get_value(const struct item *p, int (*trace)(int))
 {
+    if (trace)
+        trace(0);
     return *p->v;
 }
 `;
@@ -147,7 +151,8 @@ describe('swe5g.testgen LLM-written test for C (forked child, meson, OpenAI-comp
     const repo = buildRepo({
       'meson.build': "project('cget', 'c')\nlib = static_library('get', 'src/get.c')\n",
       'src/get.c': C,
-      'src/get.h': 'struct item { int *v; };\nint get_value(const struct item *p);\n',
+      'src/get.h':
+        'struct item { int *v; };\nint get_value(const struct item *p, int (*trace)(int));\n',
     });
     repos.push(repo);
     const fix = repo.commit(
@@ -160,9 +165,9 @@ describe('swe5g.testgen LLM-written test for C (forked child, meson, OpenAI-comp
       'fix NULL v',
     );
     const noCrash =
-      '#include "src/get.c"\n\nvoid f2p_llm_case(void)\n{\n    int x = 1;\n    struct item it = { &x };\n    (void)get_value(&it);\n}\n';
+      '#include "src/get.c"\n\nvoid f2p_llm_case(void)\n{\n    int x = 1;\n    struct item it = { &x };\n    (void)get_value(&it, NULL);\n}\n';
     const crashes =
-      '#include "src/get.c"\n\nvoid f2p_llm_case(void)\n{\n    struct item it = { NULL };\n    (void)get_value(&it);\n}\n';
+      '#include "src/get.c"\n\nvoid f2p_llm_case(void)\n{\n    struct item it = { NULL };\n    (void)get_value(&it, NULL);\n}\n';
     const { gen, chats } = await withModel(
       repo,
       fix,
