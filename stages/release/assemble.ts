@@ -34,6 +34,7 @@ import { ConfigError, TelebenchError } from '../../pipeline/errors.js';
 import { rowsToParquet } from './parquet.js';
 import { renderChangelog } from './changelog.js';
 import type { SampleInfo } from './collect.js';
+import type { SourceFile } from './entry.js';
 
 /** Where the rows came from and with what settings (recorded in manifest.json and the card). */
 export interface ReleaseProvenance {
@@ -78,6 +79,8 @@ export interface ReleaseInput {
    * `telebench refresh` starts mining; null or absent when the dataset has no such time.
    */
   cutoff?: string | null;
+  /** The source files the rows were built from, by input id (datasets refreshed by their sources). */
+  sources?: Record<string, SourceFile> | null;
 }
 
 /** One file of a release: path relative to the release folder, bytes, sha256 hex. */
@@ -98,6 +101,11 @@ export interface ReleaseManifest {
    * this release; `telebench refresh` mines from here. Null when unknown (older releases).
    */
   cutoff?: string | null;
+  /**
+   * What the rows were built from, by input id (TeleResilienceBench: subset id -> source file and
+   * its sha256); `telebench refresh` says which changed. Absent for datasets refreshed by a window.
+   */
+  sources?: Record<string, SourceFile>;
   content_digest: string;
   git_sha: string | null;
   config_hash: string;
@@ -313,6 +321,7 @@ export function planRelease(input: ReleaseInput): ReleasePlan {
     created_at: input.createdAt,
     previous_version: input.previous?.version ?? null,
     cutoff: input.cutoff ?? null,
+    ...(input.sources && { sources: input.sources }),
     content_digest: contentDigest(files),
     git_sha: input.provenance.gitSha,
     config_hash: input.provenance.configHash,

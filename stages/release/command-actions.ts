@@ -14,7 +14,7 @@ import type { StoreReader } from '../../pipeline/stage.js';
 import { storeReader } from '../../pipeline/runner.js';
 import { appConfigSchema, type AppConfig } from '../config.js';
 import { imageHooksOf, releaseDataset, type ReleaseWiring } from './release.js';
-import { latestRelease, newKeys, refreshHooksOf, refreshSince } from './refresh.js';
+import { latestRelease, newKeys, refreshHooksOf, refreshRun, sourceChanges } from './refresh.js';
 import { releaseSettings } from './config.js';
 import { formatChanges, publishRelease } from './publish.js';
 import { verifyRelease } from './verify.js';
@@ -186,10 +186,14 @@ export async function refreshAction(
   const stateFlag = cmd.optsWithGlobals().state as string | undefined;
   const stateDir = resolveStateDir(stateFlag);
   const prev = latestRelease(stateDir, id);
-  const since = refreshSince(hooks, prev, config, configFile);
-  const narrowed = hooks.narrow(config, since) as AppConfig;
+  const run = refreshRun(hooks, prev, config, configFile);
+  const narrowed = run.config as AppConfig;
+  const from =
+    hooks.kind === 'window'
+      ? `cutoff ${prev.manifest.cutoff ?? 'not recorded'}`
+      : `${Object.keys(prev.manifest.sources ?? {}).length} source file(s)`;
   stderrLog(
-    `refresh ${id}: from ${prev.manifest.version} (${prev.rows.length} rows, cutoff ${prev.manifest.cutoff ?? 'not recorded'}); running ${entry.pipeline} on what landed at or after ${since}`,
+    `refresh ${id}: from ${prev.manifest.version} (${prev.rows.length} rows, ${from}); running ${entry.pipeline} on ${run.over}`,
   );
   const { runCommand } = await import('../../pipeline/cli/commands.js');
   const { selfCommand } = await import('../../pipeline/cli/main.js');
@@ -221,13 +225,16 @@ export async function refreshAction(
       cutoff: prev.manifest.cutoff ?? null,
     };
     const added = newKeys(ctx, wiring, entry, carry);
+    const changes =
+      hooks.kind === 'sources' ? sourceChanges(prev.manifest.sources, hooks.sourcesOf(reader)) : [];
+    for (const c of changes) stderrLog(`refresh ${id}: source ${c}`);
     const nothingNew = (why: string) =>
       process.stdout.write(
         `nothing new: ${why}; ${prev.manifest.version} stays the latest release (no version written)\n`,
       );
-    if (added.length === 0)
+    if (hooks.kind === 'window' && added.length === 0)
       return nothingNew(
-        `no ${id} row landed at or after ${since} that ${prev.manifest.version} lacks`,
+        `no ${id} row landed at or after ${run.since} that ${prev.manifest.version} lacks`,
       );
     const out = await releaseDataset({
       ctx,
@@ -239,14 +246,18 @@ export async function refreshAction(
     });
     if (!out.plan)
       return nothingNew(
-        `the ${added.length} new candidate(s) (${added.join(', ')}) did not reproduce at release`,
+        hooks.kind === 'sources'
+          ? `${changes.length ? `the source changes (${changes.join('; ')})` : `no source file of ${id} changed, and they`} bring no new or changed row`
+          : `the ${added.length} new candidate(s) (${added.join(', ')}) did not reproduce at release`,
       );
     const keys = new Set(out.plan.rows.map((r) => entry.definition.key(r)));
     const removed = prev.rows.filter((r) => !keys.has(entry.definition.key(r))).length;
     process.stdout.write(
       `refreshed: ${id} ${prev.manifest.version} -> ${out.manifest.version} (${out.status}) at ${out.dir}\n` +
         `  rows ${prev.rows.length} -> ${out.manifest.counts.rows}; new candidates released ${added.filter((k) => keys.has(k)).length} of ${added.length}; removed ${removed}\n` +
-        `  cutoff ${out.manifest.cutoff ?? 'unknown'} (the next refresh mines from here)\n`,
+        (hooks.kind === 'window'
+          ? `  cutoff ${out.manifest.cutoff ?? 'unknown'} (the next refresh mines from here)\n`
+          : `  sources: ${changes.length ? changes.join('; ') : 'unchanged'}\n`),
     );
   });
 }

@@ -122,9 +122,9 @@ export function releaseCommands(
       program
         .command('refresh')
         .description(
-          'the next release from the latest one in the state: mine what landed since its cutoff, run only the new candidates, release the previous rows plus the new ones with a changelog; nothing new -> no version (exit 0)',
+          'the next release from the latest one in the state: mine what landed since its cutoff (swe-bench-5g) or take the current subsets and source files (teleresiliencebench), run only the new candidates, release the previous rows plus the new ones with a changelog; nothing new -> no version (exit 0)',
         )
-        .argument('<dataset>', `${DATASET_ARG}, one mined from a history (swe-bench-5g)`)
+        .argument('<dataset>', `${DATASET_ARG} (swe-bench-5g or teleresiliencebench)`)
         .option('--version <V>', 'version of the new release (e.g. 1.1.0), or auto', 'auto')
         .option('--config <file>', 'configuration file (default config/default.yaml)')
         .option(

@@ -89,10 +89,18 @@ export interface VerifyHooks<Row> {
 }
 
 /**
- * How a dataset is refreshed (`telebench refresh`): its candidates carry a landing time, so the
- * next release mines only what landed at or after the previous release's cutoff.
+ * How a dataset is refreshed (`telebench refresh`): by a landing-time window
+ * ({@link WindowRefreshHooks}, SWE-Bench 5G) or by what its inputs are ({@link SourcesRefreshHooks},
+ * TeleResilienceBench).
  */
-export interface RefreshHooks {
+export type RefreshHooks = WindowRefreshHooks | SourcesRefreshHooks;
+
+/**
+ * A dataset whose candidates carry a landing time: the next release mines only what landed at or
+ * after the previous release's cutoff.
+ */
+export interface WindowRefreshHooks {
+  readonly kind: 'window';
   /** Config key of the window start, for messages (`swe5g.mining.since`). */
   readonly sinceKey: string;
   /** The window start the configuration itself sets (ISO 8601), or null. */
@@ -104,6 +112,33 @@ export interface RefreshHooks {
    * them, or null when none was mined. Recorded in the manifest (`cutoff`).
    */
   cutoffOf(store: StoreReader): string | null;
+}
+
+/** A source file a release was built from: its label (path or Hub file) and sha256 (hex). */
+export interface SourceFile {
+  file: string;
+  sha256: string;
+}
+
+/**
+ * A dataset built from source files (TeleResilienceBench's subsets): a refresh re-runs the
+ * pipeline with the current configuration (cached stages redo only what a new or changed file
+ * brings) and compares what the release is built from (manifest `sources`) with the last one.
+ */
+export interface SourcesRefreshHooks {
+  readonly kind: 'sources';
+  /** The source files the store's rows come from, by input id (a subset id). Recorded as `sources`. */
+  sourcesOf(store: StoreReader): Record<string, SourceFile>;
+  /**
+   * The rows of release N+1: a previous row is kept as released while its source row is
+   * unchanged, replaced by the collected one when its source row changed, and removed with a
+   * reason (by key) when its source row is gone; collected rows with new keys are added.
+   */
+  carry(
+    previous: readonly Record<string, unknown>[],
+    collected: readonly Record<string, unknown>[],
+    store: StoreReader,
+  ): { rows: Record<string, unknown>[]; removedReasons: Record<string, string> };
 }
 
 /** Rows of one done item of a stage whose item is not one row, and its rejected rows by reason. */

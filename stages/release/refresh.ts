@@ -1,15 +1,16 @@
 /**
  * `telebench refresh <dataset>`: the next release from the latest one. Reads the latest release of
- * the dataset in the state (`<state>/releases/<dataset>/<V>/`), runs the dataset's pipeline with
- * its window narrowed to what landed at or after that release's cutoff (cached stages redo no old
- * item), and writes release N+1 through {@link releaseDataset}: the previous rows as released plus
+ * the dataset in the state (`<state>/releases/<dataset>/<V>/`), runs the dataset's pipeline — with
+ * its window narrowed to what landed at or after that release's cutoff (SWE-Bench 5G), or with the
+ * current configuration (TeleResilienceBench: a new subset or a changed source file) — cached
+ * stages redo no old item, and writes release N+1 through {@link releaseDataset}: the previous rows as released plus
  * the new ones, the verifier over all of them when configured, a changelog against N. A refresh
  * that finds no new row writes nothing and says so (exit 0), so one command fits a monthly timer.
  */
 import { join } from 'node:path';
 import { TelebenchError } from '../../pipeline/errors.js';
 import { listReleases, readReleaseRows, releaseDir, type ReleaseManifest } from './assemble.js';
-import type { AnyDatasetEntry, RefreshHooks } from './entry.js';
+import type { AnyDatasetEntry, RefreshHooks, SourceFile, WindowRefreshHooks } from './entry.js';
 import { collectRows, type CarriedRelease, type ReleaseWiring } from './release.js';
 import type { ReleaseContextLike } from './entry.js';
 
@@ -41,7 +42,7 @@ export function latestRelease(
  *   manifest and the configuration key
  */
 export function refreshSince(
-  hooks: RefreshHooks,
+  hooks: WindowRefreshHooks,
   previous: { manifest: ReleaseManifest; dir: string },
   config: unknown,
   configFile: string,
@@ -71,7 +72,7 @@ export function refreshHooksOf(entry: AnyDatasetEntry): RefreshHooks {
   if (!entry.refresh) {
     throw new TelebenchError(
       'refresh_not_supported',
-      `${entry.definition.id} cannot be refreshed: its rows carry no landing time to mine from (refresh works for datasets mined from a history, e.g. swe-bench-5g); release a new version with \`telebench release ${entry.definition.id} --version V\``,
+      `${entry.definition.id} cannot be refreshed: it has neither a landing time to mine from nor source files to compare (refresh works for swe-bench-5g and teleresiliencebench); release a new version with \`telebench release ${entry.definition.id} --version V\``,
       { tier: 'config', context: { dataset: entry.definition.id } },
     );
   }
@@ -91,4 +92,46 @@ export function newKeys(
     .rows.map(key)
     .filter((k) => !held.has(k))
     .sort();
+}
+
+/**
+ * The configuration a refresh runs the pipeline with, and the words saying over what: a window
+ * dataset's narrowed to {@link refreshSince} (returned as `since`); a sources dataset's as it is (its cached stages redo
+ * only the items of a new subset or a changed file).
+ * @throws TelebenchError what {@link refreshSince} throws
+ */
+export function refreshRun(
+  hooks: RefreshHooks,
+  previous: { manifest: ReleaseManifest; dir: string },
+  config: unknown,
+  configFile: string,
+): { config: unknown; over: string; since: string | null } {
+  if (hooks.kind === 'sources')
+    return { config, over: `the subsets and source files ${configFile} names now`, since: null };
+  const since = refreshSince(hooks, previous, config, configFile);
+  return { config: hooks.narrow(config, since), over: `what landed at or after ${since}`, since };
+}
+
+/**
+ * What changed between the sources a release recorded and the current ones, one line each
+ * (`added subset x (file, sha256 0123456789ab)`, `changed ...: sha256 a -> b`, `gone ...`); empty
+ * when they are the same. A release without `sources` counts every current one as added. Pure.
+ */
+export function sourceChanges(
+  before: Readonly<Record<string, SourceFile>> | undefined,
+  now: Readonly<Record<string, SourceFile>>,
+): string[] {
+  const short = (f: SourceFile) => f.sha256.slice(0, 12);
+  const was = before ?? {};
+  const lines: string[] = [];
+  for (const id of Object.keys(now).sort()) {
+    const a = was[id];
+    const b = now[id]!;
+    if (!a) lines.push(`added ${id} (${b.file}, sha256 ${short(b)})`);
+    else if (a.sha256 !== b.sha256)
+      lines.push(`changed ${id} (${b.file}): sha256 ${short(a)} -> ${short(b)}`);
+  }
+  for (const id of Object.keys(was).sort())
+    if (!now[id]) lines.push(`gone ${id} (${was[id]!.file}): not among the loaded subsets`);
+  return lines;
 }

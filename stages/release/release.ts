@@ -3,7 +3,7 @@
  * `telebench release` command and the `release.*` stages of the `all` pipeline. Everything
  * dataset-specific comes from the dataset's entry (`entry.ts`).
  */
-import { hashJson } from '../../pipeline/hash.js';
+import { canonicalJson, hashJson } from '../../pipeline/hash.js';
 import { gitSha } from '../../pipeline/manifest.js';
 import { ConfigError, TelebenchError } from '../../pipeline/errors.js';
 import type { DatasetDefinition } from '../../datasets/definition.js';
@@ -113,14 +113,14 @@ export function carryOver(
   return [...carried, ...collected.filter((r) => !held.has(dataset.key(r)))];
 }
 
-/** Whether two row lists hold the same keys. */
-function sameKeys(
+/** Whether two row lists hold the same rows (same keys, each row the same canonical JSON). */
+function sameRows(
   dataset: DatasetDefinition,
   a: readonly Record<string, unknown>[],
   b: readonly Record<string, unknown>[],
 ): boolean {
-  const ka = new Set(a.map((r) => dataset.key(r)));
-  return ka.size === b.length && b.every((r) => ka.has(dataset.key(r)));
+  const ka = new Map(a.map((r) => [dataset.key(r), canonicalJson(r)]));
+  return ka.size === b.length && b.every((r) => ka.get(dataset.key(r)) === canonicalJson(r));
 }
 
 /** The later of two ISO 8601 UTC times (null when both are). */
@@ -140,10 +140,12 @@ function later(a: string | null | undefined, b: string | null | undefined): stri
  *   gets the hooks' limitation in its card
  * @param push `--push REGISTRY`: the entry's image hooks push the rows' images and name them by
  *   digest (after the verifier, before the plan)
- * @param carry the previous release of a refresh (rows kept as released, new keys added); the
- *   manifest's `cutoff` is the later of its cutoff and the entry's `refresh.cutoffOf(store)`
+ * @param carry the previous release of a refresh (rows kept as released, new keys added; a
+ *   dataset refreshed by its sources decides through `refresh.carry`, which may replace a changed
+ *   row or remove a gone one with a reason); the manifest's `cutoff` is the later of its cutoff
+ *   and the entry's `refresh.cutoffOf(store)`, its `sources` the entry's `refresh.sourcesOf(store)`
  * @returns the write outcome (`written` or `unchanged`) and the plan; with `carry`, when the rows
- *   left after the verifier are the carried ones: `unchanged` at the carried version, plan null
+ *   left after the verifier are the carried ones, unchanged: `unchanged` at the carried version, plan null
  * @throws TelebenchError `release_version_exists` when the version exists with different content,
  *   `release_rows_invalid` when a row fails the schema, `release_no_rows` when nothing is left,
  *   `release_no_images` (tier config) when `push` is given for a dataset without images
@@ -166,8 +168,17 @@ export async function releaseDataset(args: {
   const dataset = entry.definition;
   const images = args.push ? imageHooksOf(entry, args.push.flag) : null;
   const collected = collectRows(ctx, wiring, entry);
-  let rows = args.carry ? carryOver(dataset, args.carry.rows, collected.rows) : collected.rows;
-  const removedReasons: Record<string, string> = {};
+  const refresh = entry.refresh;
+  const carried =
+    args.carry && refresh?.kind === 'sources'
+      ? refresh.carry(args.carry.rows, collected.rows, ctx.store)
+      : null;
+  let rows = carried
+    ? carried.rows
+    : args.carry
+      ? carryOver(dataset, args.carry.rows, collected.rows)
+      : collected.rows;
+  const removedReasons: Record<string, string> = { ...carried?.removedReasons };
   const snapshotLimitations: string[] = [...(collected.limitations ?? [])];
   let verify: VerifySummary | null = null;
   if (args.verifier && rows.length > 0) {
@@ -186,8 +197,8 @@ export async function releaseDataset(args: {
       { tier: 'config', context: { dataset: dataset.id, source: collected.source } },
     );
   }
-  if (args.carry && sameKeys(dataset, args.carry.rows, rows)) {
-    // a refresh whose new candidates were all dropped: N stays the latest, nothing is written
+  if (args.carry && sameRows(dataset, args.carry.rows, rows)) {
+    // a refresh that brings no new or changed row: N stays the latest, nothing is written
     const dir = releaseDir(ctx.stateDir, dataset.id, args.carry.version);
     const manifest = readManifest(dir);
     if (manifest) {
@@ -227,7 +238,9 @@ export async function releaseDataset(args: {
     verify,
     snapshotLimitations,
     extraCounts: collected.leftOut,
-    cutoff: later(args.carry?.cutoff, entry.refresh?.cutoffOf(ctx.store)),
+    cutoff:
+      refresh?.kind === 'window' ? later(args.carry?.cutoff, refresh.cutoffOf(ctx.store)) : null,
+    sources: refresh?.kind === 'sources' ? refresh.sourcesOf(ctx.store) : null,
     removedReasons,
   };
   let version = args.version;

@@ -2,7 +2,8 @@
  * TeleResilienceBench as a dataset entry (`stages/release/entry.ts`): its rows are the instances
  * `resilience.instances` wrote (its JSON Lines file, checked with the construction's schema),
  * mapped by {@link resilienceRowOf}; rows of the scripted test server are refused unless
- * `release.allow_scripted_output` is set. No verifier, no images. Registered in `stages/index.ts`.
+ * `release.allow_scripted_output` is set. No verifier, no images. Refreshed by its sources
+ * (stages/resilience/refresh.ts). Registered in `stages/index.ts`.
  */
 import { readFileSync } from 'node:fs';
 import { sha256 } from '../../pipeline/hash.js';
@@ -16,6 +17,7 @@ import { resilienceInstanceSchema, type ResilienceInstance } from './instance.js
 import { resilienceInstances, type InstancesOutput } from './instances.js';
 import { resilienceLoad } from './load.js';
 import type { SubsetLoadOutput } from './types.js';
+import { resilienceRefresh } from './refresh.js';
 
 /** Suffix of the server version the scripted test server (test/servers/llm-server.ts) reports. */
 export const SCRIPTED_MARK = 'telebench-scripted';
@@ -235,6 +237,7 @@ export const resilienceEntry = defineDatasetEntry<ResilienceRow>({
     if (spdx === 'unknown') return 'no licence on record for the source: check before reuse';
     return 'licence declared by the source';
   },
+  refresh: resilienceRefresh,
   funnelRows: {
     [resilienceLoad.name]: loadedRows,
     [resilienceInstances.name]: (o) => ({

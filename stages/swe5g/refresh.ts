@@ -5,7 +5,7 @@
  * state mined, recorded in the manifest so the next refresh starts there.
  */
 import type { StoreReader } from '../../pipeline/stage.js';
-import type { RefreshHooks } from '../release/entry.js';
+import type { WindowRefreshHooks } from '../release/entry.js';
 import { swe5gMine } from './mine/mine.js';
 import { swe5gConfigSchema, type HasSwe5g } from './config.js';
 
@@ -31,7 +31,8 @@ function latestMerged(store: StoreReader): string | null {
 }
 
 /** SWE-Bench 5G's refresh hooks: the window is `swe5g.mining.since`, the cutoff the latest `merged_at`. */
-export const swe5gRefresh: RefreshHooks = {
+export const swe5gRefresh: WindowRefreshHooks = {
+  kind: 'window',
   sinceKey: 'swe5g.mining.since',
   configuredSince(config) {
     const since = (config as HasSwe5g | null)?.swe5g?.mining?.since;
