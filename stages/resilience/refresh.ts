@@ -7,6 +7,7 @@
  * hit their done items), then carries the previous rows as released unless their source row
  * changed (replaced by the new instance) or is gone from its file (removed, with the reason).
  */
+import { basename } from 'node:path';
 import type { StoreReader } from '../../pipeline/stage.js';
 import type { SourceFile, SourcesRefreshHooks } from '../release/entry.js';
 import { resilienceLoad } from './load.js';
@@ -33,7 +34,11 @@ function loaded(store: StoreReader): {
     return { files, rows }; // resilience.load not registered (a release command on a state from elsewhere)
   }
   for (const { output } of outputs) {
-    const file = { file: output.file, sha256: output.file_sha256 };
+    // a local file by its name only: a release manifest holds no machine path (a URL stays whole)
+    const label = /^[a-z][a-z0-9+.-]*:\/\//i.test(output.file)
+      ? output.file
+      : basename(output.file);
+    const file = { file: label, sha256: output.file_sha256 };
     files[output.subset_id] = file;
     for (const item of output.items)
       rows.set(item.sample_id, { subset: output.subset_id, file, item });
