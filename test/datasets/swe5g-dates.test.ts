@@ -226,6 +226,10 @@ describe('dates collected into rows', () => {
         st.store.finishItem(stage, key, 'a', { state: 'done', output });
       };
       put('swe5g.filter', v.instance_id, {
+        // the candidate's issue text, which the release reads as the current statement
+        problem_statement: v.problem_statement,
+        hints_text: '',
+        incomplete: false,
         source: 'git',
         issues: [{ created_at: '2024-02-28T12:00:00-05:00' }],
         merged_at: '2024-03-04T00:00:00+01:00',
