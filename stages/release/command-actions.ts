@@ -205,12 +205,20 @@ export async function refreshAction(
     { config: configFile, state: stateFlag, retryFailed: true },
     { config: () => narrowed, resume },
   );
-  if (code !== 0) {
+  // exit 1 = some items failed: release what held (a candidate that cannot build must not stop
+  // the dataset moving), the cutoff held at the earliest failed one so the next refresh retries it
+  if (code !== 0 && code !== 1) {
     stderrLog(
       `refresh ${id}: the ${entry.pipeline} run exited ${code}; no release written (${prev.manifest.version} stays the latest)`,
     );
     process.exitCode = code;
     return;
+  }
+  if (code === 1) {
+    stderrLog(
+      `refresh ${id}: some items failed (above); releasing what held, with the cutoff held at the earliest failed candidate so the next refresh retries it`,
+    );
+    process.exitCode = 1;
   }
   const settings = releaseSettings(narrowed);
   const verifier =

@@ -2,7 +2,8 @@
  * How SWE-Bench 5G is refreshed (`telebench refresh swe5g`, stages/release/refresh.ts): a PR's
  * landing time is its `merged_at`; the window starts at `swe5g.mining.since` (both sources mine
  * PRs merged at or after it); the cutoff of a release is the latest `merged_at` among the PRs its
- * state mined, recorded in the manifest so the next refresh starts there.
+ * state mined (held back to the earliest candidate with a failed item, which the next refresh then
+ * retries), recorded in the manifest so the next refresh starts there.
  */
 import type { StoreReader } from '../../pipeline/stage.js';
 import type { WindowRefreshHooks } from '../release/entry.js';
@@ -30,6 +31,60 @@ function latestMerged(store: StoreReader): string | null {
   return latest;
 }
 
+/** The stages after the filter whose failed item a refresh must retry (keyed by instance_id). */
+const CANDIDATE_STAGES = [
+  'swe5g.resolve',
+  'swe5g.testgen',
+  'swe5g.build',
+  'swe5g.validate',
+  'swe5g.statement',
+  'swe5g.audit',
+] as const;
+
+/**
+ * The earliest `merged_at` (UTC) of a kept candidate with a failed item in a stage after the
+ * filter (an environment the module proxy refuses, a build that broke), or null when none failed.
+ * A refresh keeps its cutoff there, so the next refresh mines that PR again and retries it
+ * (`--retry-failed`); the done items of the window are cached, so nothing else is redone.
+ */
+export function earliestFailed(store: StoreReader): string | null {
+  const merged = new Map<string, string>();
+  let earliest: string | null = null;
+  try {
+    for (const o of store.outputsNamed('swe5g.filter')) {
+      const c = o.output as { merged_at?: string };
+      if (c.merged_at) merged.set(o.key, c.merged_at);
+    }
+  } catch {
+    return null; // swe5g.filter not registered (a release command on a state from elsewhere)
+  }
+  for (const stage of CANDIDATE_STAGES) {
+    let records: Iterable<{ key: string; state: string }>;
+    try {
+      records = [...store.items(stage)];
+    } catch {
+      continue; // a stage this registry does not have
+    }
+    for (const r of records) {
+      if (r.state !== 'failed') continue;
+      const t = utcOf(merged.get(r.key) ?? '');
+      if (t && (!earliest || t < earliest)) earliest = t;
+    }
+  }
+  return earliest;
+}
+
+/**
+ * The cutoff of a release of this state: the latest `merged_at` mined, held back to the earliest
+ * failed candidate's `merged_at` when one failed (so a refresh that released what held still
+ * retries what did not).
+ */
+export function swe5gCutoff(store: StoreReader): string | null {
+  const latest = latestMerged(store);
+  const failed = earliestFailed(store);
+  return failed && latest && failed < latest ? failed : latest;
+}
+
 /** SWE-Bench 5G's refresh hooks: the window is `swe5g.mining.since`, the cutoff the latest `merged_at`. */
 export const swe5gRefresh: WindowRefreshHooks = {
   kind: 'window',
@@ -47,5 +102,5 @@ export const swe5gRefresh: WindowRefreshHooks = {
     const { instances: _dropped, ...swe5g } = whole.swe5g ?? swe5gConfigSchema.parse({});
     return { ...whole, swe5g: { ...swe5g, mining: { ...swe5g.mining, since } } };
   },
-  cutoffOf: latestMerged,
+  cutoffOf: swe5gCutoff,
 };
