@@ -26,13 +26,14 @@ export const NO_DATES: RowDates = { issue_created_at: '', merged_at: '', base_co
  * files may carry any offset), the PR's `merged_at`.
  */
 export function candidateDates(
-  c: Pick<Candidate, 'issues' | 'merged_at'>,
+  c: Partial<Pick<Candidate, 'issues' | 'merged_at'>>,
 ): Omit<RowDates, 'base_commit_date'> {
-  const issues = c.issues
+  // a record stored without its issue text (stages whose cache key leaves it out) has no issues
+  const issues = (c.issues ?? [])
     .map((i) => toUtcIso(i.created_at))
     .filter((d) => d !== '')
     .sort();
-  return { issue_created_at: issues[0] ?? '', merged_at: toUtcIso(c.merged_at) };
+  return { issue_created_at: issues[0] ?? '', merged_at: toUtcIso(c.merged_at ?? '') };
 }
 
 /**
