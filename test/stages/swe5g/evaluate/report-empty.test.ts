@@ -22,24 +22,39 @@ afterAll(() => states.forEach((s) => s.close()));
 
 /** A stand-in `swe5g.validate` of a given version whose one output has the given fields. */
 const validateStub = (version: number, fields: { incomplete: boolean; problem: string }) =>
-  defineStage<string, unknown, unknown>({
+  defineStage<unknown, unknown, unknown>({
     name: 'swe5g.validate',
     version,
     needs: [],
     description: 'stand-in',
     *plan() {
-      yield { key: 'fixture__amf-1', input: 'fixture__amf-1' };
+      // the shape of a real validate input, as far as the evaluation's instance list reads it
+      yield {
+        key: 'fixture__amf-1',
+        input: {
+          resolved: { registry_id: 'fixture/amf', test_patch: '', issues: [], merged_at: '' },
+          testgen: { f2p_test_patch: '' },
+          built: { module_dir: '', source_dir: '' },
+        },
+      };
     },
     run: async (item) => ({
-      instance_id: item.input,
+      instance_id: item.key,
+      repo: 'fixture/amf',
+      base_commit: 'abc',
+      created_at: '2024-01-01T00:00:00Z',
       incomplete: fields.incomplete,
       problem_statement: fields.problem,
       bug_category: 'nil_pointer',
       patch: '',
+      image_recipe: 'go',
+      images: { instance: 'telebench-instance:fixture' },
+      FAIL_TO_PASS: [],
+      PASS_TO_PASS: [],
     }),
   });
 /** A stand-in solve stage whose item fails. */
-const failingSolve = defineStage<string, unknown, unknown>({
+const failingSolve = defineStage<unknown, unknown, unknown>({
   name: 'swe5g.eval.solve',
   version: 1,
   needs: ['swe5g.validate'],
@@ -68,7 +83,7 @@ const config = (models: string[]) => ({
 });
 
 async function setup(
-  stages: ReturnType<typeof defineStage<string, unknown, unknown>>[],
+  stages: ReturnType<typeof defineStage<unknown, unknown, unknown>>[],
   models: string[],
 ): Promise<StageContext<never>> {
   const root = mkdtempSync(join(tmpdir(), 'telebench-eval-empty-'));
