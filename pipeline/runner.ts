@@ -29,7 +29,7 @@ import { startStage } from './runner/start.js';
 import type { RunEnv } from './runner/execute.js';
 
 export { selectStages, type StageRegistry } from './runner/select.js';
-export { stageContext, storeReader } from './runner/context.js';
+export { readContext, stageContext, storeReader } from './runner/context.js';
 export type { RunResult, StageOutcome } from './runner/outcome.js';
 
 export interface RunOptions<Cfg> {

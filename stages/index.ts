@@ -3,6 +3,7 @@
  * dataset branches add are in `commands.ts`, which loads no stage). The CLI (`pipeline/cli/`)
  * imports this file when a command runs; nothing in `pipeline/` else does.
  */
+import { SWE5G_STAGES } from './swe5g/pipeline-stages.js';
 import type { Pipeline, Stage } from '../pipeline/stage.js';
 import type { AppConfig } from './config.js';
 import {
@@ -96,17 +97,7 @@ const swe5gPipeline: Pipeline<AppConfig> = {
   name: 'swe5g',
   description:
     'SWE-Bench 5G: mine merged PRs of the 5G core repositories, link their issues, filter, then build and validate instances.',
-  stages: [
-    'swe5g.mine',
-    'swe5g.link',
-    'swe5g.filter',
-    'swe5g.resolve',
-    'swe5g.testgen',
-    'swe5g.build',
-    'swe5g.validate',
-    'swe5g.statement',
-    'swe5g.audit',
-  ],
+  stages: [...SWE5G_STAGES],
   report: (ctx) =>
     [miningFunnelMarkdown(ctx), testgenMarkdown(ctx), validationMarkdown(ctx), auditMarkdown(ctx)]
       .filter(Boolean)

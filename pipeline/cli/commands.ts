@@ -22,7 +22,7 @@ import {
 import { didYouMean, keyLine, loadConfigFile } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { EventBus } from '../events.js';
-import { runPipeline, selectStages, stageContext, type RunResult } from '../runner.js';
+import { runPipeline, selectStages, readContext, type RunResult } from '../runner.js';
 import { openState, resolveStateDir, lockState } from '../state.js';
 import { buildManifest } from '../manifest.js';
 import {
@@ -348,20 +348,7 @@ export async function reportCommand(
     }
     const { file, config } = loadAppConfig(flags.config);
     const md = await pipeline.report(
-      stageContext(
-        {
-          config,
-          configFile: file,
-          stateDir,
-          runId: 'report',
-          blobs: state.blobs,
-          signal: new AbortController().signal,
-          emit: () => undefined,
-          log: (m) => process.stderr.write(`${m}\n`),
-        },
-        state.store,
-        registry,
-      ),
+      readContext('report', config, file, stateDir, state, registry),
     );
     process.stdout.write(md.endsWith('\n') ? md : `${md}\n`);
   } finally {

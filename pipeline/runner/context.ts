@@ -100,3 +100,34 @@ export function itemContext<Cfg>(
     },
   };
 }
+
+/**
+ * A {@link StageContext} for reading a state outside a run (`telebench report`, `telebench plan`):
+ * no events (emit does nothing), log lines to stderr, a signal never aborted.
+ * @param runId what the context's `runId` says (a label: `report`, `plan`; no run is recorded)
+ * @param state the opened state folder (`openState`): its store and blobs
+ * @throws what {@link stageContext} throws
+ */
+export function readContext<Cfg>(
+  runId: string,
+  config: Cfg,
+  configFile: string,
+  stateDir: string,
+  state: { store: Store; blobs: BlobStore },
+  registry: StageRegistry,
+): StageContext<Cfg> {
+  return stageContext<Cfg>(
+    {
+      config,
+      configFile,
+      stateDir,
+      runId,
+      blobs: state.blobs,
+      signal: new AbortController().signal,
+      emit: () => undefined,
+      log: (m) => process.stderr.write(`${m}\n`),
+    },
+    state.store,
+    registry,
+  );
+}

@@ -8,6 +8,7 @@
 import type { StoreReader } from '../../pipeline/stage.js';
 import type { WindowRefreshHooks } from '../release/entry.js';
 import { swe5gMine } from './mine/mine.js';
+import { SWE5G_STAGES } from './pipeline-stages.js';
 import { swe5gConfigSchema, type HasSwe5g } from './config.js';
 
 /** An ISO 8601 date or date-time (any offset) as UTC `YYYY-MM-DDTHH:MM:SS.sssZ`; null when unparsable. */
@@ -32,14 +33,7 @@ function latestMerged(store: StoreReader): string | null {
 }
 
 /** The stages after the filter whose failed item a refresh must retry (keyed by instance_id). */
-const CANDIDATE_STAGES = [
-  'swe5g.resolve',
-  'swe5g.testgen',
-  'swe5g.build',
-  'swe5g.validate',
-  'swe5g.statement',
-  'swe5g.audit',
-] as const;
+const CANDIDATE_STAGES = SWE5G_STAGES.slice(SWE5G_STAGES.indexOf('swe5g.filter') + 1);
 
 /**
  * The earliest `merged_at` (UTC) of a kept candidate with a failed item in a stage after the

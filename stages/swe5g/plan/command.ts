@@ -47,23 +47,17 @@ async function withContext<T>(
   const { loadAppConfig } = await engine();
   const { registry } = await import('../../index.js');
   const { openState, resolveStateDir } = await import('../../../pipeline/state.js');
-  const { stageContext } = await import('../../../pipeline/runner.js');
+  const { readContext } = await import('../../../pipeline/runner.js');
   const { file, config: loaded } = loadAppConfig(flags.config);
   const stateDir = resolveStateDir(flags.state);
   const state = openState(stateDir, { mode: 'read' });
   try {
-    const ctx = stageContext<AppConfig>(
-      {
-        config: config ? config(loaded) : loaded,
-        configFile: file,
-        stateDir,
-        runId: 'plan',
-        blobs: state.blobs,
-        signal: new AbortController().signal,
-        emit: () => undefined,
-        log: (m) => process.stderr.write(`${m}\n`),
-      },
-      state.store,
+    const ctx = readContext<AppConfig>(
+      'plan',
+      config ? config(loaded) : loaded,
+      file,
+      stateDir,
+      state,
       registry,
     );
     return read(ctx);
