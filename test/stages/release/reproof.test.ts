@@ -175,7 +175,7 @@ describe('a release whose instance environment breaks (host Go, local executor)'
     expect(readFileSync(join(out.dir, 'README.md'), 'utf8')).toContain(
       '3 times with the gold patch and 3 times with the empty patch',
     );
-  }, 600_000);
+  });
 
   it('release 2, after the environment broke: the instance is dropped with the reason', async () => {
     rmSync(envFile);
@@ -196,5 +196,5 @@ describe('a release whose instance environment breaks (host Go, local executor)'
     expect(readFileSync(join(out.dir, 'README.md'), 'utf8')).toContain(
       `- \`${fragile.instance_id}\`: gold patch resolved 0 of 1 run(s)`,
     );
-  }, 600_000);
+  });
 });

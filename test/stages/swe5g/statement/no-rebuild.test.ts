@@ -182,7 +182,7 @@ describe('a new problem statement (issue 31)', () => {
     // a third run with nothing new runs nothing at all
     const third = await run();
     for (const s of STAGES) expect(third.stages[s], s).toMatchObject({ ran: 0 });
-  }, 300_000);
+  });
 });
 
 describe('the audit of an instance without a statement (swe5g.audit.include_incomplete)', () => {
@@ -212,7 +212,7 @@ describe('the audit of an instance without a statement (swe5g.audit.include_inco
       st.close();
       issues.delete(fixture.candidate.instance_id);
     }
-  }, 600_000);
+  });
 });
 
 describe('model-written problem statements (issue 31)', () => {
@@ -292,5 +292,5 @@ describe('model-written problem statements (issue 31)', () => {
       st.close();
       await server.close();
     }
-  }, 300_000);
+  });
 });
