@@ -10,13 +10,17 @@
  * - Go: one step per import path, `go test -json -count=1 -run '^(A|B)$' <pkg>` in the folder of
  *   the module that holds it (the test binary may run at most 120 s);
  * - Python: one step, pytest on the node ids with a JUnit XML report;
- * - C, meson (`f2p::<name>` ids): one step, meson setup + compile of `_f2p_build` (exit 97 when
- *   either fails: the build failed), `meson introspect --tests`, then `meson test --suite f2p`
- *   on the names;
+ * - C, meson (`f2p::<name>` ids): one step, the images' meson step script
+ *   (pipeline/providers/docker/meson-step.ts, fed on stdin) in {@link F2P_BUILD}: `meson setup
+ *   --wrap-mode=nodownload` (subprojects come from the mirrors, testgen/c-subprojects.ts, never
+ *   from the network), builds only the f2p tests' executables and what they link (never the
+ *   whole project: Open5GS has 3,843 build steps), exit 97 when setup or build fails, then
+ *   `meson test --no-rebuild` of the f2p suite;
  * - C, make: one step per target, its exit code in a make-results file.
  * Result files are written under {@link ID_RESULTS} in the checkout, so any executor reads them.
  */
 import type { TestSpec } from './spec.js';
+import { MESON_STEP_SCRIPT } from '../../../pipeline/providers/docker/meson-step.js';
 
 /** A Go module of the checkout: its folder (relative, '' for the root) and module path. */
 export interface GoModule {
@@ -33,6 +37,12 @@ export interface IdStep {
 
 /** Folder of the result files (pytest's XML, make results), relative to the checkout. */
 export const ID_RESULTS = '.telebench-ids';
+
+/**
+ * Meson build folder of the f2p checks (in {@link ID_RESULTS}, so the step script writes the
+ * selected tests beside it as `tests.json`).
+ */
+export const F2P_BUILD = `${ID_RESULTS}/f2p_build`;
 
 /** Exit code of the meson id step when setup or compile failed (as the harness's meson step). */
 export const ID_BUILD_FAILED = 97;
@@ -104,17 +114,15 @@ export function idSteps(
     ];
   }
   if (ids.some((i) => i.startsWith('f2p::'))) {
-    const names = ids.map((i) => shq(i.split('::')[1]!)).join(' ');
+    const tests = ids.map((i) => `--test ${shq(i.split('::')[1]!)}`).join(' ');
     return [
       {
         name: 'meson test f2p',
         spec: spec(
           'meson-testlog',
-          `{ meson setup _f2p_build && meson compile -C _f2p_build; } || exit ${ID_BUILD_FAILED}\n` +
-            `meson introspect --tests _f2p_build > _f2p_build/tests.json || rm -f _f2p_build/tests.json\n` +
-            `rm -f _f2p_build/meson-logs/testlog.json\n` +
-            `meson test -C _f2p_build --no-rebuild --suite f2p ${names}`,
-          ['_f2p_build/meson-logs/testlog.json', '_f2p_build/tests.json'],
+          `rm -f ${F2P_BUILD}/meson-logs/testlog.json\n` +
+            `python3 - --build-dir ${F2P_BUILD} --suite f2p ${tests} <<'TELEBENCH_MESON_STEP'\n${MESON_STEP_SCRIPT}TELEBENCH_MESON_STEP\n`,
+          [`${F2P_BUILD}/meson-logs/testlog.json`, `${ID_RESULTS}/tests.json`],
         ),
         ids: [...ids],
       },

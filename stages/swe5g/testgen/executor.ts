@@ -274,7 +274,7 @@ const fromParsed = (s: 'pass' | 'fail' | 'skip' | undefined): TestStatus =>
 /**
  * The harness {@link Executor} of testgen's host checks: runs a step's command in the scratch
  * checkout itself (`instance.sourceDir`; made for one check and removed after it, so the steps
- * of one check share the meson build of `_f2p_build`), through {@link runCommand} (the
+ * of one check share the meson build of `F2P_BUILD`, id-spec.ts), through {@link runCommand} (the
  * allow-listed environment, HOME = `home`, the process-group kill of pipeline/process.ts).
  * Collected paths are relative to the checkout. Keeps each step's interleaved
  * output (`log`) and the steps whose output passed {@link STREAM_CAP} (`overflowed`).

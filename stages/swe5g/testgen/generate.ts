@@ -63,18 +63,44 @@ export type TestRunner = (
   signal?: AbortSignal,
 ) => Promise<TestRun & { applyError: string | null }>;
 
-/** Default {@link TestRunner}: host toolchain in a `git archive` scratch copy. */
-export const hostRunner: TestRunner = async (
-  gitDir,
-  commit,
-  patch,
-  language,
-  ids,
-  timeoutMs,
-  signal,
-) => {
+/**
+ * Fills a scratch checkout with what its build needs beyond the commit's own tree before the
+ * tests run (C: the meson subprojects its wraps name, c-subprojects.ts).
+ * @param dir the scratch checkout of `commit`
+ */
+export type ScratchPreparer = (
+  dir: string,
+  gitDir: string,
+  commit: string,
+  language: 'go' | 'c' | 'python',
+) => Promise<void>;
+
+/**
+ * A {@link TestRunner} on the host toolchain in a `git archive` scratch copy of the commit,
+ * `prepare`d before the test patch goes in.
+ */
+export function makeHostRunner(prepare?: ScratchPreparer): TestRunner {
+  return (gitDir, commit, patch, language, ids, timeoutMs, signal) =>
+    runInScratch({ gitDir, commit, patch, language, ids, timeoutMs, signal, prepare });
+}
+
+/** Default {@link TestRunner}: host toolchain in a `git archive` scratch copy, nothing added. */
+export const hostRunner: TestRunner = makeHostRunner();
+
+async function runInScratch(o: {
+  gitDir: string;
+  commit: string;
+  patch: string;
+  language: 'go' | 'c' | 'python';
+  ids: string[];
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  prepare: ScratchPreparer | undefined;
+}): Promise<TestRun & { applyError: string | null }> {
+  const { gitDir, commit, patch, language, ids, timeoutMs, signal } = o;
   const dir = await scratchCheckout(gitDir, commit);
   try {
+    if (o.prepare) await o.prepare(dir, gitDir, commit, language);
     const applyError = await applyPatch(dir, patch);
     if (applyError)
       return {
@@ -89,7 +115,7 @@ export const hostRunner: TestRunner = async (
   } finally {
     removeScratch(dir);
   }
-};
+}
 
 /**
  * Runs `ids` of `patch` at base_commit (each must fail, the build must succeed) and at

@@ -14,7 +14,9 @@ import { mirrorPath } from '../resolve/resolve.js';
 import { registryById } from '../registry.js';
 import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
 import { testgenDefaults, type TestgenSettings } from './config.js';
-import { generateTestGen, hostRunner } from './generate.js';
+import { generateTestGen, makeHostRunner } from './generate.js';
+import { cSubprojectPreparer } from './c-subprojects.js';
+import { configuredMirrorsDir } from '../mine/source.js';
 import { createProvider, stageLlmDeps } from '../../../pipeline/providers/llm/config.js';
 
 const settingsOf = (cfg: HasSwe5g): TestgenSettings =>
@@ -36,7 +38,9 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   //    unreachable for the bad value, no longer a count of the check's text
   // 7: Python Strategy A calls with the fix's crash-triggering input (py-direct-call.ts) and fails
   //    only on the crash it prevents; the LLM-written test for C and Python too (llm-layout.ts)
-  version: 7,
+  // 8: C host checks get the meson subprojects from the mirrors (c-subprojects.ts) and build only
+  //    the f2p tests' executables: every Open5GS direct call had read "does not compile"
+  version: 8,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:
@@ -90,7 +94,23 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
       ctx
         .memo('swe5g.testgen.registry', () => registryById(ctx.config, ctx.configFile))
         .get(r.registry_id)?.environment?.python?.roots ?? [];
-    const gen = await generateTestGen(gitDir, r, settings, hostRunner, {
+    // one runner per run: C checks get the meson subprojects from the mirrors, told once each
+    const runner = ctx.memo('swe5g.testgen.runner', () => {
+      const s5 = swe5gSettings(ctx.config);
+      return makeHostRunner(
+        cSubprojectPreparer({
+          stateDir: ctx.stateDir,
+          gitUrlBase: s5.environments.git_url_base,
+          mirrorsDir: configuredMirrorsDir(ctx),
+          offline: s5.source === 'git',
+          onMissing: (m) =>
+            ctx.log(
+              `meson subproject ${m.directory} (${m.url}) not available to testgen's host build: ${m.reason}; a check fails only if it needs it`,
+            ),
+        }),
+      );
+    });
+    const gen = await generateTestGen(gitDir, r, settings, runner, {
       signal: ctx.signal,
       pythonRoots,
       ...(llm ? { llm } : {}),
