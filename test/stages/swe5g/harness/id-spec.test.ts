@@ -48,11 +48,18 @@ describe('idSteps', () => {
     expect(step!.spec.parser).toBe('junit-xml');
   });
 
-  it('one meson step for every f2p id, the build failure as its own exit code', () => {
+  it("one meson step for every f2p id (the images' step script: no download, only the f2p executables), the build failure as its own exit code", () => {
     const steps = idSteps('c', ['f2p::f2p_a', 'f2p::f2p_b'], { timeoutMs: 60_000 });
     expect(steps).toHaveLength(1);
-    expect(steps[0]!.spec.command).toContain(`|| exit ${ID_BUILD_FAILED}`);
-    expect(steps[0]!.spec.command).toContain("--suite f2p 'f2p_a' 'f2p_b'");
+    const cmd = steps[0]!.spec.command;
+    expect(cmd).toContain(`sys.exit(${ID_BUILD_FAILED})`);
+    expect(cmd).toContain("--suite f2p --test 'f2p_a' --test 'f2p_b'");
+    expect(cmd).toContain('"--wrap-mode=nodownload"');
+    expect(cmd).not.toMatch(/meson compile -C/);
+    expect(steps[0]!.spec.collect).toEqual([
+      '.telebench-ids/f2p_build/meson-logs/testlog.json',
+      '.telebench-ids/tests.json',
+    ]);
   });
 
   it('make targets through the one step runner: exit code per target, one results file', async () => {
