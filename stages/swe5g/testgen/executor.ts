@@ -72,7 +72,11 @@ function stripCredentials(v: string): string {
  * GOSUMDB / GONOSUMDB / GOPRIVATE / GONOPROXY / GOINSECURE (host's, without URL credentials);
  * HTTP(S)_PROXY / NO_PROXY without credentials; Python: PYTHONHASHSEED=0,
  * PYTHONDONTWRITEBYTECODE=1, PYENV_ROOT / PYENV_VERSION / VIRTUAL_ENV / PYTHONUSERBASE (the
- * host's, so interpreters installed under the real HOME still resolve); C: CC, CXX, PKG_CONFIG_PATH.
+ * host's, so interpreters installed under the real HOME still resolve); C: CC, CXX, PKG_CONFIG_PATH,
+ * and ccache's CCACHE_DIR (host's, else `~/.cache/ccache` of the real HOME), CCACHE_BASEDIR (the
+ * temporary folder the scratch checkouts are made in) and CCACHE_NOHASHDIR, so the parent and fix
+ * builds of a check, and every check of a project, share compiled objects (Open5GS: ~990 build
+ * steps per direct-call build).
  * A name of `SECRET_ENV_VARS` is never included, nor any value containing a secret's value.
  * @param extra variables merged last (e.g. GOFLAGS)
  * @throws TelebenchError `secret_in_env` (tier config) when `extra` names a secret variable
@@ -101,6 +105,11 @@ export function sandboxEnv(
   const pyenvRoot = host.PYENV_ROOT || join(realHome, '.pyenv');
   if (existsSync(pyenvRoot)) env.PYENV_ROOT = pyenvRoot;
   env.PYTHONUSERBASE = host.PYTHONUSERBASE || join(realHome, '.local');
+  // C: meson uses ccache when it is on PATH; one cache for every scratch checkout (they live under
+  // the temporary folder, so paths below it are hashed relative and the build folder is not)
+  env.CCACHE_DIR = host.CCACHE_DIR || join(realHome, '.cache', 'ccache');
+  env.CCACHE_BASEDIR = host.CCACHE_BASEDIR || tmpdir();
+  env.CCACHE_NOHASHDIR = 'true';
   for (const k of ['GOROOT', 'PYENV_VERSION', 'VIRTUAL_ENV', 'CC', 'CXX', 'PKG_CONFIG_PATH'])
     if (host[k]) env[k] = host[k];
   for (const k of [

@@ -38,8 +38,23 @@ const DEP_V1 = {
     '#include <string.h>\n#include "dep.h"\nint dep_len(const char *s) { return (int)strlen(s); }\n',
 };
 
+/** ccache's counters of this test's own cache (`ccache --print-stats`). */
+function ccacheStats(): Record<string, number> {
+  const out = execFileSync('ccache', ['--print-stats'], { encoding: 'utf8' });
+  return Object.fromEntries(
+    out
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'))
+      .map(([k, v]) => [k!, Number(v)]),
+  );
+}
+
+const savedCcache = process.env.CCACHE_DIR;
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'telebench-c-subprojects-'));
+  // a cache of this test's own, so its counters say what these builds did
+  process.env.CCACHE_DIR = join(root, 'ccache');
   const work = join(root, 'dep-work');
   mkdirSync(work);
   gitAt('2023-06-01T00:00:00Z', work, 'init', '-q', '-b', 'main');
@@ -62,6 +77,8 @@ beforeAll(() => {
   execFileSync('git', ['clone', '-q', '--bare', work, join(mirrors, 'acme+dep', 'repo')]);
 });
 afterAll(() => {
+  if (savedCcache === undefined) delete process.env.CCACHE_DIR;
+  else process.env.CCACHE_DIR = savedCcache;
   repos.forEach((r) => r.cleanup());
   rmSync(root, { recursive: true, force: true });
 });
@@ -126,6 +143,9 @@ describe('testgen host checks: meson subprojects from the mirrors folder, never 
     expect(missing).toEqual([]);
     expect(gen.testgen.strategy, gen.testgen.strategy_reason).toBe('A');
     expect(gen.testgen.FAIL_TO_PASS).toEqual(['f2p::f2p_call_ngap_gnb_id_len']);
+    // the fix commit's build (another scratch folder) took the unchanged objects from ccache
+    const stats = ccacheStats();
+    expect(stats.direct_cache_hit! + stats.preprocessed_cache_hit!).toBeGreaterThan(0);
   });
 
   it('a subproject the mirrors lack: said once with its URL, no download tried, A not used "does not compile"', async () => {
