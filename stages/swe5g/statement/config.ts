@@ -27,6 +27,18 @@ export const qualitySchema = z
     max_boilerplate: share.default(Q.max_boilerplate),
     /** Share in hedging sentences ("might", "something", "in some cases") at most. */
     max_hedged: share.default(Q.max_hedged),
+    /**
+     * An LLM judge asked after the rules accept (statement/judge.ts; off when absent): it sees the
+     * buggy code, the failing output and the statement, never the gold patch.
+     */
+    judge: llmConfigSchema
+      .extend({
+        /** Model name as the server knows it. */
+        model: z.string().min(1),
+        /** Output budget of its answer (tokens). */
+        max_tokens: z.number().int().min(16).default(200),
+      })
+      .optional(),
   })
   .refine((q) => q.min_words < q.max_words, {
     message: 'quality.min_words must be below quality.max_words',

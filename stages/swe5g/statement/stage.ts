@@ -119,6 +119,22 @@ export const statementStage = defineStage<StatementInput, ModelStatement, HasSwe
         stageLlmDeps(ctx),
       ),
     );
+    const j = s.quality.enabled ? s.quality.judge : undefined;
+    const judge = j && {
+      llm: ctx.memo('swe5g.statement.judge', () =>
+        createProvider(
+          {
+            endpoints: j.endpoints,
+            ...(j.fallback ? { fallback: j.fallback } : {}),
+            cache: j.cache,
+            prompt_check: j.prompt_check,
+          },
+          stageLlmDeps(ctx),
+        ),
+      ),
+      model: j.model,
+      maxTokens: j.max_tokens,
+    };
     const files = [...new Set([...i.patch.matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => m[1]!))];
     const context = {
       repo: i.repo,
@@ -140,6 +156,7 @@ export const statementStage = defineStage<StatementInput, ModelStatement, HasSwe
         maxAttempts: s.max_attempts,
         ngram: s.leak_ngram,
         quality: s.quality.enabled ? s.quality : false,
+        ...(judge ? { judge } : {}),
         signal: ctx.signal,
       },
       context,

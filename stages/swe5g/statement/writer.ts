@@ -18,6 +18,7 @@ import {
   type QualityRule,
   type QualitySettings,
 } from './quality.js';
+import { judgeStatement } from './judge.js';
 
 /** What the writer is shown. */
 export interface StatementContext {
@@ -37,10 +38,12 @@ export interface StatementContext {
 /**
  * One check's verdict on an answer: accepted, or refused by the leak check (`leak`: it quotes the
  * fix) or the quality check (`quality`: it would not let a solver find the bug; `rule` names the
- * rule of quality.ts).
+ * rule of quality.ts, or `judge` for the optional LLM judge, judge.ts).
  */
 export type Checked =
-  { ok: true } | { ok: false; check: 'leak' } | { ok: false; check: 'quality'; rule: QualityRule };
+  | { ok: true }
+  | { ok: false; check: 'leak' }
+  | { ok: false; check: 'quality'; rule: QualityRule | 'judge' };
 /** One attempt as recorded: the verdict and, when refused, the reason in words. */
 export type Attempt = Checked & { reason?: string };
 
@@ -192,7 +195,8 @@ function retryMessage(a: Attempt): string {
 }
 
 /**
- * Asks `llm` for a statement and checks each answer (leak, then quality: {@link checkStatement}).
+ * Asks `llm` for a statement and checks each answer (leak, then quality: {@link checkStatement};
+ * then, when `opts.judge` is given, the LLM judge of judge.ts).
  * @param opts.quality thresholds of the quality check, or false to run the leak check alone
  * @returns the accepted statement, or the last refusal's check and reason after `maxAttempts`
  * @throws whatever the provider throws (network, unknown model): the stage records it
@@ -206,6 +210,8 @@ export async function writeStatement(
     maxAttempts: number;
     ngram: number;
     quality?: QualitySettings | false;
+    /** The optional LLM judge, asked after the deterministic checks accept (judge.ts). */
+    judge?: { llm: LlmProvider; model: string; maxTokens: number };
     signal?: AbortSignal;
   },
   c: StatementContext,
@@ -229,10 +235,26 @@ export async function writeStatement(
       opts.signal ? { signal: opts.signal } : {},
     );
     const statement = clean(res.content);
-    const v = checkStatement(statement, c, patch, {
+    let v = checkStatement(statement, c, patch, {
       ngram: opts.ngram,
       quality: opts.quality ?? QUALITY_DEFAULTS,
     });
+    if (v.ok && opts.judge) {
+      const j = opts.judge;
+      const d = await judgeStatement(
+        j.llm,
+        { model: j.model, maxTokens: j.maxTokens, ...(opts.signal ? { signal: opts.signal } : {}) },
+        statement,
+        c,
+      );
+      if (!d.ok)
+        v = {
+          ok: false,
+          check: 'quality',
+          rule: 'judge',
+          reason: `was judged uninformative by ${j.model}: ${d.reason}`,
+        };
+    }
     attempts.push(v);
     if (v.ok) return { ok: true, statement, attempts };
     messages.push({ role: 'assistant', content: res.content });
