@@ -89,8 +89,11 @@ export interface ModelStatement {
   problem_statement: string;
   /** The model as the provider named it (`SmolLM2-135M-Instruct`, `gpt-4o-mini`). */
   model: string;
-  /** Every attempt: accepted, or refused by the leak check with the reason. */
-  attempts: { ok: boolean; reason?: string }[];
+  /**
+   * Every attempt: accepted, or refused by the leak check (`check: 'leak'`) or the quality check
+   * (`check: 'quality'`, `rule` as in statement/quality.ts) with the reason.
+   */
+  attempts: { ok: boolean; check?: 'leak' | 'quality'; rule?: string; reason?: string }[];
 }
 
 /**

@@ -4,8 +4,11 @@
  * `swe5g.problem_statements.model_written.enabled`. Off by default. The writer sees the buggy
  * functions at base_commit, the failing tests' output at the parent (validation's step 1 log) and
  * the commit's context, never the gold patch (writer.ts); the leak check (leak.ts) refuses an
- * answer quoting the patch's added lines, at most `max_attempts` times, then the item is skipped
- * `statement_leaks_patch` with the reason and the instance stays incomplete. An accepted statement
+ * answer quoting the patch's added lines and the quality check (quality.ts) one that would not let
+ * a solver find the bug (filler, repetition, hedging, only the test's name, no function, file or
+ * error text, no symptom), at most `max_attempts` times in all; then the item is skipped
+ * `statement_leaks_patch` or `statement_uninformative` (the last refusal's check) with the rule's
+ * reason and the instance stays incomplete. An accepted statement
  * is laid over the instance by statement/current.ts and released as `model_written` in its own
  * config. Model calls go through the provider's response cache; a finished item never re-runs.
  */
@@ -55,11 +58,11 @@ function commitMessages(gitDir: string, base: string, patchMerge: string | null)
 
 export const statementStage = defineStage<StatementInput, ModelStatement, HasSwe5g>({
   name: STATEMENT_STAGE,
-  version: 1,
+  version: 2,
   needs: ['swe5g.validate', 'swe5g.filter'],
   itemNeeds: sameKeyIn('swe5g.validate'),
   description:
-    'Model-written problem statements for validated fixes without a linked issue (off by default), leak-checked against the gold patch.',
+    'Model-written problem statements for validated fixes without a linked issue (off by default), leak-checked against the gold patch and quality-checked against the buggy code and failing output.',
   *plan(ctx) {
     const s = settingsOf(ctx.config);
     if (!s.enabled || !s.llm) return;
@@ -116,6 +119,22 @@ export const statementStage = defineStage<StatementInput, ModelStatement, HasSwe
         stageLlmDeps(ctx),
       ),
     );
+    const j = s.quality.enabled ? s.quality.judge : undefined;
+    const judge = j && {
+      llm: ctx.memo('swe5g.statement.judge', () =>
+        createProvider(
+          {
+            endpoints: j.endpoints,
+            ...(j.fallback ? { fallback: j.fallback } : {}),
+            cache: j.cache,
+            prompt_check: j.prompt_check,
+          },
+          stageLlmDeps(ctx),
+        ),
+      ),
+      model: j.model,
+      maxTokens: j.max_tokens,
+    };
     const files = [...new Set([...i.patch.matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => m[1]!))];
     const context = {
       repo: i.repo,
@@ -136,6 +155,8 @@ export const statementStage = defineStage<StatementInput, ModelStatement, HasSwe
         ...(s.llm!.num_ctx ? { numCtx: s.llm!.num_ctx } : {}),
         maxAttempts: s.max_attempts,
         ngram: s.leak_ngram,
+        quality: s.quality.enabled ? s.quality : false,
+        ...(judge ? { judge } : {}),
         signal: ctx.signal,
       },
       context,
@@ -144,8 +165,8 @@ export const statementStage = defineStage<StatementInput, ModelStatement, HasSwe
     ctx.artifact('attempts.json', JSON.stringify(w.attempts, null, 1), 'application/json');
     if (!w.ok)
       throw new SkipItem(
-        'statement_leaks_patch',
-        `${i.instance_id}: ${w.attempts.length} statement(s) refused, the last because it ${w.reason}; the instance stays incomplete`,
+        w.check === 'leak' ? 'statement_leaks_patch' : 'statement_uninformative',
+        `${i.instance_id}: ${w.attempts.length} statement(s) refused, the last by the ${w.check} check because it ${w.reason}; the instance stays incomplete`,
       );
     ctx.log(
       `${i.instance_id}: statement written by ${s.llm!.model} (attempt ${w.attempts.length})`,

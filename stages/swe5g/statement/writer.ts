@@ -12,6 +12,13 @@ import { parseSource } from '../../../pipeline/providers/treesitter/parser.js';
 import { languageOfPath } from '../testgen/diffinfo.js';
 import { listFunctions } from '../testgen/patterns.js';
 import { leakCheck } from './leak.js';
+import {
+  QUALITY_DEFAULTS,
+  qualityCheck,
+  type QualityRule,
+  type QualitySettings,
+} from './quality.js';
+import { judgeStatement } from './judge.js';
 
 /** What the writer is shown. */
 export interface StatementContext {
@@ -28,10 +35,22 @@ export interface StatementContext {
   FAIL_TO_PASS: string[];
 }
 
+/**
+ * One check's verdict on an answer: accepted, or refused by the leak check (`leak`: it quotes the
+ * fix) or the quality check (`quality`: it would not let a solver find the bug; `rule` names the
+ * rule of quality.ts, or `judge` for the optional LLM judge, judge.ts).
+ */
+export type Checked =
+  | { ok: true }
+  | { ok: false; check: 'leak' }
+  | { ok: false; check: 'quality'; rule: QualityRule | 'judge' };
+/** One attempt as recorded: the verdict and, when refused, the reason in words. */
+export type Attempt = Checked & { reason?: string };
+
 /** The outcome: a statement with every attempt's verdict, or the last refusal's reason. */
 export type Written =
-  | { ok: true; statement: string; attempts: { ok: boolean; reason?: string }[] }
-  | { ok: false; reason: string; attempts: { ok: boolean; reason?: string }[] };
+  | { ok: true; statement: string; attempts: Attempt[] }
+  | { ok: false; reason: string; check: 'leak' | 'quality'; attempts: Attempt[] };
 
 /** Old-side line ranges (1-based, inclusive) of each file's hunks in a unified diff. */
 export function hunkRanges(patch: string): Map<string, [number, number][]> {
@@ -145,8 +164,41 @@ export function promptOf(c: StatementContext): string {
 const clean = (s: string) => s.replace(/```[a-z]*\n?/gi, '').trim();
 
 /**
- * Asks `llm` for a statement and leak-checks each answer against `patch`.
- * @returns the accepted statement, or the last reason after `maxAttempts` refusals
+ * The two checks of an answer, in order: the leak check against `patch` (leak.ts), then, unless
+ * `quality` is false, the quality check against what the writer was shown (quality.ts).
+ * @returns the first refusal with its check, rule and reason, or `{ok: true}`
+ */
+export function checkStatement(
+  statement: string,
+  c: StatementContext,
+  patch: string,
+  opts: { ngram: number; quality: QualitySettings | false },
+): Attempt {
+  const leak = leakCheck(statement, patch, c.buggyCode, opts.ngram);
+  if (!leak.ok) return { ok: false, check: 'leak', reason: leak.reason };
+  if (opts.quality === false)
+    return statement.length < 20
+      ? { ok: false, check: 'quality', rule: 'too_short', reason: 'is empty or nearly so' }
+      : { ok: true };
+  const q = qualityCheck(statement, c, opts.quality);
+  return q.ok ? { ok: true } : { ok: false, check: 'quality', rule: q.rule, reason: q.reason };
+}
+
+/** What the writer is told after a refusal: the reason in words, never the quoted fix. */
+function retryMessage(a: Attempt): string {
+  if (a.ok || a.check === 'leak')
+    return 'That issue was refused: it contains code of the fix. Rewrite it describing only the symptom, in plain words, with no code of a fix.';
+  return (
+    `That issue was refused: it ${a.reason}. Rewrite it so that a developer can find the bug: ` +
+    'name the function or file involved and what goes wrong (the error, panic or wrong result, and when), in plain words, without proposing a fix.'
+  );
+}
+
+/**
+ * Asks `llm` for a statement and checks each answer (leak, then quality: {@link checkStatement};
+ * then, when `opts.judge` is given, the LLM judge of judge.ts).
+ * @param opts.quality thresholds of the quality check, or false to run the leak check alone
+ * @returns the accepted statement, or the last refusal's check and reason after `maxAttempts`
  * @throws whatever the provider throws (network, unknown model): the stage records it
  */
 export async function writeStatement(
@@ -157,6 +209,9 @@ export async function writeStatement(
     numCtx?: number;
     maxAttempts: number;
     ngram: number;
+    quality?: QualitySettings | false;
+    /** The optional LLM judge, asked after the deterministic checks accept (judge.ts). */
+    judge?: { llm: LlmProvider; model: string; maxTokens: number };
     signal?: AbortSignal;
   },
   c: StatementContext,
@@ -166,8 +221,7 @@ export async function writeStatement(
     { role: 'system', content: SYSTEM },
     { role: 'user', content: promptOf(c) },
   ];
-  const attempts: { ok: boolean; reason?: string }[] = [];
-  let reason = 'no answer';
+  const attempts: Attempt[] = [];
   for (let i = 1; i <= opts.maxAttempts; i++) {
     const res = await llm.chat(
       {
@@ -181,22 +235,32 @@ export async function writeStatement(
       opts.signal ? { signal: opts.signal } : {},
     );
     const statement = clean(res.content);
-    const v =
-      statement.length < 20
-        ? { ok: false as const, reason: `the answer is too short (${statement.length} characters)` }
-        : leakCheck(statement, patch, c.buggyCode, opts.ngram);
-    if (v.ok) {
-      attempts.push({ ok: true });
-      return { ok: true, statement, attempts };
-    }
-    reason = v.reason;
-    attempts.push({ ok: false, reason });
-    messages.push({ role: 'assistant', content: res.content });
-    messages.push({
-      role: 'user',
-      content:
-        'That issue was refused: it contains code of the fix or is too short. Rewrite it describing only the symptom, in plain words, with no code.',
+    let v = checkStatement(statement, c, patch, {
+      ngram: opts.ngram,
+      quality: opts.quality ?? QUALITY_DEFAULTS,
     });
+    if (v.ok && opts.judge) {
+      const j = opts.judge;
+      const d = await judgeStatement(
+        j.llm,
+        { model: j.model, maxTokens: j.maxTokens, ...(opts.signal ? { signal: opts.signal } : {}) },
+        statement,
+        c,
+      );
+      if (!d.ok)
+        v = {
+          ok: false,
+          check: 'quality',
+          rule: 'judge',
+          reason: `was judged uninformative by ${j.model}: ${d.reason}`,
+        };
+    }
+    attempts.push(v);
+    if (v.ok) return { ok: true, statement, attempts };
+    messages.push({ role: 'assistant', content: res.content });
+    messages.push({ role: 'user', content: retryMessage(v) });
   }
-  return { ok: false, reason, attempts };
+  const last = attempts.at(-1);
+  if (!last || last.ok) return { ok: false, reason: 'no answer', check: 'quality', attempts };
+  return { ok: false, reason: last.reason ?? '', check: last.check, attempts };
 }

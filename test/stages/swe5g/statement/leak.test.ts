@@ -154,7 +154,7 @@ describe('writeStatement through a scripted OpenAI-compatible server', () => {
     const w = await writeStatement(llm, opts, context, GO_PATCH);
     expect(w).toMatchObject({ ok: true, statement: PARAPHRASE });
     expect(w.attempts).toEqual([
-      { ok: false, reason: expect.stringMatching(/^quotes the added line/) },
+      { ok: false, check: 'leak', reason: expect.stringMatching(/^quotes the added line/) },
       { ok: true },
     ]);
     const chats = server.chatRequests();
@@ -175,7 +175,11 @@ describe('writeStatement through a scripted OpenAI-compatible server', () => {
       cache: false,
     });
     const w = await writeStatement(llm, { ...opts, maxAttempts: 2 }, context, GO_PATCH);
-    expect(w).toMatchObject({ ok: false, reason: expect.stringMatching(/^quotes the added line/) });
+    expect(w).toMatchObject({
+      ok: false,
+      check: 'leak',
+      reason: expect.stringMatching(/^quotes the added line/),
+    });
     expect(w.attempts).toHaveLength(2);
     expect(server.chatRequests()).toHaveLength(2);
   });

@@ -216,7 +216,7 @@ describe('the audit of an instance without a statement (swe5g.audit.include_inco
 });
 
 describe('model-written problem statements (issue 31)', () => {
-  it('writes one for the fix without an issue, refusing a quote of the patch; the release keeps it apart', async () => {
+  it('writes one for the fix without an issue, refusing a quote of the patch; the release keeps it apart; filler ends statement_uninformative', async () => {
     const QUOTE =
       'AMF crash\n\nAdd if req.GlobalRANNodeID == nil || req.GlobalRANNodeID.GNbId == nil { return "", ErrMissingGNbID }';
     const PARAPHRASE =
@@ -288,6 +288,54 @@ describe('model-written problem statements (issue 31)', () => {
       const second = await run();
       expect(second.stages['swe5g.statement']).toMatchObject({ ran: 0 });
       expect(server.chatRequests()).toHaveLength(2);
+
+      // another model that only writes filler: refused by the quality check K times, the item
+      // ends statement_uninformative and the instance is incomplete again (no model_written row)
+      const filler = await startLlmServer({
+        fallback: {
+          content: 'The issue is that the code is not working correctly. '.repeat(10),
+        },
+      });
+      try {
+        const third = await runStages(st, {
+          registry: registry(),
+          stages,
+          root,
+          config: config({
+            problem_statements: {
+              model_written: {
+                enabled: true,
+                max_attempts: 2,
+                llm: {
+                  model: 'qwen3.5:2b',
+                  // the response cache is keyed by the request, not the endpoint: off, or the
+                  // first server's accepted answer would come back
+                  cache: false,
+                  endpoints: [
+                    { kind: 'openai-compatible', base_url: filler.url, context_length: 32768 },
+                  ],
+                },
+              },
+            },
+          }),
+        });
+        expect(third.stages['swe5g.validate']).toMatchObject({ ran: 0 });
+        const item = st.store.item('swe5g.statement', good)!;
+        expect(item).toMatchObject({
+          state: 'skipped',
+          skipReason: 'statement_uninformative',
+          skipDetail: expect.stringContaining(
+            '2 statement(s) refused, the last by the quality check because it repeats itself',
+          ),
+        });
+        expect(filler.chatRequests()).toHaveLength(2);
+        const dir = (st.store.item('release.swe5g', 'swe-bench-5g')!.output as { dir: string }).dir;
+        expect(readReleaseRows(dir).map((r) => r.instance_id)).toEqual([
+          shipped.candidate.instance_id,
+        ]);
+      } finally {
+        await filler.close();
+      }
     } finally {
       st.close();
       await server.close();
