@@ -16,6 +16,7 @@ import { appConfigSchema, type AppConfig } from '../config.js';
 import { imageHooksOf, releaseDataset, type ReleaseWiring } from './release.js';
 import { latestRelease, newKeys, refreshHooksOf, refreshRun, sourceChanges } from './refresh.js';
 import { releaseSettings } from './config.js';
+import { outcomeText, resumeArgs, type RefreshOutcome } from './refresh-report.js';
 import { formatChanges, publishRelease } from './publish.js';
 import { verifyRelease } from './verify.js';
 import { checkVersion, readReleaseRows, releaseDir, validateRows } from './assemble.js';
@@ -168,8 +169,9 @@ export async function verifyAction(
 /**
  * `telebench refresh <dataset> [--version V|auto]`: the pipeline over what landed since the latest
  * release's cutoff, then release N+1 (previous rows as released + new ones), or "nothing new"
- * (exit 0, no version written). A pipeline run that does not finish stops here with its exit code
- * and writes no release; the next refresh retries its failed items (`--retry-failed`).
+ * (no version written). A pipeline run that does not finish stops here with its exit code and
+ * writes no release; the next refresh retries its failed items (`--retry-failed`). Exit 1 when
+ * items failed (with or without a new version), else 0 (docs/cli.md).
  */
 export async function refreshAction(
   name: string,
@@ -197,13 +199,10 @@ export async function refreshAction(
   );
   const { runCommand } = await import('../../pipeline/cli/commands.js');
   const { selfCommand } = await import('../../pipeline/cli/main.js');
-  const resume = ['refresh', name, ...(flags.config ? ['--config', flags.config] : [])];
-  if (stateFlag) resume.unshift('--state', stateFlag);
-  resume.unshift(...selfCommand());
   const code = await runCommand(
     entry.pipeline,
     { config: configFile, state: stateFlag, retryFailed: true },
-    { config: () => narrowed, resume },
+    { config: () => narrowed, resume: resumeArgs(selfCommand(), cmd, name) },
   );
   // exit 1 = some items failed: release what held (a candidate that cannot build must not stop
   // the dataset moving), the cutoff held at the earliest failed one so the next refresh retries it
@@ -214,12 +213,7 @@ export async function refreshAction(
     process.exitCode = code;
     return;
   }
-  if (code === 1) {
-    stderrLog(
-      `refresh ${id}: some items failed (above); releasing what held, with the cutoff held at the earliest failed candidate so the next refresh retries it`,
-    );
-    process.exitCode = 1;
-  }
+  if (code === 1) process.exitCode = 1;
   const settings = releaseSettings(narrowed);
   const verifier =
     flags.verify && settings.verify_before_release && entry.verify
@@ -232,14 +226,15 @@ export async function refreshAction(
       rows: prev.rows,
       cutoff: prev.manifest.cutoff ?? null,
     };
-    const added = newKeys(ctx, wiring, entry, carry);
+    const { added, leftOut } = newKeys(ctx, wiring, entry, carry);
     const changes =
       hooks.kind === 'sources' ? sourceChanges(prev.manifest.sources, hooks.sourcesOf(reader)) : [];
     for (const c of changes) stderrLog(`refresh ${id}: source ${c}`);
+    const outcome = { dataset: id, previous: prev.manifest.version, leftOut, failed: code === 1 };
+    const say = (o: Pick<RefreshOutcome, 'nothingNew' | 'refreshed' | 'nextFrom'>) =>
+      process.stdout.write(outcomeText({ ...outcome, ...o }));
     const nothingNew = (why: string) =>
-      process.stdout.write(
-        `nothing new: ${why}; ${prev.manifest.version} stays the latest release (no version written)\n`,
-      );
+      say({ nothingNew: why, refreshed: [], nextFrom: run.since });
     if (hooks.kind === 'window' && added.length === 0)
       return nothingNew(
         `no ${id} row landed at or after ${run.since} that ${prev.manifest.version} lacks`,
@@ -260,12 +255,16 @@ export async function refreshAction(
       );
     const keys = new Set(out.plan.rows.map((r) => entry.definition.key(r)));
     const removed = prev.rows.filter((r) => !keys.has(entry.definition.key(r))).length;
-    process.stdout.write(
-      `refreshed: ${id} ${prev.manifest.version} -> ${out.manifest.version} (${out.status}) at ${out.dir}\n` +
-        `  rows ${prev.rows.length} -> ${out.manifest.counts.rows}; new candidates released ${added.filter((k) => keys.has(k)).length} of ${added.length}; removed ${removed}\n` +
-        (hooks.kind === 'window'
-          ? `  cutoff ${out.manifest.cutoff ?? 'unknown'} (the next refresh mines from here)\n`
-          : `  sources: ${changes.length ? changes.join('; ') : 'unchanged'}\n`),
-    );
+    say({
+      nothingNew: null,
+      nextFrom: hooks.kind === 'window' ? (out.manifest.cutoff ?? null) : null,
+      refreshed: [
+        `refreshed: ${id} ${prev.manifest.version} -> ${out.manifest.version} (${out.status}) at ${out.dir}`,
+        `  rows ${prev.rows.length} -> ${out.manifest.counts.rows}; new candidates released ${added.filter((k) => keys.has(k)).length} of ${added.length}; removed ${removed}`,
+        hooks.kind === 'window'
+          ? `  cutoff ${out.manifest.cutoff ?? 'unknown'} (the next refresh mines from here)`
+          : `  sources: ${changes.length ? changes.join('; ') : 'unchanged'}`,
+      ],
+    });
   });
 }

@@ -30,6 +30,13 @@ export interface CollectedRows<Row = Record<string, unknown>> {
   rows: Row[];
   /** Counts by reason of what the stage held but the release leaves out (`incomplete_left_out`). */
   leftOut: Record<string, number>;
+  /**
+   * The keys ({@link DatasetDefinition.key}) behind each `leftOut` count, for messages that name
+   * them (`telebench refresh`: "validated but left out"); absent when the dataset does not say.
+   */
+  leftOutKeys?: Record<string, string[]>;
+  /** Per `leftOut` reason, what a user does to have such rows released (one sentence). */
+  leftOutHints?: Record<string, string>;
   /** Generation profile recorded in the manifest and card, null when the dataset has none. */
   profile: string | null;
   /** Configuration sections as they were (recorded in the manifest). */

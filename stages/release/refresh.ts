@@ -13,6 +13,7 @@ import { listReleases, readReleaseRows, releaseDir, type ReleaseManifest } from 
 import type { AnyDatasetEntry, RefreshHooks, SourceFile, WindowRefreshHooks } from './entry.js';
 import { collectRows, type CarriedRelease, type ReleaseWiring } from './release.js';
 import type { ReleaseContextLike } from './entry.js';
+import { newLeftOut, type LeftOut } from './refresh-report.js';
 
 /**
  * The latest release of a dataset in a state, with its rows (the one a refresh builds on).
@@ -79,19 +80,26 @@ export function refreshHooksOf(entry: AnyDatasetEntry): RefreshHooks {
   return entry.refresh;
 }
 
-/** The keys of the collected rows the previous release does not hold, sorted. */
+/**
+ * What the store holds that the previous release does not: the keys of the collected rows it
+ * lacks (sorted), and the rows the release leaves out (incomplete, weak) that it lacks, by reason.
+ */
 export function newKeys(
   ctx: ReleaseContextLike,
   wiring: ReleaseWiring,
   entry: AnyDatasetEntry,
   previous: CarriedRelease,
-): string[] {
+): { added: string[]; leftOut: LeftOut[] } {
   const key = (r: Record<string, unknown>) => entry.definition.key(r);
   const held = new Set(previous.rows.map(key));
-  return collectRows(ctx, wiring, entry)
-    .rows.map(key)
-    .filter((k) => !held.has(k))
-    .sort();
+  const collected = collectRows(ctx, wiring, entry);
+  return {
+    added: collected.rows
+      .map(key)
+      .filter((k) => !held.has(k))
+      .sort(),
+    leftOut: newLeftOut(collected.leftOutKeys, collected.leftOutHints, held),
+  };
 }
 
 /**

@@ -115,9 +115,12 @@ export const swe5gConfigSchema = z.strictObject({
    * How `instances` meets what the state already selected: `add` (default) keeps every PR an
    * earlier run of this state selected and adds the listed ones, so a state grows batch by batch
    * and releases all of them; `replace` selects exactly the list (narrowing: the PRs it no longer
-   * names become `not_selected`, their instances are kept for reference as orphaned).
+   * names become `not_selected`, their instances are kept for reference as orphaned); `new` (what
+   * `telebench refresh` runs with) keeps the judgement of every PR an earlier run of this state
+   * filtered, selected or not, and selects every PR it has not filtered yet (plus the listed ones):
+   * a refresh takes all that is new and revisits nothing a release already judged.
    */
-  selection: z.enum(['add', 'replace']).default('add'),
+  selection: z.enum(['add', 'replace', 'new']).default('add'),
   /**
    * Where candidates come from: `api` (GitHub REST; needs the network, a token is advised),
    * `git` (local mirrors only), `auto` (API when reachable, else the mirrors).

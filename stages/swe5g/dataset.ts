@@ -187,6 +187,14 @@ function swe5gModels(whole: Record<string, unknown>): { generator: string[]; tar
   };
 }
 
+/** What a user does to release an instance left out for each reason (`telebench refresh` says it). */
+const LEFT_OUT_HINTS: Record<string, string> = {
+  incomplete_left_out:
+    'no problem statement (no linked issue with a text): add the issue to the issues file (swe5g.mining.issues_from, one GitHub issue object per line) or turn on model-written statements (swe5g.problem_statements.model_written.enabled with its llm), then refresh again',
+  weak_f2p_test:
+    'the fail-to-pass audit found a mutant the test does not catch: set swe5g.audit.release_weak: true to release them anyway (the card says so)',
+};
+
 /**
  * Rows of the validated instances: complete ones mapped by {@link swe5gRowOf}, incomplete ones
  * counted as `incomplete_left_out`. The outputs are those of the configured source stage
@@ -198,7 +206,7 @@ function collectSwe5g(
 ): CollectedRows<Swe5gRow> {
   const whole = (ctx.config ?? {}) as Record<string, unknown>;
   const rows: Swe5gRow[] = [];
-  let incomplete = 0;
+  const incomplete: string[] = [];
   const mined = candidatesOf(ctx.store);
   const audited = audits(ctx.store);
   const validated = outputs.map((o) => o.output as ValidatedInstance);
@@ -215,7 +223,7 @@ function collectSwe5g(
       merged_at: c?.merged_at ?? '',
       base_commit_date: baseDates.get(v.base_commit) ?? '',
     });
-    if (!r) incomplete++;
+    if (!r) incomplete.push(v.instance_id);
     else if (a?.weak) {
       weak.push({
         id: v.instance_id,
@@ -228,9 +236,14 @@ function collectSwe5g(
   return {
     rows,
     leftOut: {
-      incomplete_left_out: incomplete,
+      incomplete_left_out: incomplete.length,
       ...(weak.length && !releaseWeak ? { weak_f2p_test: weak.length } : {}),
     },
+    leftOutKeys: {
+      incomplete_left_out: incomplete,
+      ...(weak.length && !releaseWeak ? { weak_f2p_test: weak.map((w) => w.id) } : {}),
+    },
+    leftOutHints: LEFT_OUT_HINTS,
     profile: null,
     settings: {
       testgen: swe5g.testgen ?? null,

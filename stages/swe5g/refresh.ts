@@ -3,13 +3,16 @@
  * landing time is its `merged_at`; the window starts at `swe5g.mining.since` (both sources mine
  * PRs merged at or after it); the cutoff of a release is the latest `merged_at` among the PRs its
  * state mined (held back to the earliest candidate with a failed item, which the next refresh then
- * retries), recorded in the manifest so the next refresh starts there.
+ * retries, or validated without a problem statement, which it then completes), recorded in the
+ * manifest so the next refresh starts there.
  */
 import type { StoreReader } from '../../pipeline/stage.js';
 import type { WindowRefreshHooks } from '../release/entry.js';
 import { swe5gMine } from './mine/mine.js';
 import { SWE5G_STAGES } from './pipeline-stages.js';
 import { swe5gConfigSchema, type HasSwe5g } from './config.js';
+import { isComplete, withCurrentStatement } from './statement/current.js';
+import type { ValidatedInstance } from './types.js';
 
 /** An ISO 8601 date or date-time (any offset) as UTC `YYYY-MM-DDTHH:MM:SS.sssZ`; null when unparsable. */
 export function utcOf(when: string): string | null {
@@ -69,14 +72,41 @@ export function earliestFailed(store: StoreReader): string | null {
 }
 
 /**
+ * The earliest `merged_at` (UTC) of a validated candidate that is incomplete (no problem
+ * statement now: no linked issue text, no accepted model-written statement), or null. A refresh
+ * keeps its cutoff there too, so once its issue is added to the issues file or model-written
+ * statements are turned on, the next refresh mines it again and releases it (outside the window
+ * its items would be orphaned and never completed).
+ */
+export function earliestIncomplete(store: StoreReader): string | null {
+  let earliest: string | null = null;
+  try {
+    const current = withCurrentStatement(store);
+    const merged = new Map<string, string>();
+    for (const o of store.outputsNamed('swe5g.filter'))
+      merged.set(o.key, (o.output as { merged_at?: string }).merged_at ?? '');
+    for (const o of store.outputsNamed('swe5g.validate')) {
+      if (isComplete(current(o.output as ValidatedInstance))) continue;
+      const t = utcOf(merged.get(o.key) ?? '');
+      if (t && (!earliest || t < earliest)) earliest = t;
+    }
+  } catch {
+    return null; // the stages are not registered (a release command on a state from elsewhere)
+  }
+  return earliest;
+}
+
+/**
  * The cutoff of a release of this state: the latest `merged_at` mined, held back to the earliest
- * failed candidate's `merged_at` when one failed (so a refresh that released what held still
- * retries what did not).
+ * `merged_at` of a candidate with a failed item or validated incomplete (so a refresh that
+ * released what held still retries what failed, and completes what lacked a statement).
  */
 export function swe5gCutoff(store: StoreReader): string | null {
   const latest = latestMerged(store);
-  const failed = earliestFailed(store);
-  return failed && latest && failed < latest ? failed : latest;
+  let cut = latest;
+  for (const held of [earliestFailed(store), earliestIncomplete(store)])
+    if (held && cut && held < cut) cut = held;
+  return cut;
 }
 
 /** SWE-Bench 5G's refresh hooks: the window is `swe5g.mining.since`, the cutoff the latest `merged_at`. */
@@ -88,13 +118,19 @@ export const swe5gRefresh: WindowRefreshHooks = {
     return since ? utcOf(since) : null;
   },
   /**
-   * The window `since` and no `swe5g.instances` list: a refresh takes every PR of the window (a
-   * list of ids, which names only PRs already known, would reject each new one as not_selected).
+   * The window `since`, no `swe5g.instances` list and `swe5g.selection: new`: a refresh takes
+   * every PR of the window no earlier run of the state filtered (a list of ids, which names only
+   * PRs already known, would reject each new one as not_selected), and keeps the judgement of the
+   * ones it did (the PR at the cutoff, mined again, stays selected or not as the release had it;
+   * dropping the list alone selected it, and every stage after the filter ran for it).
    */
   narrow(config, since) {
     const whole = (config ?? {}) as HasSwe5g & Record<string, unknown>;
     const { instances: _dropped, ...swe5g } = whole.swe5g ?? swe5gConfigSchema.parse({});
-    return { ...whole, swe5g: { ...swe5g, mining: { ...swe5g.mining, since } } };
+    return {
+      ...whole,
+      swe5g: { ...swe5g, selection: 'new' as const, mining: { ...swe5g.mining, since } },
+    };
   },
   cutoffOf: swe5gCutoff,
 };

@@ -180,7 +180,8 @@ export interface FilterInput {
   rules: FilterSettings;
   /**
    * Whether the PR is selected: `swe5g.instances` is unset or lists it, or (`swe5g.selection:
-   * add`) an earlier run of this state selected it.
+   * add`) an earlier run of this state selected it; with `selection: new` (a refresh), what an
+   * earlier run decided for it, and true for a PR no earlier run filtered.
    */
   selected: boolean;
 }
@@ -204,23 +205,27 @@ export const swe5gFilter = defineStage<FilterInput, Candidate, HasSwe5g>({
   *plan(ctx) {
     const s = swe5gSettings(ctx.config);
     const listed = s.instances ? new Set(s.instances) : null;
-    const before = new Set<string>();
-    if (listed && s.selection === 'add')
+    // what earlier runs of this state decided, by key (read for `add` with a list, and for `new`)
+    const before = new Map<string, boolean>();
+    if ((listed && s.selection === 'add') || s.selection === 'new')
       for (const r of ctx.store.items('swe5g.filter'))
-        if (selectedBefore(r.input, r.key)) before.add(r.key);
+        before.set(r.key, selectedBefore(r.input, r.key));
+    const selectedOf = (key: string): boolean =>
+      s.selection === 'new'
+        ? (listed?.has(key) ?? false) || (before.get(key) ?? true)
+        : listed === null || listed.has(key) || before.get(key) === true;
     let n = 0;
     for (const o of ctx.store.outputs(swe5gLink)) {
       if (ctx.limit !== undefined && n >= ctx.limit) return;
       n++;
-      const selected = listed === null || listed.has(o.key) || before.has(o.key);
-      yield { key: o.key, input: { pr: o.output, rules: s.filter, selected } };
+      yield { key: o.key, input: { pr: o.output, rules: s.filter, selected: selectedOf(o.key) } };
     }
   },
-  async run(item) {
+  async run(item, ctx) {
     if (!item.input.selected)
       throw new SkipItem(
         'not_selected',
-        `${item.key} is not in swe5g.instances (nor selected by an earlier run of this state)`,
+        `${item.key} is not in swe5g.instances (nor selected by an earlier run of this state${swe5gSettings(ctx.config).selection === 'new' ? ', which filtered it without selecting it' : ''})`,
       );
     const v = judge(item.input.pr, item.input.rules);
     if (!v.keep) throw new SkipItem(v.reason, v.detail, { pr_number: item.input.pr.pr_number });

@@ -9,77 +9,21 @@
  * issues and are dropped; so are references the API answers as pull requests or 404.
  */
 import { resolve, dirname, join } from 'node:path';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
-import { sha256 } from '../../../pipeline/hash.js';
+import { copyFileSync, existsSync, mkdirSync, renameSync } from 'node:fs';
 import { defineStage } from '../../../pipeline/stage.js';
 import { issueWithComments } from '../../../pipeline/providers/github/pulls.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
-import type { IssueComment, LinkEvidence, LinkedIssue, LinkedPR, MinedPR } from '../types.js';
-import {
-  refsInText,
-  refsInBranch,
-  mergeEvidence,
-  issueConfidence,
-  LINK_CONFIDENCE,
-} from './refs.js';
+import type { IssueComment, LinkedIssue, LinkedPR } from '../types.js';
+import { issueConfidence } from './refs.js';
 import { loadIssuesData } from './issues-file.js';
 import { resolveCandidates } from './candidates.js';
 import { githubClient } from '../mine/source.js';
 import { selectedEntries } from '../mine/source.js';
-import { swe5gMine } from '../mine/mine.js';
+import { swe5gMine, type UnmergedPR } from '../mine/mine.js';
+import { CLOSED_UNMERGED_KV, linkedBefore } from './history.js';
+import { linkInputsOf, type LinkInput } from './inputs.js';
 
-/** Input of one link item: the PR and the evidence found in its texts (computed in plan). */
-export interface LinkInput {
-  pr: MinedPR;
-  issues_repo: string;
-  evidence: LinkEvidence[];
-  /** Other PRs (merged or closed) of the repository referencing one of this PR's issues. */
-  other_prs: number[];
-  min_link_confidence: number;
-  /** sha256 of the `--issues-from` file (git source), so a new file re-links. */
-  issues_from_digest: string | null;
-  /** `swe5g.mining.generation`: a new generation checks the issues again (304 when unchanged). */
-  generation: number;
-}
-
-/**
- * Evidence in a PR's title, body, commit messages and branch, without references to PRs of the
- * same repository (`prNumbers`, incl. the PR itself). When `issuesRepo` is not the PR's
- * repository, a bare `#N` is read in `issuesRepo` (see `refsInText`); `ownMax` is the highest
- * PR/issue number known in the PR's repository (default: the largest of `prNumbers`).
- */
-export function evidenceOf(
-  pr: Pick<
-    MinedPR,
-    'repo' | 'pr_title' | 'pr_body' | 'commit_messages' | 'head_ref' | 'merge_commit'
-  > & { closing_refs?: string[] },
-  issuesRepo: string,
-  prNumbers: ReadonlySet<number>,
-  ownMax?: number,
-): LinkEvidence[] {
-  const bare = {
-    issuesRepo,
-    ownMax: Math.max(ownMax ?? 0, 0, ...prNumbers),
-    ownPrs: prNumbers,
-  };
-  const lists = [
-    refsInText(pr.pr_title, 'pr_title', pr.repo, bare),
-    refsInText(pr.pr_body, 'pr_body', pr.repo, bare),
-    ...pr.commit_messages.map((m, i) => refsInText(m, `commit[${i}]`, pr.repo, bare)),
-    refsInBranch(pr.head_ref, issuesRepo),
-    (pr.closing_refs ?? []).map((issue) => ({
-      kind: 'closing_reference' as const,
-      where: 'graphql:closingIssuesReferences',
-      text: issue,
-      issue,
-      confidence: LINK_CONFIDENCE.closing_reference,
-    })),
-  ];
-  return mergeEvidence(lists).filter((e) => {
-    const [repo, n] = e.issue.split('#');
-    return !(repo === pr.repo && prNumbers.has(Number(n)));
-  });
-}
+export { evidenceOf, linkInputsOf, type LinkInput } from './inputs.js';
 
 /**
  * Environment variable set by `telebench mine --issues-from FILE` (absolute path); it overrides
@@ -138,80 +82,26 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
   *plan(ctx) {
     const s = swe5gSettings(ctx.config);
     const issuesFile = issuesFromFile(ctx.configFile, s.mining.issues_from, ctx.stateDir);
-    const issuesDigest =
-      issuesFile && existsSync(issuesFile) ? sha256(readFileSync(issuesFile)) : null;
     const issuesData = issuesFile
       ? ctx.memo(`swe5g.issues_from:${issuesFile}`, () => loadIssuesData(issuesFile))
       : undefined;
     const issuesRepoOf = new Map(selectedEntries(ctx).map((e) => [e.id, e.issues_repo]));
+    // issue 32: evidence and other_prs read the whole history the state mined, not the window
+    const earlier = linkedBefore(ctx.store);
     let n = 0;
     for (const { output } of ctx.store.outputs(swe5gMine)) {
-      const issuesRepo = issuesRepoOf.get(output.registry_id) ?? output.repo;
-      const numbers = new Set([
-        ...output.prs.filter((p) => !p.foreign_forge).map((p) => p.pr_number),
-        ...output.closed_unmerged.map((p) => p.number),
-      ]);
-      const ownMax = output.max_pr_number ?? 0;
-      const evidence = new Map<string, LinkEvidence[]>();
-      const byIssue = new Map<string, Set<number>>();
-      const note = (num: number, ev: LinkEvidence[]): void => {
-        for (const e of ev) {
-          if (e.confidence < s.filter.min_link_confidence) continue;
-          const set = byIssue.get(e.issue) ?? new Set<number>();
-          set.add(num);
-          byIssue.set(e.issue, set);
-        }
-      };
-      // Git-only PRs: title and body from PR rows of the issues file, when it has them.
-      const prs = output.prs.map((pr) => {
-        const row =
-          pr.source === 'git' && !pr.foreign_forge
-            ? issuesData?.pulls.get(`${pr.repo}#${pr.pr_number}`)
-            : undefined;
-        return row ? { ...pr, pr_title: row.title || pr.pr_title, pr_body: row.body } : pr;
+      const inputs = linkInputsOf(output, {
+        issuesRepo: issuesRepoOf.get(output.registry_id) ?? output.repo,
+        earlier: earlier.get(output.registry_id),
+        closed: ctx.kv.get<UnmergedPR[]>(CLOSED_UNMERGED_KV, output.registry_id),
+        issuesData,
+        minConfidence: s.filter.min_link_confidence,
+        generation: s.mining.generation,
       });
-      for (const pr of prs) {
-        const ev = evidenceOf(pr, issuesRepo, numbers, ownMax);
-        evidence.set(pr.instance_id, ev);
-        if (!pr.foreign_forge) note(pr.pr_number, ev);
-      }
-      for (const u of output.closed_unmerged) {
-        note(
-          u.number,
-          evidenceOf(
-            {
-              repo: output.repo,
-              pr_title: u.title,
-              pr_body: u.body,
-              commit_messages: [],
-              head_ref: u.head_ref,
-              merge_commit: '',
-            },
-            issuesRepo,
-            numbers,
-            ownMax,
-          ),
-        );
-      }
-      for (const pr of prs) {
+      for (const input of inputs) {
         if (ctx.limit !== undefined && n >= ctx.limit) return;
         n++;
-        const ev = evidence.get(pr.instance_id) ?? [];
-        const others = new Set<number>();
-        for (const e of ev)
-          for (const o of byIssue.get(e.issue) ?? []) if (o !== pr.pr_number) others.add(o);
-        yield {
-          key: pr.instance_id,
-          input: {
-            pr,
-            issues_repo: issuesRepo,
-            evidence: ev,
-            other_prs: [...others].sort((a, b) => a - b),
-            min_link_confidence: s.filter.min_link_confidence,
-            issues_from_digest: pr.source === 'git' ? issuesDigest : null,
-            generation: s.mining.generation,
-          },
-        };
+        yield { key: input.pr.instance_id, input };
       }
     }
   },

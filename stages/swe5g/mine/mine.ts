@@ -7,6 +7,7 @@
  * requests ... via the GitHub API". Linking is the next stage (`swe5g.link`), filtering the one
  * after (`swe5g.filter`).
  */
+import { execFileSync } from 'node:child_process';
 import pLimit from 'p-limit';
 import { defineStage } from '../../../pipeline/stage.js';
 import { SkipItem } from '../../../pipeline/errors.js';
@@ -41,6 +42,7 @@ import {
   type CloneFailure,
 } from './source.js';
 import { PreflightError, TelebenchError } from '../../../pipeline/errors.js';
+import { recordClosedUnmerged } from '../link/history.js';
 
 /** Input of one mining item. */
 export interface MineInput {
@@ -51,6 +53,34 @@ export interface MineInput {
   since: string | null;
   max_prs: number;
   generation: number;
+  /**
+   * Git source: the mirror's default-branch tip when planned ({@link mirrorTip}), so a mirror that
+   * moved forward is mined again and one that did not is not (issue 32: a refresh with nothing new
+   * keeps its window, and the next one, the same `since`, found a cached mining and never saw what
+   * landed meanwhile); null for the API source or without a mirror.
+   */
+  tip: string | null;
+}
+
+/**
+ * The commit `refs/heads/<branch>` of a bare mirror names, or null when the ref is missing or the
+ * folder is not a git directory. Local and read-only (a plan may call it).
+ */
+export function mirrorTip(gitDir: string, branch: string): string | null {
+  try {
+    return (
+      execFileSync(
+        'git',
+        ['--git-dir', gitDir, 'rev-parse', '--verify', '-q', `refs/heads/${branch}^{commit}`],
+        {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        },
+      ).trim() || null
+    );
+  } catch {
+    return null;
+  }
 }
 
 /** A closed-but-unmerged PR, kept to note other PRs that reference the same issue. */
@@ -224,6 +254,11 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
       const sibling_paths = entries
         .filter((o) => o !== entry && githubRepoOf(o) === githubRepoOf(entry) && o.path)
         .map((o) => o.path!);
+      const tipOf = (): string | null => {
+        if (s.source === 'api') return null;
+        const mirror = mirrorOf(ctx, entry);
+        return mirror ? mirrorTip(mirror, entry.default_branch) : null;
+      };
       yield {
         key: entry.id,
         input: {
@@ -233,6 +268,7 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
           since: s.mining.since ?? null,
           max_prs: s.mining.max_prs_per_repo,
           generation: s.mining.generation,
+          tip: tipOf(),
         },
       };
     }
@@ -260,6 +296,8 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
     const out =
       use === 'api' ? await mineApi(item.input, ctx) : await mineGit(item.input, mirror!, ctx);
     for (const w of out.warnings ?? []) ctx.log(`swe5g.mine ${entry.id}: warning: ${w}`);
+    // the link stage reads them over every window mined, not only this one (issue 32)
+    recordClosedUnmerged(ctx.kv, entry.id, out.closed_unmerged);
     ctx.artifact(
       'mine-summary.json',
       JSON.stringify({

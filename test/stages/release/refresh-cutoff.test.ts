@@ -10,13 +10,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openState } from '../../../pipeline/state.js';
 import { storeReader } from '../../../pipeline/runner.js';
-import { earliestFailed, swe5gCutoff } from '../../../stages/swe5g/refresh.js';
+import { earliestFailed, earliestIncomplete, swe5gCutoff } from '../../../stages/swe5g/refresh.js';
 
 const root = mkdtempSync(join(tmpdir(), 'telebench-cutoff-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** A state whose mining saw PRs 90 (July), 94 (August, +08:00) and 96 (September). */
-function stateWith(failed: { stage: string; key: string }[], skipped: string[] = []) {
+function stateWith(
+  failed: { stage: string; key: string }[],
+  skipped: string[] = [],
+  validated: { key: string; problem_statement: string }[] = [],
+) {
   const st = openState(join(root, `s${Math.random().toString(36).slice(2)}`));
   const put = (
     stage: string,
@@ -44,10 +48,25 @@ function stateWith(failed: { stage: string; key: string }[], skipped: string[] =
     ['free5gc__udm-96', '2026-09-01T00:00:00Z'],
   ] as const;
   put('swe5g.mine', 'free5gc/udm', 'done', { prs: prs.map(([, m]) => ({ merged_at: m })) });
+  // the candidate's issue text is what a validated instance's statement is read from
+  const statement = (id: string) =>
+    validated.find((v) => v.key === id)?.problem_statement ?? 'a linked issue';
   for (const [id, merged_at] of prs)
-    put('swe5g.filter', id, 'done', { instance_id: id, merged_at });
+    put('swe5g.filter', id, 'done', {
+      instance_id: id,
+      merged_at,
+      problem_statement: statement(id),
+      hints_text: '',
+      incomplete: statement(id) === '',
+    });
   for (const f of failed) put(f.stage, f.key, 'failed', null);
   for (const k of skipped) put('swe5g.validate', k, 'skipped', null);
+  for (const v of validated)
+    put('swe5g.validate', v.key, 'done', {
+      instance_id: v.key,
+      problem_statement: v.problem_statement,
+      incomplete: v.problem_statement === '',
+    });
   return { st, store: storeReader(st.store, () => 1) };
 }
 
@@ -67,6 +86,23 @@ describe('the cutoff of a SWE-Bench 5G release', () => {
     expect(earliestFailed(store)).toBe('2026-08-20T08:36:08.000Z');
     expect(swe5gCutoff(store)).toBe('2026-08-20T08:36:08.000Z');
     st.close();
+  });
+
+  it('is held at the earliest validated candidate without a problem statement, so a refresh completes it once its issue is known', () => {
+    const complete = { key: 'free5gc__udm-90', problem_statement: 'UDM panics on a nil SUPI' };
+    const { st, store } = stateWith(
+      [],
+      [],
+      [complete, { key: 'free5gc__udm-94', problem_statement: '' }],
+    );
+    expect(earliestIncomplete(store)).toBe('2026-08-20T08:36:08.000Z');
+    expect(swe5gCutoff(store)).toBe('2026-08-20T08:36:08.000Z');
+    st.close();
+    // complete ones (a statement, whatever its words) hold nothing
+    const other = stateWith([], [], [complete, { ...complete, key: 'free5gc__udm-96' }]);
+    expect(earliestIncomplete(other.store)).toBeNull();
+    expect(swe5gCutoff(other.store)).toBe('2026-09-01T00:00:00.000Z');
+    other.st.close();
   });
 
   it('ignores a failed item of a key the filter never kept (no date to hold at)', () => {
