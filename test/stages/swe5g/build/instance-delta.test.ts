@@ -6,7 +6,9 @@
  * empties a folder, changes a binary file, a mode and a symlink. For both recipes the instance's
  * /testbed (without `.git`) equals `git archive base_commit` byte for byte (paths, types, modes,
  * contents, link targets), the image contract holds, and the instance layer stays smaller than
- * the unchanged large file the env layer holds.
+ * the unchanged large file the env layer holds. Then, over a real SQLite store whose item is
+ * built and validated, `image_budget_gib` evicts its instance and env images, and the call
+ * validate, audit and evaluate make before their steps rebuilds the same image from its recipe.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -20,6 +22,12 @@ import { mirrorPath } from '../../../../stages/swe5g/resolve/resolve.js';
 import { ensureTestBase, testSettings } from '../../../fixtures/repos/harness.js';
 import { commit, git } from '../../../fixtures/git-repo.js';
 import { inImage } from '../../../fixtures/in-image.js';
+import { openState } from '../../../../pipeline/state.js';
+import { readContext } from '../../../../pipeline/runner/context.js';
+import { registry } from '../../../../stages/index.js';
+import { swe5gConfigSchema } from '../../../../stages/swe5g/config.js';
+import { evictOverBudget, EVICTIONS_KV } from '../../../../stages/swe5g/build/eviction.js';
+import { ensureInstanceImage } from '../../../../stages/swe5g/build/on-demand.js';
 
 const docker = new DockerClient();
 let root: string;
@@ -139,4 +147,46 @@ describe('monorepo instance layers as a delta over the env layer', () => {
       expect(head.trim()).toBe(baseCommit);
     },
   );
+});
+
+describe('image_budget_gib: eviction and rebuild on demand', () => {
+  it('evicts a validated instance and its env under a tight budget; a later stage rebuilds them', async () => {
+    const stateDir = join(root, 'state-budget');
+    await ensureMirror(src, mirrorPath(stateDir, 'fixture/mono'));
+    const res = { ...subject('pyapp', 'python'), instance_id: 'fixture__mono-budget' };
+    const built = await buildInstanceImages(res, { docker, settings, stateDir });
+    // the records of a state whose item has been built and validated (a real SQLite store)
+    const state = openState(stateDir);
+    const record = (stage: string, output: unknown): void => {
+      const version = registry.get(stage)!.version;
+      state.store.planItem(stage, res.instance_id, version, `h-${stage}`, '{}', false);
+      state.store.startItem(stage, res.instance_id, `a-${stage}`, 'r0');
+      state.store.finishItem(stage, res.instance_id, `a-${stage}`, { state: 'done', output });
+    };
+    record('swe5g.resolve', res);
+    record('swe5g.testgen', {});
+    record('swe5g.build', built);
+    record('swe5g.validate', {});
+    const config = {
+      swe5g: swe5gConfigSchema.parse({
+        environments: { base_source: 'offline', image_budget_gib: 0.000_001 },
+        audit: { enabled: false },
+      }),
+    };
+    const ctx = readContext('budget-run', config, join(root, 'c.yaml'), stateDir, state, registry);
+    const report = await evictOverBudget(ctx, docker);
+    expect(report!.evicted.map((e) => e.image)).toEqual([built.images.instance, built.images.env]);
+    expect(await docker.hasImage(built.images.instance)).toBe(false);
+    expect(await docker.hasImage(built.images.env)).toBe(false);
+    expect(state.store.get(EVICTIONS_KV, 'budget-run')).toMatchObject({ evicted: report!.evicted });
+    // evicted images are no longer counted: a second pass has nothing to do
+    expect((await evictOverBudget(ctx, docker))!.evicted).toEqual([]);
+
+    // what validate, audit and evaluate call before their steps: the same image, rebuilt
+    await ensureInstanceImage(ctx, res.instance_id, built.images.instance);
+    expect(await docker.hasImage(built.images.instance)).toBe(true);
+    const head = await inImage(docker, built.images.instance, 'git rev-parse HEAD');
+    expect(head.trim()).toBe(baseCommit);
+    state.store.close();
+  });
 });
