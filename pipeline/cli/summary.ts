@@ -49,7 +49,10 @@ export function runSummaryLines(
       const after = behind.get(name);
       if (after) lines.push(`      not started behind it: ${after.join(', ')}`);
     } else {
-      lines.push(stageLine(name, o, waitsOn, flags), ...stageDetails(name, o, flags, store));
+      lines.push(
+        stageLine(name, o, waitsOn, flags),
+        ...stageDetails(name, o, flags, store, result.runId),
+      );
     }
   }
   const checked = order.filter((n) => registry.get(n)?.preflight);
@@ -102,7 +105,13 @@ function stageLine(name: string, o: Ran, waitsOn: string[], flags: SummaryFlags)
 }
 
 /** The lines under a stage: the folder a release wrote, skip reasons, failed codes and messages. */
-function stageDetails(name: string, o: Ran, flags: SummaryFlags, store: Store): string[] {
+function stageDetails(
+  name: string,
+  o: Ran,
+  flags: SummaryFlags,
+  store: Store,
+  runId: string,
+): string[] {
   const out: string[] = [];
   if (!flags.dryRun && name.startsWith('release.'))
     for (const r of store.items(name)) {
@@ -116,6 +125,7 @@ function stageDetails(name: string, o: Ran, flags: SummaryFlags, store: Store): 
           `      ${rel.status ?? 'release'}: ${rel.dir}${rel.rows !== undefined ? ` (${rel.rows} rows)` : ''}`,
         );
     }
+  if (!flags.dryRun && name === 'swe5g.build') out.push(...evictionLines(store, runId));
   if (!flags.dryRun && (o.counts.skipped ?? 0) > 0) {
     const reasons = Object.entries(store.counts(name).bySkipReason);
     out.push(
@@ -140,6 +150,25 @@ function stageDetails(name: string, o: Ran, flags: SummaryFlags, store: Store): 
     if (!old && !flags.dryRun) out.push(...latestFailures(store, name, 3));
   }
   return out;
+}
+
+/**
+ * The images `swe5g.build` evicted in run `runId` under `image_budget_gib` (kv `swe5g.evictions`,
+ * stages/swe5g/build/eviction.ts): one line, or none.
+ */
+function evictionLines(store: Store, runId: string): string[] {
+  const r = store.get<{
+    budget_bytes: number;
+    used_before: number;
+    used_after: number;
+    evicted: { layer: string; bytes: number }[];
+  }>('swe5g.evictions', runId);
+  if (!r || r.evicted.length === 0) return [];
+  const mib = (b: number): string => `${(b / 2 ** 20).toFixed(1)} MiB`;
+  const n = (layer: string): number => r.evicted.filter((e) => e.layer === layer).length;
+  return [
+    `      evicted: ${n('instance')} instance and ${n('env')} env image(s), ${mib(r.used_before - r.used_after)} (this state's images ${mib(r.used_before)} -> ${mib(r.used_after)}, budget ${mib(r.budget_bytes)}; rebuilt from their recipes when a stage needs them)`,
+  ];
 }
 
 /**

@@ -2,7 +2,16 @@
  * `swe5g.environments`: settings of resolve, build and validate (the environments part of
  * SWE-Bench 5G). Composed into the swe5g section by `stages/swe5g/config.ts`.
  */
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+
+/**
+ * Image builds at once: `build_concurrency` when set, else the machine's cores
+ * (`os.availableParallelism()`), 1 to 16.
+ */
+export function buildConcurrency(settings: { build_concurrency?: number | undefined }): number {
+  return settings.build_concurrency ?? Math.max(1, Math.min(16, availableParallelism()));
+}
 
 /** Schema of `swe5g.environments` (every key has a default). */
 export const environmentsSchema = z.strictObject({
@@ -57,10 +66,22 @@ export const environmentsSchema = z.strictObject({
    * network); `host` downloads them on the host and copies the module cache in.
    */
   go_modules: z.enum(['container', 'host']).default('container'),
-  /** Image builds at once. */
-  build_concurrency: z.number().int().min(1).max(16).default(2),
+  /**
+   * Image builds at once. Absent (default): the machine's cores (`os.availableParallelism()`, at
+   * most 16; {@link buildConcurrency}), so a bigger machine builds more at once; a value here wins.
+   */
+  build_concurrency: z.number().int().min(1).max(16).optional(),
   /** Disk budget for Docker image layers, GiB: `swe5g.build` refuses to build above it (`disk_budget_exceeded`); `images prune` frees what no unreleased instance needs. */
   disk_budget_gib: z.number().positive().default(200),
+  /**
+   * Budget for this state's own images, GiB (the env and instance layers its build records list;
+   * base images are not counted). Absent (default): no eviction. Set: before building,
+   * `swe5g.build` removes images no pending stage needs (instance images of items validated,
+   * and audited when the audit is on; env images with no such instance left and none still to
+   * build), least recently used first, until under it; a later stage that needs an evicted
+   * image rebuilds it from its recipe (stages/swe5g/build/eviction.ts, on-demand.ts).
+   */
+  image_budget_gib: z.number().positive().optional(),
   /**
    * `docker` (default), `local` (temporary worktree + host toolchain; hosts without Docker), or
    * `swarm` (each step a Docker Swarm job on the cluster of the local engine, a manager; images

@@ -18,8 +18,10 @@ import {
   mesonStepCommand,
   type MesonSelection,
 } from './meson-step.js';
-import { pythonEnvLines, pythonProtocCommand, type PythonEnvSpec } from './python-recipe.js';
+import { pythonEnvLines, type PythonEnvSpec } from './python-recipe.js';
+import { imageName } from './instance-recipe.js';
 
+export { instanceRecipe, type InstanceDelta } from './instance-recipe.js';
 export {
   PY_GEN_DIR,
   PY_PROTOC_DIR,
@@ -63,9 +65,7 @@ export const PINNED_ENV: Record<string, string> = {
 /** Debian packages of the image contract: the shell, git and patch every instance image holds. */
 export const CONTRACT_PACKAGES = 'bash git patch';
 
-function named(prefix: string, layer: string, hash: string): string {
-  return `${prefix}-${layer}:${hash.slice(0, 16)}`;
-}
+const named = imageName;
 
 /**
  * Base layer: FROM the configured (or offline) image, plus the language's build tools.
@@ -191,24 +191,33 @@ export interface GoWarmSpec {
   moduleDir: string;
   /** Identity of the tree (`<repo>@<environment commit>`): part of the env image's name. */
   key: string;
+  /**
+   * A monorepo folder (issue 31): `source` is the env commit's clean repository (with `.git`) and
+   * stays at /testbed after the warm-up, so the instance layer writes only the delta over it.
+   */
+  keepTree?: boolean;
 }
 
 /**
  * The env layer's Go warm-up (one `RUN`): `go test -count=1 -run '^$' ./...` in
  * `/testbed/<moduleDir>` with the proxy off (failure is fine: the instance layer and the steps
  * compile again and validation reports why), then the tree is removed (the instance layer
- * brings its own) and every file of the build cache gets an mtime in 2100. Go's cache rewrites
+ * brings its own; with `keepTree` the tree stays and what the warm-up wrote into it is undone) and
+ * every file of the build cache gets an mtime in 2100. Go's cache rewrites
  * the mtime of an entry it reads when that mtime is more than an hour old
  * (cmd/go/internal/cache `used`); in an image that write copies the whole file up into the
  * upper layer, so without the future mtime an instance layer built an hour after its env layer
  * would copy every cache entry it reads. The path is the same as the instance's (`/testbed/...`)
  * because the package directory is part of Go's compile action id.
  */
-export function goWarmCommand(moduleDir: string): string {
+export function goWarmCommand(moduleDir: string, keepTree = false): string {
   return [
     `cd /testbed/${moduleDir}`,
     `(GOPROXY=off GOFLAGS=-mod=mod go test -count=1 -run '^$' ./... >/dev/null 2>&1 || true)`,
-    'cd / && find /testbed -mindepth 1 -delete',
+    // kept: what the warm-up wrote into the tree is undone (a clean `git status`)
+    keepTree
+      ? 'cd /testbed && (git update-index -q --refresh; git checkout -q -- .) && git clean -fdq'
+      : 'cd / && find /testbed -mindepth 1 -delete',
     `find "$(go env GOCACHE)" -type f -exec touch -d '2100-01-01 00:00:00' {} +`,
   ].join(' && ');
 }
@@ -223,6 +232,11 @@ export interface EnvLayerInputs {
   goWarm?: GoWarmSpec;
   /** Python with a registry `environment.python`: grpcio-tools and the package roots. */
   python?: PythonEnvSpec;
+  /**
+   * Python monorepo folder (issue 31): the env commit's clean repository, copied to /testbed last,
+   * so the instance layer writes only the delta over it (`stages/swe5g/build/tree-delta.ts`).
+   */
+  tree?: { source: string; key: string };
 }
 
 /**
@@ -246,7 +260,7 @@ export function envRecipe(
   depFiles: Record<string, string>,
   layers: EnvLayerInputs = {},
 ): ImageRecipe {
-  const { goModCache, cBuild, goWarm, python } = layers;
+  const { goModCache, cBuild, goWarm, python, tree } = layers;
   const lines = [`FROM ${baseName}`, 'WORKDIR /testbed'];
   const inline: Record<string, string> = {};
   const copies: Record<string, string> = {};
@@ -307,8 +321,8 @@ export function envRecipe(
   }
   if (recipe === 'go' && goWarm) {
     copies['envsrc'] = goWarm.source;
-    cacheKey += `|go-build:${goWarm.key}`;
-    lines.push('COPY envsrc/ /testbed/', `RUN ${goWarmCommand(goWarm.moduleDir)}`);
+    cacheKey += `|go-build:${goWarm.key}${goWarm.keepTree ? ':kept' : ''}`;
+    lines.push('COPY envsrc/ /testbed/', `RUN ${goWarmCommand(goWarm.moduleDir, goWarm.keepTree)}`);
   }
   if (recipe === 'python' && python) {
     if (depFiles['requirements.txt'] !== undefined)
@@ -321,78 +335,14 @@ export function envRecipe(
       'RUN python3 -m pip install --break-system-packages -r /tmp/requirements.txt',
     );
   }
+  if (recipe === 'python' && tree) {
+    copies['envrepo'] = tree.source;
+    cacheKey += `|tree:${tree.key}`;
+    lines.push('COPY envrepo/ /testbed/');
+  }
   const dockerfile = `${lines.join('\n')}\n`;
   const hash = hashJson({ layer: 'env', dockerfile, inline, cacheKey });
   return { layer: 'env', name: named(prefix, 'env', hash), dockerfile, copies, inline, hash };
-}
-
-/**
- * Instance layer: the clean repository (only `base_commit`) at /testbed; Go compiles its
- * packages once, Python with `pyProtos` generates the base commit's protos
- * ({@link pythonProtocCommand}).
- * @param cleanRepo host folder made by `exportCleanRepo`
- * @param key identity of the source (repository id + base commit), which names the image
- */
-export function instanceRecipe(
-  prefix: string,
-  recipe: RecipeName,
-  envName: string,
-  cleanRepo: string,
-  key: string,
-  moduleDir = '',
-  cDelta?: {
-    dir: string;
-    deletedList: string;
-    selection: MesonSelection;
-    /** The copy holds a whole `.git` of its own: the env layer's repository is removed first. */
-    replaceGit?: boolean;
-  },
-  pyProtos?: { dirs: string[]; include: string[] },
-): ImageRecipe {
-  if (recipe === 'c-meson' && cDelta) {
-    // Only the files that differ from the env layer's tree are written (their new mtimes make
-    // the kept build rebuild exactly what they touch), the env-only files are removed, and the
-    // selected targets are built at base_commit once here, not in every step. The env layer's
-    // repository is the env commit's; the copy's `.git` adds the commits up to base_commit.
-    const dockerfile = [
-      `FROM ${envName}`,
-      ...(cDelta.replaceGit ? ['RUN rm -rf /testbed/.git'] : []),
-      'COPY testbed/ /testbed/',
-      'COPY deleted.lst /tmp/telebench-deleted.lst',
-      'WORKDIR /testbed',
-      `RUN xargs -0 -r rm -f -- < /tmp/telebench-deleted.lst && rm -f /tmp/telebench-deleted.lst && (${mesonStepCommand(cDelta.selection, 'build')} || echo 'telebench: base_commit does not build here; the steps report why' >&2)`,
-      '',
-    ].join('\n');
-    const hash = hashJson({ layer: 'instance', dockerfile, key, deleted: cDelta.deletedList });
-    return {
-      layer: 'instance',
-      name: named(prefix, 'instance', hash),
-      dockerfile,
-      copies: { testbed: cDelta.dir },
-      inline: { 'deleted.lst': cDelta.deletedList },
-      hash,
-    };
-  }
-  // Go: compile the packages and their tests once at the base commit (no network), so each test
-  // step only recompiles what a patch changes. Failure is fine here: validation reports it. What
-  // the warm-up writes into the tree (`-mod=mod` tidying go.sum, a TestMain's files) is undone:
-  // the image's /testbed has a clean `git status` (the image contract).
-  const warm =
-    recipe === 'go'
-      ? `RUN cd /testbed/${moduleDir} && (GOPROXY=off GOFLAGS=-mod=mod go test -count=1 -run '^$' ./... >/dev/null 2>&1 || true) && cd /testbed && git checkout -q -- . && git clean -fdq\n`
-      : recipe === 'python' && pyProtos
-        ? `RUN ${pythonProtocCommand(pyProtos)}\n`
-        : '';
-  const dockerfile = `FROM ${envName}\nCOPY testbed/ /testbed/\nWORKDIR /testbed\n${warm}`;
-  const hash = hashJson({ layer: 'instance', dockerfile, key });
-  return {
-    layer: 'instance',
-    name: named(prefix, 'instance', hash),
-    dockerfile,
-    copies: { testbed: cleanRepo },
-    inline: {},
-    hash,
-  };
 }
 
 /**

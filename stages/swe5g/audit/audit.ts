@@ -15,6 +15,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineStage } from '../../../pipeline/stage.js';
+import { ensureInstanceImage } from '../build/on-demand.js';
 import { isComplete, withCurrentStatement } from '../statement/current.js';
 import type { Executor } from '../../../pipeline/providers/docker/executor.js';
 import { stageExecutor, executorPreflight } from '../executors.js';
@@ -233,6 +234,8 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   },
   async run(item, ctx) {
     const settings = swe5gSettings(ctx.config).environments;
+    // an image evicted under image_budget_gib is rebuilt from its recipe (issue 31)
+    await ensureInstanceImage(ctx, item.key, item.input.instance.image);
     const executor = stageExecutor(settings, ctx);
     const out = await auditInstance(item.input, {
       executor,

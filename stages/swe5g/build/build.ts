@@ -8,7 +8,7 @@
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pLimit, { type LimitFunction } from 'p-limit';
+import type { LimitFunction } from 'p-limit';
 import type * as Zx from 'zx';
 import { defineStage } from '../../../pipeline/stage.js';
 import { PreflightError, SkipItem, TelebenchError } from '../../../pipeline/errors.js';
@@ -26,17 +26,14 @@ import {
 import { pythonEnvSpec, pythonRequirements, type PythonRequirements } from './python-env.js';
 import {
   cEnvKey,
-  deltaContext,
   mesonSelection,
   resolveSubprojects,
-  treeDelta,
   type MissingSubproject,
   type ResolvedSubproject,
-  type TreeDelta,
 } from './c-env.js';
-import { registryById, type EnvironmentSpec, type RegistryEntry } from '../registry.js';
+import { envRepoOnce, envRepoPath, instanceSource, type DeltaRecord } from './tree-delta.js';
+import type { EnvironmentSpec, RegistryEntry } from '../registry.js';
 import { filesOfPatch } from '../resolve/packages.js';
-import { configuredMirrorsDir } from '../mine/source.js';
 import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
 import { checkImageContract } from '../../../pipeline/providers/docker/contract.js';
 import { executorPreflight, pushLayers } from '../executors.js';
@@ -46,13 +43,15 @@ import { lazy } from '../../../pipeline/lazy.js';
 import type { KeyValue } from '../../../pipeline/store/store.js';
 import type { Resolved } from '../types.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
-import type { EnvironmentsSettings } from '../environments-config.js';
+import { buildConcurrency, type EnvironmentsSettings } from '../environments-config.js';
 import { mirrorPath } from '../resolve/resolve.js';
 import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
 import { withoutIssueText } from '../statement/current.js';
 import { goDepFiles, goModuleFailure, hostModCache } from './go-modules.js';
-import { instanceGitOverEnv, type InstanceGit } from './c-git.js';
+import type { InstanceGit } from './instance-git.js';
 import { testgenStage } from '../testgen/testgen.js';
+import { buildContextOf } from './build-context.js';
+import { evictOverBudget, touchImage } from './eviction.js';
 
 export { hostModCache } from './go-modules.js';
 
@@ -96,6 +95,8 @@ export interface Built {
      */
     git?: InstanceGit;
   };
+  /** A Go or Python monorepo folder: the instance layer as a delta over the env layer's tree. */
+  delta?: DeltaRecord;
 }
 
 /** What building needs besides the Resolved record. */
@@ -371,15 +372,21 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     goModCache = await hostModCache(bc.stateDir, depFiles, module_dir);
   }
   const cEnv = recipe === 'c-meson' && spec ? await cEnvironment(res, bc, mirror, spec) : undefined;
-  const goWarm = recipe === 'go' ? goWarmSpec(res, bc, module_dir) : undefined;
+  // a Go or Python monorepo folder: the env layer keeps the env commit's repository (issue 31)
+  const monoTree = module_dir !== '' && recipe !== 'c-meson';
+  const envRepo = envRepoPath(bc.stateDir, res.repo, res.environment_setup_commit);
+  const goWarm = recipe === 'go' ? goWarmSpec(res, bc, module_dir, monoTree) : undefined;
   const env = envRecipe(s.image_prefix, recipe, base.name, depFiles, {
     goModCache,
     cBuild: cEnv?.spec,
     goWarm,
     python: py && pythonEnvSpec(py),
+    ...(recipe === 'python' && monoTree ? { tree: { source: envRepo, key: envTreeKey(res) } } : {}),
   });
-  if (cEnv && !(await bc.docker.hasImage(env.name))) {
-    await envRepoOnce(mirror, res.environment_setup_commit, cEnv.spec.source, true);
+  const repoInEnv = cEnv?.spec.source ?? (monoTree ? envRepo : undefined);
+  if (repoInEnv && !(await bc.docker.hasImage(env.name))) {
+    const commit = res.environment_setup_commit;
+    await envRepoOnce(mirror, commit, repoInEnv, true, unreadOf(res));
   } else if (goWarm && !(await bc.docker.hasImage(env.name))) {
     // one export per env tree in this process (the items of one environment commit build at once)
     let p = envTrees.get(goWarm.source);
@@ -414,48 +421,26 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
       );
     },
   );
-  // instance: a fresh repository holding only base_commit
-  const source_dir = join(bc.stateDir, 'swe5g', 'instances', res.instance_id, 'testbed');
-  let cDelta: Parameters<typeof instanceRecipe>[6];
-  let delta: TreeDelta | undefined;
-  if (cEnv) {
-    delta = await treeDelta(mirror, res.environment_setup_commit, res.base_commit);
-    const deltaDir = join(bc.stateDir, 'swe5g', 'instances', res.instance_id, 'delta');
-    cDelta = {
-      dir: deltaDir,
-      deletedList: delta.deleted.map((p) => `${p}\0`).join(''),
-      selection: mesonSelection(spec, filesOfPatch(res.patch))!,
-    };
-  }
-  const instanceOf = (replaceGit: boolean): ReturnType<typeof instanceRecipe> =>
-    instanceRecipe(
-      s.image_prefix,
-      recipe,
-      env.name,
-      source_dir,
-      `${res.repo}@${res.base_commit}`,
-      module_dir,
-      cDelta && { ...cDelta, replaceGit },
-      py?.protos,
-    );
-  let inst = instanceOf(false);
-  let instanceGit: InstanceGit | null | undefined;
-  const built =
-    existsSync(join(source_dir, '.git')) &&
-    ((await bc.docker.hasImage(inst.name)) ||
-      (cDelta !== undefined && (await bc.docker.hasImage((inst = instanceOf(true)).name))));
-  if (!built) {
-    inst = instanceOf(false);
-    await exportCleanRepo(mirror, res.base_commit, source_dir, unreadOf(res));
-    if (cEnv && cDelta && delta) {
-      instanceGit = await cInstanceGit(mirror, res, cEnv.spec.source, source_dir, cDelta.dir);
-      // null: the history since the env commit is incomplete; the whole clean .git replaces it
-      if (instanceGit === null) inst = instanceOf(true);
-      const gitDir =
-        instanceGit === undefined ? 'none' : instanceGit ? `${cDelta.dir}.git` : 'clean';
-      deltaContext(source_dir, delta, cDelta.dir, gitDir);
-    }
-  }
+  // instance: the base commit's clean repository, whole or as a delta over the env layer's
+  const { inst, source_dir, delta } = await instanceSource({
+    mirror,
+    stateDir: bc.stateDir,
+    res,
+    unread: unreadOf(res),
+    envRepo: repoInEnv,
+    hasImage: (n) => bc.docker.hasImage(n),
+    recipeOf: (d) =>
+      instanceRecipe(
+        s.image_prefix,
+        recipe,
+        env.name,
+        join(bc.stateDir, 'swe5g', 'instances', res.instance_id, 'testbed'),
+        `${res.repo}@${res.base_commit}`,
+        module_dir,
+        d && cEnv ? { ...d, selection: mesonSelection(spec, filesOfPatch(res.patch))! } : d,
+        py?.protos,
+      ),
+  });
   const tInst = await ensureImage(bc, inst, {
     'telebench.instance_id': res.instance_id,
     'telebench.parent': env.name,
@@ -493,75 +478,17 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
             env_commit: res.environment_setup_commit,
             subprojects: cEnv.subprojects,
             missing_subprojects: cEnv.missing,
-            delta: { changed: delta.changed.length, deleted: delta.deleted.length },
-            ...(instanceGit ? { git: instanceGit } : {}),
+            delta: { changed: delta.changed, deleted: delta.deleted },
+            ...(delta.git ? { git: delta.git } : {}),
           },
         }
-      : {}),
+      : delta
+        ? { delta }
+        : {}),
   };
 }
 
 const envTrees = new Map<string, Promise<void>>();
-
-/**
- * One export of an env repository per folder in this process (the items of a version build at
- * once): `fresh` exports again (the env image is about to be built from it), else only when the
- * folder holds no repository.
- */
-function envRepoOnce(
-  mirror: string,
-  envCommit: string,
-  dest: string,
-  fresh: boolean,
-): Promise<void> {
-  let p = envTrees.get(dest);
-  if (!p) {
-    p =
-      fresh || !existsSync(join(dest, '.git', 'HEAD'))
-        ? exportEnvRepo(mirror, envCommit, dest)
-        : Promise.resolve();
-    envTrees.set(dest, p);
-    p.catch(() => envTrees.delete(dest));
-  }
-  return p;
-}
-
-/**
- * The env layer's `/testbed` on the host: the clean repository of the env commit (depth 1, as
- * `exportCleanRepo`), its `.telebench/` and subprojects excluded from `git status`.
- * @throws TelebenchError `source_objects_missing` (content) | `git_export_failed` (infra)
- */
-async function exportEnvRepo(mirror: string, envCommit: string, dest: string): Promise<void> {
-  await exportCleanRepo(mirror, envCommit, dest);
-  writeFileSync(join(dest, '.git', 'info', 'exclude'), '.telebench/\nsubprojects/*/\n', {
-    flag: 'a',
-  });
-}
-
-/**
- * The instance layer's `.git` of a C instance (`c-git.ts`) in `<deltaDir>.git`: undefined when the
- * base is the env commit (the env layer's repository is already the base's), null when the
- * history since the env commit cannot be made complete (the whole clean `.git` is copied then).
- */
-async function cInstanceGit(
-  mirror: string,
-  res: BuildSubject,
-  envSource: string,
-  cleanRepo: string,
-  deltaDir: string,
-): Promise<InstanceGit | null | undefined> {
-  if (res.environment_setup_commit === res.base_commit) return undefined;
-  // the env repository on the host (exported when the env image was built; again if removed)
-  await envRepoOnce(mirror, res.environment_setup_commit, envSource, false);
-  return instanceGitOverEnv({
-    mirror,
-    envCommit: res.environment_setup_commit,
-    baseCommit: res.base_commit,
-    cleanRepo,
-    envGit: join(envSource, '.git'),
-    destGit: `${deltaDir}.git`,
-  });
-}
 
 /** The files resolve recorded as absent and unread: a source export goes on without them. */
 function unreadOf(res: BuildSubject): (path: string) => boolean {
@@ -569,18 +496,30 @@ function unreadOf(res: BuildSubject): (path: string) => boolean {
   return (p) => paths.has(p);
 }
 
+/** Identity of an env commit's tree: `<repo>@<environment_setup_commit>`. */
+const envTreeKey = (res: BuildSubject): string => `${res.repo}@${res.environment_setup_commit}`;
+
 /**
  * Where a Go instance's env layer gets the tree whose build cache it keeps:
  * `<state>/swe5g/envsrc/<owner+name>@<environment_setup_commit>` (written by
- * {@link exportEnvTree} only when the env image is built). Instances of one environment commit
- * (and module folder) share it, and so their env image.
+ * {@link exportEnvTree} only when the env image is built), or for a monorepo folder (`kept`) the
+ * env commit's repository (`envRepoPath`), which stays in the layer. Instances of one
+ * environment commit (and module folder) share it, and so their env image.
  */
-function goWarmSpec(res: BuildSubject, bc: BuildContext, moduleDir: string): GoWarmSpec {
+function goWarmSpec(
+  res: BuildSubject,
+  bc: BuildContext,
+  moduleDir: string,
+  kept: boolean,
+): GoWarmSpec {
   const tag = `${res.repo.replace('/', '+')}@${res.environment_setup_commit}`;
   return {
-    source: join(bc.stateDir, 'swe5g', 'envsrc', tag),
+    source: kept
+      ? envRepoPath(bc.stateDir, res.repo, res.environment_setup_commit)
+      : join(bc.stateDir, 'swe5g', 'envsrc', tag),
     moduleDir,
-    key: `${res.repo}@${res.environment_setup_commit}:${moduleDir}`,
+    key: `${envTreeKey(res)}:${moduleDir}`,
+    ...(kept ? { keepTree: true } : {}),
   };
 }
 
@@ -732,7 +671,9 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   // only the commits after it (c-git.ts)
   // 6: the Go env layer holds the build cache of the environment commit (instance layers add
   // only what the base commit changes)
-  version: 6,
+  // 7: a Go or Python monorepo folder's env layer keeps the env commit's repository and its
+  // instance layer is the delta (tree-delta.ts); deletions go before the copy (all recipes)
+  version: 7,
   // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
   needs: ['swe5g.resolve', 'swe5g.testgen'],
   itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),
@@ -740,34 +681,26 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   cacheKey: (r) => withoutIssueText(r),
   description:
     'Builds the base, env and instance images of each resolved instance whose fail-to-pass test exists.',
-  concurrency: (cfg) => swe5gSettings(cfg).environments.build_concurrency,
+  concurrency: (cfg) => buildConcurrency(swe5gSettings(cfg).environments),
   async preflight(ctx) {
     await executorPreflight(swe5gSettings(ctx.config).environments);
   },
   plan: (ctx) => planPerResolved(ctx, testgenStage),
   async run(item, ctx) {
     const settings = swe5gSettings(ctx.config).environments;
-    const docker = ctx.memo('docker', () => new DockerClient());
-    const limit = ctx.memo('swe5g.build.limit', () => pLimit(settings.build_concurrency));
-    // Checked once per run (docker system df walks every layer): a run does not start new builds
-    // over the budget; the items of that run fail with disk_budget_exceeded.
+    const bc = buildContextOf(ctx, (m) => ctx.log(m));
+    const docker = bc.docker;
+    // Once per run, before any build: this state's images over image_budget_gib are evicted
+    // (eviction.ts); then the engine-wide check (docker system df walks every layer): a run does
+    // not start new builds over disk_budget_gib; the items of that run fail disk_budget_exceeded.
     if (settings.executor !== 'local') {
-      await ctx.memo('swe5g.build.disk-budget', () =>
-        docker.assertDiskBudget(settings.disk_budget_gib),
-      );
+      await ctx.memo('swe5g.build.disk-budget', async () => {
+        await evictOverBudget(ctx, docker);
+        await docker.assertDiskBudget(settings.disk_budget_gib);
+      });
     }
-    const built = await buildInstanceImages(item.input, {
-      docker,
-      settings,
-      stateDir: ctx.stateDir,
-      kv: ctx.kv,
-      limit,
-      log: (m) => ctx.log(m),
-      signal: ctx.signal,
-      registry: ctx.memo('swe5g.build.registry', () => registryById(ctx.config, ctx.configFile)),
-      ...(configuredMirrorsDir(ctx) ? { mirrorsDir: configuredMirrorsDir(ctx)! } : {}),
-      ...(swe5gSettings(ctx.config).source === 'git' ? { offline: true } : {}),
-    });
+    const built = await buildInstanceImages(item.input, bc);
+    for (const n of [built.images.env, built.images.instance]) touchImage(ctx.kv, n);
     if (settings.executor === 'swarm') {
       // the nodes pull from the registry: an instance is built when its images are there
       const refs = await pushLayers(settings, docker, built.images);

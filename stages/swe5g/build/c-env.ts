@@ -1,19 +1,11 @@
 /**
  * Host-side inputs of a C (`c-meson`) environment with a kept build (registry `environment`,
  * docs/environments.md): the source tree at `environment_setup_commit`, the meson subprojects its
- * `subprojects/*.wrap` files name (read from the mirrors, never downloaded by meson), and the delta
- * from that tree to an instance's `base_commit`, which the instance layer writes over the env
- * layer's tree so that the kept build directory rebuilds only what changed.
+ * `subprojects/*.wrap` files name (read from the mirrors, never downloaded by meson). The delta
+ * from that tree to an instance's `base_commit` (which the instance layer writes over the env
+ * layer's tree, so that the kept build directory rebuilds only what changed) is `tree-delta.ts`'s.
  */
-import {
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import type * as Zx from 'zx';
 import { TelebenchError } from '../../../pipeline/errors.js';
@@ -188,96 +180,10 @@ export async function exportTree(mirror: string, commit: string, dest: string): 
   renameSync(part, dest);
 }
 
-/** Files that differ between the env tree and a base commit (repository-relative, sorted). */
-export interface TreeDelta {
-  /** Added or changed at the base commit (written by the instance layer). */
-  changed: string[];
-  /** Present at the env commit, absent at the base commit (removed by the instance layer). */
-  deleted: string[];
-}
-
-/**
- * The delta from `envCommit` to `baseCommit` (`git diff --no-renames`; type changes count as
- * changed). Empty when the two are equal.
- */
-export async function treeDelta(
-  mirror: string,
-  envCommit: string,
-  baseCommit: string,
-): Promise<TreeDelta> {
-  if (envCommit === baseCommit) return { changed: [], deleted: [] };
-  const changed = await gitPaths(mirror, [
-    'diff',
-    '-z',
-    '--name-only',
-    '--no-renames',
-    '--diff-filter=d',
-    envCommit,
-    baseCommit,
-  ]);
-  const deleted = await gitPaths(mirror, [
-    'diff',
-    '-z',
-    '--name-only',
-    '--no-renames',
-    '--diff-filter=D',
-    envCommit,
-    baseCommit,
-  ]);
-  return { changed: [...changed].sort(), deleted: [...deleted].sort() };
-}
-
-/**
- * Builds the instance layer's copy folder: the delta's changed files (from `cleanRepo`, made by
- * `exportCleanRepo`) and a `.git`: `gitDir` `clean` copies the clean repository's whole `.git`
- * (only `base_commit`; the recipe then removes the env layer's), a folder path copies that folder
- * (`instanceGitOverEnv`: the commits after the env commit), `none` copies none (the base is the
- * env commit: the env layer's repository is the base's).
- * @returns the folder (replaced) and the NUL-separated list of paths to delete
- */
-export function deltaContext(
-  cleanRepo: string,
-  delta: TreeDelta,
-  dest: string,
-  gitDir: string = 'clean',
-): {
-  dir: string;
-  deletedList: string;
-} {
-  rmSync(dest, { recursive: true, force: true });
-  mkdirSync(dest, { recursive: true });
-  if (gitDir !== 'none') {
-    const from = gitDir === 'clean' ? join(cleanRepo, '.git') : gitDir;
-    cpSync(from, join(dest, '.git'), { recursive: true, verbatimSymlinks: true });
-  }
-  for (const p of delta.changed) {
-    const src = join(cleanRepo, p);
-    if (!existsSync(src) && !isSymlink(src)) continue; // a submodule entry: not a file
-    mkdirSync(join(dest, posix.dirname(p)), { recursive: true });
-    cpSync(src, join(dest, p), { recursive: true, verbatimSymlinks: true });
-  }
-  const deletedList = delta.deleted.map((p) => `${p}\0`).join('');
-  if (gitDir === 'clean') {
-    mkdirSync(join(dest, '.git', 'info'), { recursive: true });
-    writeFileSync(join(dest, '.git', 'info', 'exclude'), '.telebench/\nsubprojects/*/\n', {
-      flag: 'a',
-    });
-  }
-  return { dir: dest, deletedList };
-}
-
-function isSymlink(p: string): boolean {
-  try {
-    return lstatSync(p).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-
 /** Content key of an env tree plus its subprojects (names the env image). */
 export function cEnvKey(repo: string, envCommit: string, subs: ResolvedSubproject[]): string {
   // layout 2: nothing of telebench's own inside /testbed/subprojects (a clean git status)
-  // layout 3: /testbed holds the env commit's clean repository (c-git.ts)
+  // layout 3: /testbed holds the env commit's clean repository (instance-git.ts, tree-delta.ts)
   return hashJson({
     layout: 3,
     repo,

@@ -46,6 +46,7 @@ import { predictionsJsonl, readPredictions, type Prediction } from './prediction
 import { DATASET_ENV, datasetInstance, readDatasetRows } from './dataset.js';
 import { exportTestbed } from '../../../pipeline/providers/docker/contract.js';
 import { ensureLocalImage, PUSHED_IMAGES_KV } from '../../../pipeline/providers/docker/registry.js';
+import { ensureInstanceImage } from '../build/on-demand.js';
 import { solve, type SolveResult } from './solver.js';
 import {
   assembleSkill,
@@ -138,14 +139,21 @@ function allInstances(
 /** The executor of grading and feedback runs (validation's choice: docker or local). */
 /**
  * The instance image to grade in: `image` when the engine has it, else the digest reference
- * `release --push` recorded for it (kv `PUSHED_IMAGES_KV`), pulled by digest.
+ * `release --push` recorded for it (kv `PUSHED_IMAGES_KV`), pulled by digest, else (an instance
+ * of this state, evicted) rebuilt from its recipe (`ensureInstanceImage`).
  * @throws TelebenchError `image_missing` (infra) when the engine lacks it and it was never pushed;
  *   `image_pull_failed` (infra) from the registry
  */
-async function instanceImage(ctx: Ctx, image: string): Promise<string> {
+async function instanceImage(ctx: Ctx, image: string, key: string): Promise<string> {
   const docker = ctx.memo('docker', () => new DockerClient());
   if (await docker.hasImage(image)) return image;
-  return ensureLocalImage(docker, ctx.kv.get<string>(PUSHED_IMAGES_KV, image) ?? image);
+  const pushed = ctx.kv.get<string>(PUSHED_IMAGES_KV, image);
+  // an instance of this state evicted under image_budget_gib: rebuilt from its recipe (issue 31)
+  if (!pushed && ctx.store.item('swe5g.resolve', key)?.state === 'done') {
+    await ensureInstanceImage(ctx, key, image);
+    return image;
+  }
+  return ensureLocalImage(docker, pushed ?? image);
 }
 
 /**
@@ -714,7 +722,7 @@ export const gradeStage: Stage<GradeInput, GradeOutput, HasSwe5g> = defineStage<
       );
     const instance =
       swe5gSettings(ctx.config).environments.executor === 'docker'
-        ? { ...i.instance, image: await instanceImage(ctx, i.instance.image) }
+        ? { ...i.instance, image: await instanceImage(ctx, i.instance.image, i.instance_id) }
         : i.instance;
     // a released row (`--dataset`): its tree at base_commit is the image's /testbed
     if (instance.source_dir === '') instance.source_dir = await releasedTestbed(ctx, instance);

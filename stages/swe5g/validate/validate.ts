@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { registryById } from '../registry.js';
 import { defineStage } from '../../../pipeline/stage.js';
+import { ensureInstanceImage } from '../build/on-demand.js';
 import { sameKeyIn } from '../resolve/plan.js';
 import { SkipItem } from '../../../pipeline/errors.js';
 import type { Executor } from '../../../pipeline/providers/docker/executor.js';
@@ -433,6 +434,9 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   },
   async run(item, ctx) {
     const settings = swe5gSettings(ctx.config).environments;
+    // an image evicted under image_budget_gib is rebuilt from its recipe (issue 31)
+    const { resolved, built } = item.input;
+    await ensureInstanceImage(ctx, item.key, built.images.instance, resolved);
     const executor = stageExecutor(settings, ctx);
     const reg = registryTestsOf(
       ctx

@@ -10,12 +10,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
-  deltaContext,
   exportTree,
   parseWrapGit,
   resolveSubprojects,
-  treeDelta,
 } from '../../../../stages/swe5g/build/c-env.js';
+import { deltaContext, treeDelta } from '../../../../stages/swe5g/build/tree-delta.js';
 import { exportCleanRepo } from '../../../../pipeline/providers/git/repo.js';
 
 let root: string;

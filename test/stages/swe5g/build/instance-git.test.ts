@@ -1,6 +1,6 @@
 /**
  * The instance layer's `.git` over an env layer holding the env commit's clean repository
- * (stages/swe5g/build/c-git.ts), on a git history this test builds: a tag (the env commit), a
+ * (stages/swe5g/build/instance-git.ts), on a git history this test builds: a tag (the env commit), a
  * side branch forked before it and merged after it, the base commit, and a later fix commit. The
  * layers are replayed on the host (the env repository, then the instance copy over it, then the
  * deletions), and the image contract's rules are checked with git's own commands.
@@ -10,8 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { instanceGitOverEnv } from '../../../../stages/swe5g/build/c-git.js';
-import { deltaContext, treeDelta } from '../../../../stages/swe5g/build/c-env.js';
+import { instanceGitOverEnv } from '../../../../stages/swe5g/build/instance-git.js';
+import { deltaContext, treeDelta } from '../../../../stages/swe5g/build/tree-delta.js';
 import { exportCleanRepo } from '../../../../pipeline/providers/git/repo.js';
 import { commit, git } from '../../../fixtures/git-repo.js';
 
@@ -86,7 +86,8 @@ describe("a C instance's .git over the env layer's repository", () => {
     const testbed = join(root, 'testbed');
     cpSync(envRepo, testbed, { recursive: true, verbatimSymlinks: true });
     cpSync(ctx.dir, testbed, { recursive: true, verbatimSymlinks: true });
-    for (const p of ctx.deletedList.split('\0').filter(Boolean)) rmSync(join(testbed, p));
+    for (const p of ctx.deletedList.split('\0').filter(Boolean))
+      rmSync(join(testbed, p), { recursive: true, force: true });
 
     expect(g(testbed, 'rev-parse', 'HEAD')).toBe(baseCommit);
     expect(g(testbed, 'status', '--porcelain', '--untracked-files=all')).toBe('');
