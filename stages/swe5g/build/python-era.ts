@@ -147,9 +147,18 @@ export function chooseInterpreter(
   return { suite, python, wanted, evidence: used };
 }
 
-/** `python-version:` values of a CI workflow (a scalar or a flow list), as minors. */
+/**
+ * Python versions a CI file names, as minors: GitHub Actions' `python-version:` (a scalar or a
+ * flow list, matrix items too), Travis' `python:`, CircleCI's `(circleci|cimg)/python:3.x` images
+ * and the `default:` of a `python_version` command parameter (Magma's `.circleci/config.yml`).
+ */
 export function ciPythonVersions(text: string): string[] {
   const out: string[] = [];
+  for (const m of text.matchAll(/\b(?:circleci|cimg)\/python:(3\.\d+)/g)) out.push(m[1]!);
+  for (const m of text.matchAll(
+    /python[_-]version:\s*\n(?:[ \t]+[\w-]+:.*\n){0,4}?[ \t]+default:\s*["']?(3\.\d+)/g,
+  ))
+    out.push(m[1]!);
   for (const m of text.matchAll(/^\s*-?\s*python(?:-version|_version)?\s*:\s*(.+)$/gm)) {
     const v = m[1]!.replace(/#.*$/, '');
     for (const item of v.replace(/[[\]]/g, '').split(','))
@@ -204,9 +213,10 @@ async function ls(mirror: string, commit: string, dir: string): Promise<string[]
 /**
  * What the repository at `commit` says about its Python, for the folder `folder` (a registry
  * entry's path; '' for the root): a `.python-version` in the folder or its nearest parent; a
- * Dockerfile there (`FROM python:3.x`, an installed `python3.X`); the CI workflows'
- * `python-version` (`.github/workflows/*.yml`, `.travis.yml`): the most frequent minor (ties: the
- * older), counting only the workflows that name the folder when some do (a monorepo's other
+ * Dockerfile there (`FROM python:3.x`, an installed `python3.X`); the CI files' Python
+ * ({@link ciPythonVersions}: `.github/workflows/*.yml`, `.travis.yml`, `.circleci/config.yml`):
+ * the most frequent minor (ties: the older), counting only the files that name the folder when
+ * some do (a monorepo's other
  * projects have their own Pythons); `python_requires` of the `setup.py`/`setup.cfg`/
  * `pyproject.toml` in the folder chain and of `requirementFiles` that are a `setup.py`.
  * Files that cannot be read (a partial clone's missing blob) are passed over.
@@ -264,6 +274,7 @@ async function ciEvidence(
   const files = [
     ...(await ls(mirror, commit, '.github/workflows')).filter((p) => /\.ya?ml$/.test(p)),
     ...(await ls(mirror, commit, '')).filter((p) => p === '.travis.yml'),
+    ...(await ls(mirror, commit, '.circleci')).filter((p) => /\/config\.ya?ml$/.test(p)),
   ];
   const found: { path: string; versions: string[]; names: boolean }[] = [];
   for (const path of files) {

@@ -39,6 +39,11 @@ describe('evidence readers', () => {
     ]);
     expect(ciPythonVersions('language: python\npython:\n  - "3.6"\n')).toEqual([]);
     expect(ciPythonVersions('python: 3.6  # travis\n')).toEqual(['3.6']);
+    // CircleCI: an image, and a command parameter's default (Magma 2021)
+    expect(ciPythonVersions('    docker:\n      - image: cimg/python:3.7.4\n')).toEqual(['3.7']);
+    const circle =
+      '      set_version:\n        parameters:\n          python_version:\n            description: Valid Python version\n            type: string\n            default: "3.7.0"\n';
+    expect(ciPythonVersions(circle)).toEqual(['3.7']);
     // an expression or another tool's version is no Python
     expect(ciPythonVersions('python-version: ${{ env.PY }}\ngo-version: 1.18\n')).toEqual([]);
   });
