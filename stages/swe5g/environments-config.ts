@@ -28,12 +28,13 @@ export const environmentsSchema = z.strictObject({
     .strictObject({
       go: z.string().default('golang:{version}-bookworm'),
       'c-meson': z.string().default('debian:bookworm'),
-      python: z.string().default('debian:bookworm'),
+      /** `{suite}` becomes the era's Debian suite (python_era). */
+      python: z.string().default('debian:{suite}'),
     })
     .default({
       go: 'golang:{version}-bookworm',
       'c-meson': 'debian:bookworm',
-      python: 'debian:bookworm',
+      python: 'debian:{suite}',
     }),
   /**
    * `registry`: always the images above (pulled when absent); `offline`: always the offline base
@@ -55,6 +56,50 @@ export const environmentsSchema = z.strictObject({
       go_image: 'telebench-go:{go}',
       rootfs_dir: '/var/cache/telebench-rootfs-bookworm',
       suite: 'bookworm',
+    }),
+  /**
+   * The interpreter and pins of each Python environment commit's era (issue 31, registry entries
+   * with `environment.python`; docs/environments.md, "The interpreter and the pins of the era").
+   */
+  python_era: z
+    .strictObject({
+      /**
+       * `era`: the base's Debian suite is chosen per environment commit from the repository's
+       * evidence (`.python-version`, a Dockerfile, the CI workflows, `python_requires`), else by
+       * the commit date; `base`: always the configured base (before issue 31).
+       */
+      interpreter: z.enum(['era', 'base']).default('era'),
+      /**
+       * `era`: requirements resolve to what PyPI had at the era date (uv's `--exclude-newer`);
+       * `latest`: pip takes the newest release a specifier allows (before issue 31).
+       */
+      pins: z.enum(['era', 'latest']).default('era'),
+      /** Era date: the last change of the requirement files (`requirements`) or the commit's own. */
+      pins_date: z.enum(['requirements', 'commit']).default('requirements'),
+      /**
+       * Debian suites the offline base can be made from, with their Python `major.minor`
+       * (buster, 3.7, is archived: deb.debian.org no longer serves it).
+       */
+      suites: z
+        .record(z.string().regex(/^[a-z]+$/), z.string().regex(/^3\.\d+$/))
+        .default({ bullseye: '3.9', bookworm: '3.11' }),
+      /** Offline rootfs image and debootstrap folder of a suite other than `offline.suite`. */
+      rootfs_image: z.string().default('telebench-rootfs:{suite}'),
+      rootfs_dir: z.string().default('/var/cache/telebench-rootfs-{suite}'),
+      /** The uv requirement installed apart (`/opt/telebench/uv`) to resolve the era pins. */
+      uv: z
+        .string()
+        .regex(/^uv==[0-9][0-9.]*$/, 'uv==<version>')
+        .default('uv==0.13.9'),
+    })
+    .default({
+      interpreter: 'era',
+      pins: 'era',
+      pins_date: 'requirements',
+      suites: { bullseye: '3.9', bookworm: '3.11' },
+      rootfs_image: 'telebench-rootfs:{suite}',
+      rootfs_dir: '/var/cache/telebench-rootfs-{suite}',
+      uv: 'uv==0.13.9',
     }),
   /** Prefix of the image names (`telebench-base:<hash>`, `telebench-env:...`, `telebench-instance:...`). */
   image_prefix: z

@@ -162,6 +162,15 @@ export const pythonEnvironmentSchema = z.strictObject({
         .default('grpcio-tools==1.49.1'),
     })
     .optional(),
+  /**
+   * The Python `major.minor` the entry's environments use (`'3.9'`), over what the repository's
+   * evidence says (swe5g.environments.python_era); the base is the configured suite with the
+   * oldest Python at or above it.
+   */
+  interpreter: z
+    .string()
+    .regex(/^3\.\d+$/, "a Python major.minor such as '3.9'")
+    .optional(),
   /** Folders put on the interpreter's path (a `.pth` file) as package roots, in this order. */
   roots: z.array(repoRelative).default([]),
 });

@@ -13,6 +13,7 @@ import {
   rmSync,
   cpSync,
   mkdtempSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +57,42 @@ export function aptMirror(root = '/etc/apt'): string {
     if (m?.[1]) return m[1];
   }
   return 'http://deb.debian.org/debian';
+}
+
+/**
+ * Makes sure the Debian rootfs image `image` of `suite` exists: debootstrap (`--variant=minbase`,
+ * from {@link aptMirror}) into `dir` unless it holds one, then `FROM scratch` + the folder as a tar.
+ * Used for the offline base and for the Python era's other suites (bullseye beside bookworm).
+ * @returns whether it was built
+ * @throws Error from debootstrap, tar or the build (callers wrap it: `offline_base_failed`)
+ */
+export async function ensureRootfs(
+  docker: DockerClient,
+  opts: { image: string; dir: string; suite: string; force?: boolean; log?: (l: string) => void },
+): Promise<{ built: boolean }> {
+  const log = opts.log ?? (() => undefined);
+  if (!opts.force && (await docker.hasImage(opts.image))) return { built: false };
+  if (opts.force || !existsSync(join(opts.dir, 'bin'))) {
+    const mirror = aptMirror();
+    log(`debootstrap --variant=minbase ${opts.suite} ${opts.dir} ${mirror}`);
+    rmSync(opts.dir, { recursive: true, force: true });
+    mkdirSync(opts.dir, { recursive: true });
+    await zx().$({
+      quiet: true,
+    })`debootstrap --variant=minbase ${opts.suite} ${opts.dir} ${mirror}`;
+  }
+  const ctx = mkdtempSync(join(tmpdir(), 'telebench-rootfs-'));
+  try {
+    log(`packing ${opts.dir} into ${opts.image}`);
+    await zx().$({
+      quiet: true,
+    })`tar -C ${opts.dir} --exclude=./proc/* --exclude=./sys/* --exclude=./dev/* -cf ${join(ctx, 'rootfs.tar')} .`;
+    writeFileSync(join(ctx, 'Dockerfile'), 'FROM scratch\nADD rootfs.tar /\nCMD ["bash"]\n');
+    await docker.build(ctx, opts.image, { 'telebench.layer': 'os', 'telebench.suite': opts.suite });
+  } finally {
+    rmSync(ctx, { recursive: true, force: true });
+  }
+  return { built: true };
 }
 
 /** The host's Go toolchain, or why there is none usable. */
@@ -110,30 +147,14 @@ export async function ensureOfflineBase(
   const goImage = opts.goImage.replace('{go}', hg.version);
   const work = mkdtempSync(join(tmpdir(), 'telebench-base-'));
   try {
-    if (opts.force || !(await docker.hasImage(opts.rootfsImage))) {
-      if (opts.force || !existsSync(join(opts.rootfsDir, 'bin'))) {
-        const mirror = aptMirror();
-        log(`debootstrap --variant=minbase ${opts.suite} ${opts.rootfsDir} ${mirror}`);
-        rmSync(opts.rootfsDir, { recursive: true, force: true });
-        mkdirSync(opts.rootfsDir, { recursive: true });
-        await zx().$({
-          quiet: true,
-        })`debootstrap --variant=minbase ${opts.suite} ${opts.rootfsDir} ${mirror}`;
-      }
-      const ctx = join(work, 'rootfs');
-      mkdirSync(ctx);
-      log(`packing ${opts.rootfsDir} into ${opts.rootfsImage}`);
-      await zx().$({
-        quiet: true,
-      })`tar -C ${opts.rootfsDir} --exclude=./proc/* --exclude=./sys/* --exclude=./dev/* -cf ${join(ctx, 'rootfs.tar')} .`;
-      const { writeFileSync } = await import('node:fs');
-      writeFileSync(join(ctx, 'Dockerfile'), 'FROM scratch\nADD rootfs.tar /\nCMD ["bash"]\n');
-      await docker.build(ctx, opts.rootfsImage, {
-        'telebench.layer': 'os',
-        'telebench.suite': opts.suite,
-      });
-      built.push(opts.rootfsImage);
-    }
+    const r = await ensureRootfs(docker, {
+      image: opts.rootfsImage,
+      dir: opts.rootfsDir,
+      suite: opts.suite,
+      force: opts.force ?? false,
+      log,
+    });
+    if (r.built) built.push(opts.rootfsImage);
     if (opts.force || !(await docker.hasImage(goImage))) {
       const ctx = join(work, 'go');
       mkdirSync(ctx);
@@ -143,7 +164,6 @@ export async function ensureOfflineBase(
         verbatimSymlinks: true,
         filter: (src) => !/^\/(test|doc|misc)$/.test(src.slice(hg.goroot.length)),
       });
-      const { writeFileSync } = await import('node:fs');
       const caFile = '/etc/ssl/certs/ca-certificates.crt';
       if (existsSync(caFile)) cpSync(caFile, join(ctx, 'ca-certificates.crt'));
       else writeFileSync(join(ctx, 'ca-certificates.crt'), '');

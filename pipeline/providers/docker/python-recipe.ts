@@ -23,7 +23,18 @@ export interface PythonEnvSpec {
    * an intercepting proxy; not part of the image name.
    */
   caBundle?: string;
+  /**
+   * Era pins (issue 31): the requirements are installed by uv (`uv pip install --system`) with
+   * `--exclude-newer <date>`, so a requirement without an upper pin resolves to what PyPI had
+   * then, build dependencies of sdists (setuptools) included; `exempt` are project names taken
+   * without the date (a registry override's `use` pin, chosen for this image's Python). Absent:
+   * pip, newest releases (the recipe text as before).
+   */
+  era?: { excludeNewer: string; exempt: string[]; uv: string };
 }
+
+/** Where uv is installed, apart from the project's packages (only with era pins). */
+export const PY_UV_DIR = '/opt/telebench/uv';
 
 /** `s` as one single-quoted POSIX shell word. */
 const shq = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -51,7 +62,15 @@ export function pythonEnvLines(
     lines.push('COPY host-ca.crt /tmp/telebench-ca.crt');
     pip = `PIP_CERT=/tmp/telebench-ca.crt ${pip}`;
   }
-  if (hasRequirements)
+  if (hasRequirements && py.era) {
+    const ca = py.caBundle ? 'SSL_CERT_FILE=/tmp/telebench-ca.crt ' : '';
+    const exempt = py.era.exempt.map((n) => ` --exclude-newer-package ${shq(`${n}=false`)}`);
+    lines.push(
+      'COPY requirements.txt /tmp/requirements.txt',
+      `RUN ${pip} --target ${PY_UV_DIR} ${shq(py.era.uv)}`,
+      `RUN ${ca}UV_NO_CACHE=1 PYTHONPATH=${PY_UV_DIR} ${PY_UV_DIR}/bin/uv pip install --system --break-system-packages --python python3 --exclude-newer ${shq(py.era.excludeNewer)}${exempt.join('')} -r /tmp/requirements.txt && rm /tmp/requirements.txt`,
+    );
+  } else if (hasRequirements)
     lines.push(
       'COPY requirements.txt /tmp/requirements.txt',
       `RUN ${pip} -r /tmp/requirements.txt && rm /tmp/requirements.txt`,

@@ -37,7 +37,8 @@ import { filesOfPatch } from '../resolve/packages.js';
 import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
 import { checkImageContract } from '../../../pipeline/providers/docker/contract.js';
 import { executorPreflight, pushLayers } from '../executors.js';
-import { hostGo } from '../../../pipeline/providers/docker/offline-base.js';
+import { ensureRootfs, hostGo } from '../../../pipeline/providers/docker/offline-base.js';
+import { pythonEraOf, type InterpreterChoice } from './python-era.js';
 import { exportCleanRepo, fileAt } from '../../../pipeline/providers/git/repo.js';
 import { lazy } from '../../../pipeline/lazy.js';
 import type { KeyValue } from '../../../pipeline/store/store.js';
@@ -78,6 +79,10 @@ export interface Built {
   python_env?: {
     requirements: number;
     overrides: { from: string; to: string | null; reason: string }[];
+    /** The era's base (python_era `interpreter: era`): suite, its Python, the evidence. */
+    interpreter?: InterpreterChoice;
+    /** The era pins' date (uv `--exclude-newer`, python_era `pins: era`). */
+    exclude_newer?: string;
   };
   /**
    * C with a registry `environment`: the env layer's kept build (environment commit, subprojects
@@ -179,11 +184,16 @@ export async function resolveBaseFrom(
   bc: BuildContext,
   recipe: RecipeName,
   version: string,
+  suite?: string,
 ): Promise<string> {
   const s = bc.settings;
   const goMinor = (/^(\d+\.\d+)/.exec(version)?.[1] ?? version) || 'latest';
-  const registryImage = s.base_images[recipe].replace('{version}', goMinor);
+  const registryImage = s.base_images[recipe]
+    .replace('{version}', goMinor)
+    .replace('{suite}', suite ?? s.offline.suite);
   const offlineImage = async (): Promise<string> => {
+    // a Python era's other suite: its own rootfs, made here when missing (debootstrap, minutes)
+    if (suite && suite !== s.offline.suite) return eraRootfs(bc, suite);
     let name = s.offline.rootfs_image;
     if (recipe === 'go') {
       const hg = await hostGo();
@@ -226,6 +236,35 @@ export async function resolveBaseFrom(
   }
   bc.log?.(`${registryImage} not pullable (${pulled.error}); using the offline base`);
   return offlineImage();
+}
+
+const eraRootfsBuilds = new Map<string, Promise<string>>();
+
+/**
+ * The offline rootfs image of a Python era's suite (python_era `rootfs_image`), built once per
+ * process when missing ({@link ensureRootfs}: debootstrap from the host's apt mirror).
+ * @throws TelebenchError `offline_base_failed` (infra) when debootstrap or the build fails
+ */
+function eraRootfs(bc: BuildContext, suite: string): Promise<string> {
+  const e = bc.settings.python_era;
+  const image = e.rootfs_image.replace('{suite}', suite);
+  let p = eraRootfsBuilds.get(image);
+  if (!p) {
+    const dir = e.rootfs_dir.replace('{suite}', suite);
+    p = ensureRootfs(bc.docker, { image, dir, suite, ...(bc.log ? { log: bc.log } : {}) }).then(
+      () => image,
+      (err: unknown) => {
+        eraRootfsBuilds.delete(image);
+        throw new TelebenchError(
+          'offline_base_failed',
+          `building the ${suite} rootfs ${image} failed: ${(err as Error).message}`,
+          { tier: 'infra', cause: err, context: { suite, image } },
+        );
+      },
+    );
+    eraRootfsBuilds.set(image, p);
+  }
+  return p;
 }
 
 /**
@@ -343,8 +382,13 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   const mirror = mirrorPath(bc.stateDir, res.repo);
   const module_dir = res.registry_id.includes(':') ? res.registry_id.split(':')[1]! : '';
   if (s.executor === 'local') return buildLocal(res, bc, recipe, mirror, module_dir);
-  const from = await resolveBaseFrom(bc, recipe, res.version);
   const spec = bc.registry?.get(res.registry_id)?.environment;
+  const py = recipe === 'python' ? spec?.python : undefined;
+  // the interpreter and pins of the environment commit's era (issue 31, python-era.ts)
+  const era = py
+    ? await pythonEraOf(mirror, res.environment_setup_commit, module_dir, py, s.python_era)
+    : undefined;
+  const from = await resolveBaseFrom(bc, recipe, res.version, era?.interpreter?.suite);
   // a Go entry with cgo gets its C compiler (registry `environment.cgo`, docs/environments.md)
   const cgo = recipe === 'go' && spec?.cgo === true;
   const packages = spec
@@ -357,7 +401,6 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   // env: dependency files at the environment commit (Go: and after the fix, when it bumps go.mod)
   const depFiles: Record<string, string> = {};
   if (recipe === 'go') Object.assign(depFiles, await goDepFiles(mirror, res, module_dir));
-  const py = recipe === 'python' ? spec?.python : undefined;
   let pyReqs: PythonRequirements | undefined;
   if (py) {
     pyReqs = await pythonRequirements(mirror, res.environment_setup_commit, py);
@@ -380,7 +423,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     goModCache,
     cBuild: cEnv?.spec,
     goWarm,
-    python: py && pythonEnvSpec(py),
+    python: py && pythonEnvSpec(py, era?.exclude_newer, s.python_era.uv),
     ...(recipe === 'python' && monoTree ? { tree: { source: envRepo, key: envTreeKey(res) } } : {}),
   });
   const repoInEnv = cEnv?.spec.source ?? (monoTree ? envRepo : undefined);
@@ -469,6 +512,8 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
           python_env: {
             requirements: pyReqs.text.split('\n').filter(Boolean).length,
             overrides: pyReqs.applied,
+            ...(era?.interpreter ? { interpreter: era.interpreter } : {}),
+            ...(era?.exclude_newer ? { exclude_newer: era.exclude_newer } : {}),
           },
         }
       : {}),

@@ -151,13 +151,25 @@ const DEBIAN_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 
 /**
  * The env layer's part of a registry `environment.python` (recipes' `PythonEnvSpec`): the package
- * roots, the grpcio-tools requirement when it has protos, and the host CA bundle for pip.
+ * roots, the grpcio-tools requirement when it has protos, the host CA bundle for pip, and with
+ * `excludeNewer` the era pins (uv `--exclude-newer`; the overrides' `use` pins exempt: they were
+ * chosen by hand, for an interpreter, whatever their upload date).
+ * @param excludeNewer ISO 8601 UTC date of the era pins (python-era.ts `eraDate`); absent: pip
+ * @param uv the uv requirement (`uv==0.13.9`)
  */
-export function pythonEnvSpec(py: PythonEnvironment): PythonEnvSpec {
+export function pythonEnvSpec(
+  py: PythonEnvironment,
+  excludeNewer?: string,
+  uv = 'uv==0.13.9',
+): PythonEnvSpec {
   const ca = hostCaBundle();
+  const exempt = py.overrides
+    .filter((o) => o.use !== undefined)
+    .map((o) => normalizedName(requirementName(o.use!) ?? o.name));
   return {
     roots: py.roots,
     ...(py.protos ? { protocTool: py.protos.tool } : {}),
     ...(ca ? { caBundle: ca } : {}),
+    ...(excludeNewer ? { era: { excludeNewer, exempt: [...new Set(exempt)].sort(), uv } } : {}),
   };
 }

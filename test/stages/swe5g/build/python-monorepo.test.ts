@@ -39,7 +39,14 @@ describe('Python monorepo folder with environment.python', () => {
     const registry = new Map([[PY_MONO_ID, PY_MONO_ENTRY]]);
     const built = await buildInstanceImages(res, { docker, settings, stateDir, registry });
     expect(built.module_dir).toBe('app/python/fxlib/ping');
-    expect(built.python_env).toEqual({ requirements: 1, overrides: [] });
+    // the era (issue 31): a 2024 commit naming no Python gets Debian stable's then (bookworm),
+    // and its pins are PyPI's at the setup.py commit
+    expect(built.python_env).toMatchObject({
+      requirements: 1,
+      overrides: [],
+      interpreter: { suite: 'bookworm', python: '3.11', evidence: [{ source: 'date' }] },
+      exclude_newer: '2024-05-01T10:00:00Z',
+    });
 
     // in the image: the installed runtime, the generated module from the base commit's proto,
     // both roots of the namespace package, and a clean /testbed (generated code lives outside)
