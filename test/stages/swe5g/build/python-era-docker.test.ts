@@ -4,7 +4,9 @@
  * `markupsafe.soft_unicode`) builds on the bullseye base (Python 3.9, debootstrapped once per
  * machine and kept by name) with MarkupSafe as PyPI had it at the commit (uv `--exclude-newer`),
  * and validates. The old behaviour (the configured bookworm base, pip's newest releases) stops at
- * the parent, and so does either half alone: each half is needed.
+ * the parent. (Either half alone stops there too, `soft_unicode` without the era pins, `loop=`
+ * without the era interpreter: run once when this was built; left out of the suite for CI time,
+ * each is two more image builds and a validation.)
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -80,15 +82,13 @@ describe('Python environment of the commit era', () => {
     ]);
   });
 
-  it('the old behaviour (bookworm, newest pins) stops at the parent, and so does each half alone', async () => {
+  it('the old behaviour (bookworm, newest pins) stops at the parent', async () => {
     const cases = [
       ['old', { interpreter: 'base', pins: 'latest' }, /cannot import name 'soft_unicode'/],
-      ['interp', { pins: 'latest' }, /cannot import name 'soft_unicode'/],
-      ['pins', { interpreter: 'base' }, /unexpected keyword argument 'loop'/],
     ] as const;
     for (const [name, pythonEra, why] of cases) {
       const { built, v, logs } = await run(name, pythonEra);
-      expect(built.toolchain, name).toMatch(name === 'interp' ? /^python 3\.9/ : /^python 3\.11/);
+      expect(built.toolchain, name).toMatch(/^python 3\.11/);
       expect(v, name).toBeInstanceOf(SkipItem);
       const skip = v as SkipItem;
       expect(skip.code, name).toBe('p2p_fails_at_parent');
