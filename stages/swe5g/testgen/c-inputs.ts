@@ -24,8 +24,11 @@ export interface CParam {
 /** One guarded value: the argument path (`p->gnb_id`) and the C expression it is set to. */
 export interface BadValue {
   path: string;
-  /** `null` (memset to zero), `max` (the largest value of its type), or a C expression. */
-  value: 'null' | 'max' | { expr: string };
+  /**
+   * `null` (memset to zero), `max` (the largest value of its type), `truthy` (a pointer at a
+   * zeroed block, any other type 1: c-preconditions.ts), or a C expression.
+   */
+  value: 'null' | 'max' | 'truthy' | { expr: string };
   /** Where it came from, for the record (`p->len > 16`). */
   from: string;
 }
@@ -83,7 +86,8 @@ export function pathOf(n: Node | null): string | null {
   return null;
 }
 
-const rootOf = (path: string): string => /^\w+/.exec(path)![0];
+/** The parameter an argument path starts from (`p` of `p->a.b`). */
+export const rootOf = (path: string): string => /^\w+/.exec(path)![0];
 
 /**
  * The paths the function dereferences through a parameter (`A` of every `A->f`, `A[i]`, `*A`),
@@ -130,7 +134,7 @@ const INVERT: Record<string, string> = {
 const SWAP: Record<string, string> = { '<': '>', '>': '<', '<=': '>=', '>=': '<=' };
 
 /** True for an expression the test can spell: numbers, macros, sizeof, argument paths. */
-function constantLike(n: Node, params: Set<string>): boolean {
+export function constantLike(n: Node, params: Set<string>): boolean {
   if (n.type === 'sizeof_expression') return true;
   if (n.type === 'number_literal' || n.type === 'char_literal' || n.type === 'null') return true;
   if (n.type === 'identifier') return /^[A-Z_][A-Z0-9_]*$/.test(n.text) || params.has(n.text);

@@ -22,6 +22,7 @@ import { listFunctions, type FixSite } from './patterns.js';
 import type { GeneratedFile, ReadRepoFile } from './emit.js';
 import { badValues, cParams, dereferencedPaths, type BadValue } from './c-inputs.js';
 import { mesonRegistration, mesonTargetOf } from './c-target.js';
+import { assertedValues } from './c-preconditions.js';
 
 /** Bytes of each zeroed block an argument or a dereferenced pointer points at. */
 export const BLOCK_BYTES = 1 << 20;
@@ -65,7 +66,9 @@ function setLine(v: BadValue, argOf: Map<string, string>): string {
       ? `memset(&(${lv}), 0, sizeof(${lv}))`
       : v.value === 'max'
         ? `(${lv}) = F2P_MAX(${lv})`
-        : `(${lv}) = (__typeof__(${lv}))(${v.value.expr.replace(/\b\w+\b/g, (w) => argOf.get(w) ?? w)})`;
+        : v.value === 'truthy'
+          ? `F2P_TRUTHY(${lv})`
+          : `(${lv}) = (__typeof__(${lv}))(${v.value.expr.replace(/\b\w+\b/g, (w) => argOf.get(w) ?? w)})`;
   return `    ${how}; /* ${v.from.replace(/\*\//g, '* /').replace(/\s+/g, ' ')} */`;
 }
 
@@ -98,6 +101,10 @@ function programText(
 /* points a pointer lvalue at a fresh zeroed block (left alone when it is not pointer-sized) */
 #define F2P_POINT(lv) do { void *f2p_p = f2p_block(); \\
     if (sizeof(lv) == sizeof f2p_p) memcpy(&(lv), &f2p_p, sizeof f2p_p); } while (0)
+
+/* a value that is not zero: a pointer at a fresh zeroed block, any other type 1 (lowest byte) */
+#define F2P_TRUTHY(lv) do { if (__builtin_classify_type(lv) == 5) F2P_POINT(lv); \\
+    else { unsigned char f2p_one = 1; memset(&(lv), 0, sizeof(lv)); memcpy(&(lv), &f2p_one, 1); } } while (0)
 
 static unsigned char f2p_mem[${blocks}][${BLOCK_BYTES}] __attribute__((aligned(64)));
 static int f2p_used;
@@ -219,11 +226,22 @@ export async function cDirectCall(
       return `    ${p.type} ${v} = ${isNull ? 'NULL' : `(${p.type})f2p_block()`};`;
     });
     const pointed = derefs.filter((p) => p.includes('->') || p.includes('.'));
-    const blocks = ps.params.filter((p) => p.pointers > 0).length + pointed.length;
+    // the assertions the fixed function keeps, met unless the fix's own values set that path
+    const pre = assertedValues(fn.body, names).filter(
+      (a) =>
+        !values.some((v) => v.path === a.path) &&
+        !nulls.some((n) => under(a.path, n)) &&
+        !(a.value === 'truthy' && ps.params.some((p) => p.name === a.path && p.pointers > 0)),
+    );
+    const blocks =
+      ps.params.filter((p) => p.pointers > 0).length +
+      pointed.length +
+      pre.filter((a) => a.value === 'truthy').length;
     if (blocks > MAX_BLOCKS)
       return fail('too_many_pointers', `${site.function} needs ${blocks} blocks (> ${MAX_BLOCKS})`);
     const sets = [
       ...pointed.map((p) => `    F2P_POINT(${lvalue(p, argOf)});`),
+      ...pre.map((a) => setLine(a, argOf)),
       ...values
         .filter((v) => !names.has(v.path) || v.value !== 'null')
         .map((v) => setLine(v, argOf)),

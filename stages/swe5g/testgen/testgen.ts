@@ -39,7 +39,8 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   // 7: Python Strategy A calls with the fix's crash-triggering input (py-direct-call.ts) and fails
   //    only on the crash it prevents; the LLM-written test for C and Python too (llm-layout.ts)
   // 8: C host checks get the meson subprojects from the mirrors (c-subprojects.ts) and build only
-  //    the f2p tests' executables: every Open5GS direct call had read "does not compile"
+  //    the f2p tests' executables: every Open5GS direct call had read "does not compile"; a C
+  //    direct call meets the function's own assertions (c-preconditions.ts)
   version: 8,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),

@@ -111,6 +111,32 @@ describe('C Strategy A: direct call in a forked child', () => {
     });
   });
 
+  it("meets the function's own assertions (a length, n > K and n == K in one, a pointer field) so the call reaches the guard; a no-op still fails", async () => {
+    // Open5GS's ogs_kdf_kamf aborted on ogs_assert(abba_len) with zeroed inputs at the fix commit
+    const fn = (guard: string): string => `#define ogs_assert(e) assert(e)
+int ngap_fill(const ngsetup_t *req, size_t len, int count, int kind, gnb_id_t *ctx)
+{
+    ogs_assert(len);
+    assert(count > 2 && kind == 7);
+    assert(ctx->value != NULL);
+${guard}    return (int)strlen(req->gnb_id->value) + (int)len + count + kind + (int)strlen(ctx->value);
+}
+`;
+    const { repo, gen } = await generated(
+      fn(''),
+      fn('    if (req->gnb_id == NULL)\n        return -1;\n'),
+    );
+    expect(gen.testgen.strategy, gen.testgen.strategy_reason).toBe('A');
+    const patch = gen.testgen.f2p_test_patch;
+    expect(patch).toMatch(/F2P_TRUTHY\(f2p_a1\); \/\* len/);
+    expect(patch).toMatch(/\(f2p_a2\) = \(__typeof__\(f2p_a2\)\)\(\(2\) \+ 1\)/);
+    expect(patch).toMatch(/\(f2p_a3\) = \(__typeof__\(f2p_a3\)\)\(7\)/);
+    expect(patch).toMatch(/F2P_TRUTHY\(f2p_a4->value\)/);
+    const id = gen.testgen.FAIL_TO_PASS[0]!;
+    const noop = fn('    if (req->gnb_id == NULL) { }\n');
+    expect(await statusOn(repo, patch, id, PRE + noop)).toEqual({ build: false, status: 'failed' });
+  });
+
   it('the audit no-op mutant of the gold is graded failed by the A test', async () => {
     const { repo, r, gen } = await generated(NULL_PARENT, NULL_GOLD);
     const mutants = await generateMutants(
