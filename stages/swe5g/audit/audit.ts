@@ -195,7 +195,9 @@ export function auditSettings(cfg: HasSwe5g): AuditSettings {
 export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   name: 'swe5g.audit',
   // 2: empty_body only where the guard body refuses the bad value (not `X != nil && ...`)
-  version: 2,
+  // 3: every kind of fix site gets mutants (a comparison or expression in an `if`), not only null
+  //    checks: a text-strength test of `OGS_OK != f(...)` had no audit at all (Open5GS PR 2806)
+  version: 3,
   // swe5g.statement first: an instance completed by a model-written statement is audited too
   needs: ['swe5g.validate', 'swe5g.statement'],
   description:

@@ -307,7 +307,9 @@ export async function generateMutants(
   const trees: { delete(): void }[] = [];
   try {
     for (const f of files) {
-      const mine = sites.filter((s) => s.file === f.path && s.pattern.kind === 'null_check');
+      // every kind of site (a null check, a comparison `OGS_OK == f(...)`, an expression): the
+      // mutants copy the guard's condition, so a text-counting test of any site is audited
+      const mine = sites.filter((s) => s.file === f.path);
       if (!f.language || f.fixSource === null || mine.length === 0) continue;
       const tree = await parseSource(f.language, f.fixSource);
       trees.push(tree);
@@ -342,7 +344,7 @@ function mutantOf(
     return na(
       siteCount === 0
         ? 'the gold patch has no Strategy B fix site'
-        : `no guard: ${none.map((n) => n.why).join('; ') || 'no null-check fix site'}`,
+        : `no guard: ${none.map((n) => n.why).join('; ') || 'no fix site in an if condition'}`,
     );
   const b = BUILDERS[kind];
   if (b.from === 'fix' && files.some((f) => f.fixSource === null))

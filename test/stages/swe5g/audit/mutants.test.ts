@@ -188,6 +188,55 @@ describe('audit mutants', () => {
     }
   });
 
+  it('a comparison site (not a null check) gets the mutants too: C, Go and Python', async () => {
+    // the real Open5GS shape (PR 2806): `if (OGS_OK != ogs_gtp2_paa_to_ip(...)) { ... return; }`
+    // added by the fix; its text-strength test had no audit ("no null-check fix site")
+    const cases: {
+      path: string;
+      language: SourceLanguage;
+      parent: string;
+      fix: string;
+      cond: RegExp;
+    }[] = [
+      {
+        path: 'src/s11.c',
+        language: 'c',
+        parent: 'int handle(sess_t *s)\n{\n    use(&s->ue_ip);\n    return 0;\n}\n',
+        fix: 'int handle(sess_t *s)\n{\n    if (OGS_OK != paa_to_ip(&s->paa, &s->ue_ip)) {\n        return -1;\n    }\n    use(&s->ue_ip);\n    return 0;\n}\n',
+        cond: /if \(OGS_OK != paa_to_ip\(&s->paa, &s->ue_ip\)\) \{\s*\}/,
+      },
+      {
+        path: 'p/h.go',
+        language: 'go',
+        parent: 'package p\n\nfunc Handle(s *Sess) int {\n\tuse(s.IP)\n\treturn 0\n}\n',
+        fix: 'package p\n\nfunc Handle(s *Sess) int {\n\tif len(s.IP) != 4 {\n\t\treturn -1\n\t}\n\tuse(s.IP)\n\treturn 0\n}\n',
+        cond: /if len\(s\.IP\) != 4 \{\s*\}/,
+      },
+      {
+        path: 'm/h.py',
+        language: 'python',
+        parent: 'def handle(s):\n    use(s.ip)\n    return 0\n',
+        fix: 'def handle(s):\n    if len(s.ip) != 4:\n        return -1\n    use(s.ip)\n    return 0\n',
+        cond: /if len\(s\.ip\) != 4:\s*\n\s*pass/,
+      },
+    ];
+    for (const c of cases) {
+      const { dir, mutants, sites } = await mutantsOf(c.path, c.language, c.parent, c.fix);
+      expect(sites.length, c.path).toBeGreaterThan(0);
+      expect(
+        sites.every((x) => x.pattern.kind !== 'null_check'),
+        c.path,
+      ).toBe(true);
+      const m = byKind(mutants);
+      const noop = await applied(dir, m.get('noop')!, c.path, c.language);
+      expect(noop, c.path).toMatch(c.cond);
+      await applied(dir, m.get('dead_code')!, c.path, c.language);
+      await applied(dir, m.get('inverted')!, c.path, c.language);
+      // the local rewrite needs a null check's operand
+      expect(m.get('via_local')!.not_applicable, c.path).toMatch(/no null check/);
+    }
+  });
+
   it('a must-reject mutant runs only the directories of FAIL_TO_PASS, graded on them alone', () => {
     const inst = {
       FAIL_TO_PASS: ['example.com/m/ngap::TestF2P'],
