@@ -61,7 +61,8 @@ export interface MineMirrorOptions {
   branch: string;
   /** True when `#N` in this repository cannot be an issue (issues are filed elsewhere). */
   issuesElsewhere: boolean;
-  /** Only commits committed at or after this date. */
+  /** Only what landed at or after this date (on the branch's first-parent line), with every
+   * commit of a PR merged then, whatever its own date. */
   since?: Date;
   /** At most this many PRs, newest first (0 or undefined: all). */
   maxPrs?: number;
@@ -129,7 +130,22 @@ export function findMirror(mirrorsDir: string, owner: string, name: string): str
 }
 
 /**
- * Every commit reachable from `ref` (within `since`), newest first (`--date-order`), proven whole:
+ * The exclusion that makes `ref`'s walk "what landed at or after `since`": `^B` with B the newest
+ * first-parent commit of `ref` committed before `since`, so a PR merged in the window keeps every
+ * commit of its branch whatever their dates (`git log --since` dropped a PR's own commits dated
+ * before the window: the PR at a release's cutoff came back with no commit messages and its merge
+ * time as `created_at`, a link input unlike a whole-history run's, and was redone by every stage
+ * on each refresh; issue 32). [] when nothing landed before `since` (the whole history).
+ */
+async function landedBefore(g: SimpleGit, ref: string, since: Date): Promise<string[]> {
+  const before = new Date(since.getTime() - 1000).toISOString();
+  const b = (await g.raw(['rev-list', '-1', '--first-parent', `--before=${before}`, ref])).trim();
+  return b ? [`^${b}`] : [];
+}
+
+/**
+ * Every commit reachable from `ref` (landed at or after `since`: {@link landedBefore}), newest
+ * first (`--date-order`), proven whole:
  * the records read are counted against `git rev-list --count` of the same range.
  * @throws TelebenchError `git_walk_short` (tier transient: a retry reads again) when fewer or more
  *   commits were read than git counts, with both counts, so a short read never becomes a smaller
@@ -141,7 +157,7 @@ async function walk(
   ref: string,
   since?: Date,
 ): Promise<WalkCommit[]> {
-  const range = [...(since ? [`--since=${since.toISOString()}`] : []), ref, '--'];
+  const range = [ref, ...(since ? await landedBefore(g, ref, since) : []), '--'];
   const args = ['log', '--date-order', '-z', '--format=%H%x1f%P%x1f%an%x1f%aI%x1f%cI%x1f%B'];
   const out = parseWalk(await g.raw([...args, ...range]));
   const expected = Number((await g.raw(['rev-list', '--count', ...range])).trim());

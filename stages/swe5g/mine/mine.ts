@@ -188,8 +188,9 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
   name: 'swe5g.mine',
   // 3: whole-history walk, patch-id matching, object_missing (issue 21); 4: a merge of main into
   // a branch is never a PR's merge; closed-unmerged PRs landed by a hand rebase (API + mirror);
-  // 5: git dates in UTC (`Z`), as the API's and the card's
-  version: 5,
+  // 5: git dates in UTC (`Z`), as the API's and the card's; 6: a `since` window keeps every commit
+  // of a PR merged in it (mirror-source.ts `landedBefore`), whatever the commits' own dates
+  version: 6,
   needs: [],
   description:
     'Lists merged PRs of each registry repository (GitHub REST, or a local git mirror) with base_commit, merge_commit and pr_head.',
