@@ -246,7 +246,7 @@ export async function runCommand(
     const again = flags.retryFailed && anyFailed;
     const resume = variant.resume ?? argv;
     process.stderr.write(
-      `${again ? 'items failed although --retry-failed was given: fix the cause their messages above name before running again; ' : ''}to resume: ${resume.map(shellQuote).join(' ')}\n`,
+      `${again ? 'items failed again although this run retried them (--retry-failed, which a refresh sets itself): fix the cause their messages above name before running again; ' : ''}to resume: ${resume.map(shellQuote).join(' ')}\n`,
     );
   }
   unlock();

@@ -162,7 +162,7 @@ describe('the resume hint runs as printed', () => {
     const again = selftestFromCheckout(state, '--retry-failed');
     expect(again.status).toBe(1);
     expect(again.stderr).toMatch(
-      /^items failed although --retry-failed was given: fix the cause their messages above name before running again; to resume: node bin\/telebench\.js run selftest /m,
+      /^items failed again although this run retried them \(--retry-failed, which a refresh sets itself\): fix the cause their messages above name before running again; to resume: node bin\/telebench\.js run selftest /m,
     );
 
     // the hint, run by a shell exactly as printed, in the folder where it was printed
