@@ -5,7 +5,7 @@
  */
 import { openState, resolveStateDir } from '../../../pipeline/state.js';
 import type { PredictionsFile } from './predictions.js';
-import { externalPrefix, gradeStage } from './stages.js';
+import { externalKey, externalPrefix, gradeStage, WINDOW_LEFT_KV } from './stages.js';
 
 /** Counts of one file's rows (every row once: graded, skipped, failed or not reached). */
 export interface FileTally {
@@ -22,6 +22,8 @@ export interface FileTally {
   failed: number;
   /** Planned but not finished in this run (a `--limit`, an interrupt). */
   pending: number;
+  /** Rows the date window (`--after`) left out, never graded. */
+  outside: number;
   /** resolved + unresolved. */
   graded: number;
 }
@@ -47,15 +49,18 @@ export function fileTally(
     skipMessages: [],
     failed: 0,
     pending: 0,
+    outside: 0,
     graded: 0,
   };
   const prefix = externalPrefix(read.digest);
   const state = openState(resolveStateDir(stateFlag), { mode: 'read' });
-  let seen = 0;
+  const seen = new Set<string>();
+  let left: ReadonlySet<string> = new Set();
   try {
+    left = new Set(state.store.get<string[]>(WINDOW_LEFT_KV, read.digest) ?? []);
     for (const it of state.store.items(gradeStage.name)) {
       if (!it.key.startsWith(prefix)) continue;
-      seen++;
+      seen.add(it.key);
       if (it.state === 'done') {
         if ((it.output as { resolved?: boolean } | null)?.resolved) t.resolved++;
         else t.unresolved++;
@@ -69,7 +74,13 @@ export function fileTally(
   } finally {
     state.close();
   }
-  t.pending += Math.max(0, t.rows - seen);
+  for (const r of read.rows)
+    if (
+      left.has(r.instance_id) &&
+      !seen.has(externalKey(read.digest, r.model_name_or_path, r.instance_id))
+    )
+      t.outside++;
+  t.pending += Math.max(0, t.rows - seen.size - t.outside);
   t.graded = t.resolved + t.unresolved;
   return t;
 }
@@ -92,6 +103,7 @@ export function tallyLine(t: FileTally): string {
       `${skips.reduce((n, [, k]) => n + k, 0)} skipped (${skips.map(([r, n]) => `${r}: ${n}`).join(', ')})`,
     );
   if (t.failed) parts.push(`${t.failed} failed`);
+  if (t.outside) parts.push(`${t.outside} outside the date window (--after), not graded`);
   if (t.pending) parts.push(`${t.pending} not graded yet`);
   const none = t.graded === 0 ? '; no row of this file was graded' : '';
   const why = t.skipMessages.map((m) => `\n  skipped: ${m}`).join('');

@@ -59,6 +59,14 @@ import {
   type SkillCheck,
 } from './skills.js';
 
+/**
+ * Key-value namespace of the instance ids of a predictions file's rows the date window left out
+ * (key = the file's sha256, value = string[]; written by the grade plan at each run, empty
+ * without a window), so the file's tally says "outside the date window" instead of "not graded
+ * yet" for them.
+ */
+export const WINDOW_LEFT_KV = 'swe5g.eval.window-left';
+
 /** Environment variable through which `telebench evaluate --predictions` names its file. */
 export const PREDICTIONS_ENV = 'TELEBENCH_PREDICTIONS_FILE';
 
@@ -664,8 +672,12 @@ export const gradeStage: Stage<GradeInput, GradeOutput, HasSwe5g> = defineStage<
           },
         };
       }
+      const left: string[] = [];
       for (const r of rows) {
-        if (outside(r.instance_id)) continue;
+        if (outside(r.instance_id)) {
+          left.push(r.instance_id);
+          continue;
+        }
         if (!within()) return;
         const key = externalKey(digest, r.model_name_or_path, r.instance_id);
         planned.add(key);
@@ -688,6 +700,8 @@ export const gradeStage: Stage<GradeInput, GradeOutput, HasSwe5g> = defineStage<
           },
         };
       }
+      // what the tally of `telebench evaluate` names as left out by the window (file-tally.ts)
+      ctx.kv.set(WINDOW_LEFT_KV, digest, left);
     }
     // rows of earlier predictions files stay planned (from their stored inputs), so grading a
     // second file, or a run without one, never orphans the first file's results; an instance

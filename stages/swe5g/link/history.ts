@@ -47,8 +47,9 @@ export function recordClosedUnmerged(
 
 /**
  * The PRs earlier runs of this state linked, by registry id and instance id: the `pr` of every
- * `swe5g.link` record (any state, orphaned included: a refresh orphans the PRs outside its window).
- * Records whose input has no `pr` (an unknown older shape) are passed over.
+ * `swe5g.link` record (any state, orphaned included: a refresh by an earlier version orphaned the
+ * PRs outside its window; inputs.ts `linkInputsOf` plans them again, which restores them). Records
+ * whose input has no `pr` (an unknown older shape) are passed over.
  */
 export function linkedBefore(store: StoreReader): Map<string, Map<string, MinedPR>> {
   const out = new Map<string, Map<string, MinedPR>>();

@@ -88,10 +88,14 @@ export interface LinkPlanContext {
 }
 
 /**
- * The link inputs of the PRs of one `swe5g.mine` output (in its order). Evidence and `other_prs`
- * are computed over the entry's whole history (this output's PRs, the ones earlier runs linked,
- * every closed-unmerged PR recorded), so they do not depend on the mining window; git-only PRs
- * take title and body from the issues file's PR rows when it has them. Pure.
+ * The link inputs of the entry's whole history the state holds: the PRs of one `swe5g.mine`
+ * output (in its order), then the ones earlier runs of the state linked that this output lacks
+ * (a refresh mines only its window: the earlier windows' PRs stay planned with the input they were
+ * linked with, so they stay done in every later stage instead of being orphaned, and `evaluate`
+ * from the state, a release and the solver runs see them). Evidence and `other_prs` are computed
+ * over that history (plus every closed-unmerged PR recorded), so they do not depend on the
+ * mining window; git-only PRs take title and body from the issues file's PR rows when it has
+ * them. Pure.
  */
 export function linkInputsOf(output: MineOutput, c: LinkPlanContext): LinkInput[] {
   const override = (pr: MinedPR): MinedPR => {
@@ -132,7 +136,7 @@ export function linkInputsOf(output: MineOutput, c: LinkPlanContext): LinkInput[
     const pr = { ...text, repo: output.repo, commit_messages: [], merge_commit: '' };
     note(u.number, evidenceOf(pr, c.issuesRepo, numbers, ownMax));
   }
-  return prs.map((pr) => {
+  return history.map((pr) => {
     const ev = evidence.get(pr.instance_id) ?? [];
     const others = new Set<number>();
     for (const e of ev)

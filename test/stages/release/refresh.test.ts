@@ -195,6 +195,8 @@ describe('telebench refresh (SWE-Bench 5G)', () => {
     // the cutoff is the latest merged_at mined, in UTC (the commit said +02:00)
     expect(v1.manifest.cutoff).toBe('2025-03-01T08:00:00.000Z');
     const atCutoff = records(id(OLD));
+    const outside = records(id(PRE));
+    expect(outside['swe5g.validate']).toMatchObject({ state: 'done' });
 
     for (const f of NEW) mergeFix(work, f);
     syncMirror(mirror);
@@ -207,6 +209,9 @@ describe('telebench refresh (SWE-Bench 5G)', () => {
     // the issues file changed
     for (const stage of STAGES) expect(ran(r, stage), stage).toBe(2);
     expect(records(id(OLD))).toEqual(atCutoff);
+    // the release's PR outside the window stays done in every stage (not orphaned), so evaluate
+    // from the state, the solver runs and the next release still see it
+    expect(records(id(PRE))).toEqual(outside);
     // a PR outside the window named by a new one is a PR, as a whole-history run reads it
     expect(linkedIssues(id(NEW[0]!))).toEqual([`fixture/${HISTORY_NAME}#11`]);
     expect(r.stdout).toContain('refreshed: swe-bench-5g 1.0.0 -> 1.1.0 (written)');

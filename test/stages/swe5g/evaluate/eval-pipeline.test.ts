@@ -29,6 +29,7 @@ import {
 import { collectAttempts, swe5gEvalMarkdown } from '../../../../stages/swe5g/evaluate/report.js';
 import { summarize } from '../../../../stages/swe5g/evaluate/metrics.js';
 import { readPredictions } from '../../../../stages/swe5g/evaluate/predictions.js';
+import { fileTally, tallyLine } from '../../../../stages/swe5g/evaluate/file-tally.js';
 import { AFTER_ENV } from '../../../../stages/swe5g/evaluate/window.js';
 import { buildFixture, type Fixture } from '../../../fixtures/repos/builder.js';
 import { ensureTestBase } from '../../../fixtures/repos/harness.js';
@@ -471,5 +472,39 @@ describe('swe5g-eval on a test-built repository with scripted models', () => {
     } finally {
       delete process.env[AFTER_ENV];
     }
+  });
+
+  it('--after DATE with a predictions file: the tally names the rows the window left out, not "not graded yet"', async () => {
+    const file = join(root, 'preds-window.jsonl');
+    writeFileSync(
+      file,
+      [
+        { instance_id: ID, model_name_or_path: 'late-model', model_patch: '' },
+        { instance_id: 'fixture__nope-2', model_name_or_path: 'late-model', model_patch: '' },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n',
+    );
+    process.env[PREDICTIONS_ENV] = file;
+    process.env[AFTER_ENV] = '2024-05-01';
+    try {
+      const r = await run(['swe5g.eval.grade'], config([], ['single']));
+      expect(r.exitCode).toBe(0);
+    } finally {
+      delete process.env[PREDICTIONS_ENV];
+      delete process.env[AFTER_ENV];
+    }
+    const read = readPredictions(file);
+    const t = fileTally(state.dir, file, read);
+    // the validated instance is outside the window: not graded, and said so; the unknown id is
+    // still an unknown instance (a window never hides a wrong id)
+    expect(t).toMatchObject({ rows: 2, graded: 0, outside: 1, pending: 0 });
+    expect(t.skipped).toEqual({ unknown_instance: 1 });
+    expect(state.store.item('swe5g.eval.grade', externalKey(read.digest, 'late-model', ID))).toBe(
+      undefined,
+    );
+    const line = tallyLine(t);
+    expect(line).toContain('1 outside the date window (--after), not graded');
+    expect(line).not.toContain('not graded yet');
   });
 });
