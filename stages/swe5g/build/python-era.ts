@@ -99,6 +99,43 @@ export function debianStablePython(dateIso: string): string {
 }
 
 /**
+ * The evidence {@link chooseInterpreter} decides by: the strongest evidence naming a version (else
+ * a `date` evidence with Debian stable's Python at `commitDate`), and the `python_requires`
+ * that may narrow the suites (none when the registry named the version: it is not narrowed).
+ */
+function decidingEvidence(
+  evidence: readonly PythonEvidence[],
+  commitDate: string,
+): { decided: PythonEvidence; req?: PythonEvidence } {
+  const named = EVIDENCE_ORDER.map((s) => evidence.find((e) => e.source === s && e.version)).find(
+    Boolean,
+  );
+  const decided: PythonEvidence = named ?? {
+    source: 'date',
+    said: `commit date ${commitDate}: Debian stable's Python then`,
+    version: debianStablePython(commitDate),
+  };
+  const req = evidence.find((e) => e.source === 'python_requires' && e.requires);
+  return { decided, ...(req && decided.source !== 'registry' ? { req } : {}) };
+}
+
+/**
+ * What {@link chooseInterpreter}'s suite and Python depend on besides the configured suites, as
+ * one comparable string: the wanted Python (`3.8`; Debian stable's at `commitDate` when no
+ * evidence names one) and the `python_requires` specifier that may narrow the suites. Two commits
+ * with equal keys get the same base whatever else their evidence's text says (`3.8` and `3.8.10`
+ * in `.python-version`, a CI file that gained a job), so resolve can tell whether an earlier
+ * commit's environment is the base's (`pythonEnvironmentCommit`).
+ * @param evidence what {@link pythonEvidence} found (or the registry's interpreter)
+ * @param commitDate ISO 8601 committer date of the commit the evidence was read at
+ * @returns JSON text `{"wanted":"3.8","requires":">=3.6"}` (`requires` absent when none narrows)
+ */
+export function interpreterKey(evidence: readonly PythonEvidence[], commitDate: string): string {
+  const { decided, req } = decidingEvidence(evidence, commitDate);
+  return JSON.stringify({ wanted: decided.version, requires: req?.requires });
+}
+
+/**
  * Picks the base for an environment: the wanted Python is the strongest version evidence's
  * (registry > `.python-version` > Dockerfile > CI workflow), else Debian stable's at the commit
  * date; the suites are narrowed by `python_requires` (unless the registry named the version, or
@@ -123,19 +160,11 @@ export function chooseInterpreter(
         tier: 'config',
       },
     );
-  const named = EVIDENCE_ORDER.map((s) => evidence.find((e) => e.source === s && e.version)).find(
-    Boolean,
-  );
-  const decided: PythonEvidence = named ?? {
-    source: 'date',
-    said: `commit date ${commitDate}: Debian stable's Python then`,
-    version: debianStablePython(commitDate),
-  };
+  const { decided, req } = decidingEvidence(evidence, commitDate);
   const wanted = decided.version!;
   const used: PythonEvidence[] = [decided];
   let pool = all;
-  const req = evidence.find((e) => e.source === 'python_requires');
-  if (req?.requires && decided.source !== 'registry') {
+  if (req?.requires) {
     const ok = all.filter(([, py]) => satisfiesRequires(py, req.requires!));
     if (ok.length > 0 && ok.length < all.length) {
       pool = ok;
@@ -321,6 +350,28 @@ export async function eraDate(
   return new Date(out).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/**
+ * The interpreter evidence of a Python entry at `commit`: the registry's
+ * `environment.python.interpreter` alone when it names one (it wins; nothing is read), else what
+ * {@link pythonEvidence} finds for `folder` and the entry's requirement files.
+ */
+export async function entryEvidence(
+  mirror: string,
+  commit: string,
+  folder: string,
+  py: { requirements: readonly string[]; interpreter?: string | undefined },
+): Promise<PythonEvidence[]> {
+  if (py.interpreter)
+    return [
+      {
+        source: 'registry',
+        said: `environment.python.interpreter: '${py.interpreter}'`,
+        version: py.interpreter,
+      },
+    ];
+  return pythonEvidence(mirror, commit, folder, py.requirements);
+}
+
 /** What {@link pythonEraOf} decided for one environment (the build record's part of it). */
 export interface PythonEra {
   /** The chosen base (absent with `interpreter: base`: the configured base, as before). */
@@ -350,15 +401,7 @@ export async function pythonEraOf(
 ): Promise<PythonEra> {
   const out: PythonEra = {};
   if (settings.interpreter === 'era') {
-    const evidence = py.interpreter
-      ? [
-          {
-            source: 'registry' as const,
-            said: `environment.python.interpreter: '${py.interpreter}'`,
-            version: py.interpreter,
-          },
-        ]
-      : await pythonEvidence(mirror, commit, folder, py.requirements);
+    const evidence = await entryEvidence(mirror, commit, folder, py);
     const date = await eraDate(mirror, commit, [], 'commit');
     out.interpreter = chooseInterpreter(settings.suites, evidence, date);
   }

@@ -2,7 +2,8 @@
  * `swe5g.resolve`: from a kept Candidate to a Resolved record: the fix diff
  * `base_commit..merge_commit` split into `patch` (source) and `test_patch` (test files, by path),
  * `environment_setup_commit` (Go: the commit that last set go.mod/go.sum; C: the commit that
- * last set the configure state after the version tag, c-configure.ts; else the base), `version` (go.mod `go` line, else the newest tag reaching the base)
+ * last set the configure state after the version tag, c-configure.ts; Python with registry
+ * requirement files: the commit that last set them, python-env-commit.ts; else the base), `version` (go.mod `go` line, else the newest tag reaching the base)
  * and `test_dirs` (the Go packages / C and Python source folders the fix touches, see packages.ts). Works on a bare mirror per repository in the
  * state folder (`<state>/git/<owner>+<name>.git`), cloned from a local mirror when
  * the mirrors folder has one (`swe5g.mining.mirrors_dir`, `$TELEBENCH_MIRRORS_DIR`, else
@@ -35,6 +36,7 @@ import { registryById, type RegistryEntry } from '../registry.js';
 import { entryReads } from './reads.js';
 import { configureStateCommit } from './c-configure.js';
 import { lastFirstParentChange } from './env-commit.js';
+import { pythonEnvironmentCommit, type PythonEnvFiles } from './python-env-commit.js';
 
 /** Local folder of the bare mirror of `owner/name` inside the state folder. */
 export function mirrorPath(stateDir: string, repo: string): string {
@@ -95,8 +97,17 @@ export async function goEnvironmentCommit(
   return out;
 }
 
+/** What {@link resolveCandidate} reads of a registry entry. */
+export type ResolveEntry = Pick<RegistryEntry, 'path' | 'language' | 'reads'> & {
+  /** A Python entry's requirement files and interpreter (its environment commit's rule). */
+  environment?: { python?: PythonEnvFiles | undefined } | undefined;
+};
+
 /**
  * Resolves one candidate against a mirror that holds both commits.
+ * @param entry the candidate's registry entry: what a monorepo folder reads (absent files), a
+ *   Python entry's requirement files (its environment commit); absent: the whole repository, and
+ *   a Python instance's environment commit is its base
  * @throws SkipItem `base_commit_mismatch` when `base_commit` is not the first parent of
  *   `merge_commit`; `empty_patch` when the fix changes no source file; `object_missing` when the
  *   mirror lacks files of `base_commit` a build or test may read (the list is in the detail;
@@ -106,7 +117,7 @@ export async function goEnvironmentCommit(
 export async function resolveCandidate(
   mirrorDir: string,
   cand: Candidate,
-  entry?: Pick<RegistryEntry, 'path' | 'language' | 'reads'>,
+  entry?: ResolveEntry,
 ): Promise<Resolved> {
   const merge = await commitInfo(mirrorDir, cand.merge_commit);
   if (merge.parents[0] !== cand.base_commit) {
@@ -143,6 +154,12 @@ export async function resolveCandidate(
     version = (goMod && goDirective(goMod)) ?? '';
     envCommit = await goEnvironmentCommit(mirrorDir, cand.base_commit, moduleDir);
   }
+  const py = entry?.environment?.python;
+  if (cand.language === 'python' && py) {
+    // the folder the build reads the era's evidence in (build.ts: the registry id's folder)
+    const folder = cand.registry_id.includes(':') ? cand.registry_id.split(':')[1]! : '';
+    envCommit = await pythonEnvironmentCommit(mirrorDir, cand.base_commit, folder, py);
+  }
   if (!version) {
     version = (await tagsReaching(mirrorDir, cand.base_commit))[0] ?? '';
     // C: the commit that last set the configure state after the version's tag (the tag when
@@ -162,7 +179,9 @@ export async function resolveCandidate(
     patch: split.patch,
     test_patch: split.test_patch,
     // Go: the commit that last set go.mod/go.sum (see goEnvironmentCommit), whose build cache
-    // the instances of that dependency state share. Python: the base commit. C: the commit that
+    // the instances of that dependency state share. Python: the commit that last set the
+    // registry's requirement files when its environment is the base's (python-env-commit.ts),
+    // else the base commit, whose env image the instances of that state share. C: the commit that
     // last set meson's configure state after the version tag (c-configure.ts), whose kept build
     // the instances of that configure state share.
     environment_setup_commit: envCommit,
@@ -183,8 +202,10 @@ export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
   // its version tag's commit; 4: a Go instance's is the commit that last set go.mod/go.sum (its
   // env layer's build cache is shared), and go.mod is read in the module's folder; 5: a
   // monorepo folder's absent files outside what it reads are listed, not object_missing; 6: a C
-  // instance's is the commit that last set meson's configure state after the version tag
-  version: 6,
+  // instance's is the commit that last set meson's configure state after the version tag; 7: a
+  // Python instance whose entry names requirement files gets the commit that last set them, when
+  // its environment (requirements, interpreter) is the base's (python-env-commit.ts)
+  version: 7,
   needs: ['swe5g.filter'],
   // the issue and PR text is not read here: a new problem statement does not re-resolve (issue 31)
   cacheKey: (c) => withoutIssueText(c),
