@@ -217,11 +217,16 @@ function goalLine(g: EnvironmentGoal, goal: number): string {
 /**
  * The report as Markdown ("Environments by project and year"): the table, then one goal line per
  * project; '' when no candidate reached the environment step.
+ * @param opts `heading` the Markdown heading marks (default `##`); `scope` what was counted
+ *   (default every candidate with a fail-to-pass test; `telebench plan` says its sample)
  */
-export function environmentReportMarkdown(r: EnvironmentReport, heading = '##'): string {
+export function environmentReportMarkdown(
+  r: EnvironmentReport,
+  opts: { heading?: string; scope?: string } = {},
+): string {
   if (r.rows.length === 0) return '';
   const lines = [
-    `${heading} Environments by project and year (swe5g.build of candidates with a fail-to-pass test)`,
+    `${opts.heading ?? '##'} Environments by project and year (swe5g.build of ${opts.scope ?? 'the candidates with a fail-to-pass test'})`,
     '',
     'Year: UTC year of the base commit. Success share = env built / (env built + env failed); losses of the instance layer or of the run (not the environment) are shown apart and left out of it.',
     '',

@@ -23,6 +23,7 @@ import {
 } from '../../../stages/swe5g/report-environments.js';
 import { envOutcome } from '../../../stages/swe5g/build/env-outcome.js';
 import { runCli } from '../../fixtures/cli.js';
+import { planMarkdown } from '../../../stages/swe5g/plan/render.js';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -325,6 +326,45 @@ describe('environments by project and year', () => {
     expect(md).toContain('- open5gs: met (90.0% >= 90%)');
     expect(environmentReportMarkdown(environmentReport(reader(storeWith([])), DATES))).toBe('');
     store.close();
+  });
+});
+
+describe('telebench plan: environments of the sample', () => {
+  it('prints the section under the plan when the sample went through build, none at testgen', () => {
+    const store = storeWith(CANDS);
+    const sample = new Set(['free5gc__amf-1', 'free5gc__amf-2', 'open5gs__open5gs-0']);
+    const environments = environmentReport(reader(store), DATES, sample);
+    store.close();
+    const plan = {
+      level: 0.95,
+      depth: 'validate' as const,
+      sample_size: 2,
+      seed: 1,
+      concurrency: {},
+      projects: [],
+      total: {
+        candidates: 0,
+        tests: { point: 0, low: 0, high: 0 },
+        validated: null,
+        hours: { point: 0, low: 0, high: 0 },
+        env_images: null,
+        instance_images: null,
+        disk_gib: null,
+      },
+      not_mined: {},
+    };
+    const md = planMarkdown({ ...plan, environments });
+    expect(md).toContain(
+      '### Environments by project and year (swe5g.build of the sampled candidates with a fail-to-pass test; counts, not projected)',
+    );
+    expect(md).toContain(
+      '| free5gc | **all** | 2 | 1 | 1 (image_build_failed 1) | 0 | 0 | 50.0% |',
+    );
+    expect(md).toContain(
+      '| open5gs | **all** | 1 | 0 | 1 (dependency_unavailable 1) | 0 | 0 | 0.0% |',
+    );
+    expect(md).toContain('- open5gs: not met (0.0% < 90%)');
+    expect(planMarkdown({ ...plan, depth: 'testgen' })).not.toContain('Environments by project');
   });
 });
 
