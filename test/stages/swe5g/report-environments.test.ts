@@ -2,92 +2,31 @@
  * Environments by project and year (`stages/swe5g/report-environments.ts`) over a real SQLite
  * store: which candidates count (testgen done on a resolve output), the UTC year of the base
  * commit, the outcome of each build record (done, failed in the env or the instance layer,
- * skipped for an environment reason or not, pending) and the 90% goal flipping. The last test
- * runs the real CLI (`telebench report swe5g`) over a state whose git mirror holds the base
- * commits with their real committer dates.
+ * skipped for an environment reason or not, pending), the 90% goal flipping, and the section
+ * `telebench plan` prints. The CLI over a real git mirror: report-environments-cli.test.ts.
  */
 import { describe, it, expect, afterEach } from 'vitest';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Store } from '../../../pipeline/store/store.js';
-import { storeReader } from '../../../pipeline/runner.js';
-import { resolveStage } from '../../../stages/swe5g/resolve/resolve.js';
-import { testgenStage } from '../../../stages/swe5g/testgen/testgen.js';
-import { buildStage } from '../../../stages/swe5g/build/build.js';
+import { rmSync } from 'node:fs';
 import {
   environmentReport,
   environmentReportMarkdown,
   type EnvironmentRow,
 } from '../../../stages/swe5g/report-environments.js';
 import { envOutcome } from '../../../stages/swe5g/build/env-outcome.js';
-import { runCli } from '../../fixtures/cli.js';
 import { planMarkdown } from '../../../stages/swe5g/plan/render.js';
+import {
+  done,
+  failed,
+  reader,
+  skipped,
+  storeWith as storeIn,
+  type Cand,
+  type End,
+} from '../../fixtures/swe5g-build-records.js';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-const VERSIONS: Record<string, number> = {
-  [resolveStage.name]: resolveStage.version,
-  [testgenStage.name]: testgenStage.version,
-  [buildStage.name]: buildStage.version,
-};
-
-type End = Parameters<Store['finishItem']>[3] | { state: 'planned' } | { state: 'running' };
-
-/** Writes one item of `stage` as the runner would leave it in `end`'s state. */
-function put(store: Store, stage: string, key: string, input: unknown, end: End): void {
-  store.planItem(stage, key, VERSIONS[stage]!, `h-${key}`, JSON.stringify(input), false);
-  if (end.state === 'planned') return;
-  store.startItem(stage, key, `a-${key}`, 'run');
-  if (end.state === 'running') return;
-  store.finishItem(stage, key, `a-${key}`, end);
-}
-
-/** A candidate: its resolve output, a done testgen unless `tested` is false, its build record. */
-interface Cand {
-  key: string;
-  repo: string;
-  base: string;
-  env?: string;
-  tested?: boolean;
-  build?: End;
-}
-
-function storeWith(cands: Cand[], dir?: string): Store {
-  const d = dir ?? mkdtempSync(join(tmpdir(), 'telebench-envyear-'));
-  if (!dir) dirs.push(d);
-  const store = new Store(join(d, 'state.db'));
-  for (const c of cands) {
-    const res = {
-      instance_id: c.key,
-      repo: c.repo,
-      base_commit: c.base,
-      environment_setup_commit: c.env ?? `env-${c.base}`,
-    };
-    put(store, 'swe5g.resolve', c.key, {}, { state: 'done', output: res });
-    put(
-      store,
-      'swe5g.testgen',
-      c.key,
-      res,
-      c.tested === false
-        ? { state: 'skipped', reason: 'no_fix_pattern', detail: 'x' }
-        : { state: 'done', output: { instance_id: c.key } },
-    );
-    if (c.build) put(store, 'swe5g.build', c.key, res, c.build);
-  }
-  return store;
-}
-
-const reader = (store: Store) => storeReader(store, (s) => VERSIONS[s]);
-const failed = (code: string, context: Record<string, unknown> = {}): End => ({
-  state: 'failed',
-  error: { code, tier: 'infra', message: code, context },
-});
-const skipped = (reason: string): End => ({ state: 'skipped', reason, detail: reason });
-const done: End = { state: 'done', output: {} };
+const storeWith = (cands: Cand[]) => storeIn(cands, dirs);
 
 /** Base commit dates as git's `%cI` gives them (any offset). */
 const DATES = new Map([
@@ -324,8 +263,10 @@ describe('environments by project and year', () => {
     );
     expect(md).toContain('- free5gc: not met (50.0% < 90%; 2 pending, may change)');
     expect(md).toContain('- open5gs: met (90.0% >= 90%)');
-    expect(environmentReportMarkdown(environmentReport(reader(storeWith([])), DATES))).toBe('');
     store.close();
+    const empty = storeWith([]);
+    expect(environmentReportMarkdown(environmentReport(reader(empty), DATES))).toBe('');
+    empty.close();
   });
 });
 
@@ -366,61 +307,4 @@ describe('telebench plan: environments of the sample', () => {
     expect(md).toContain('- open5gs: not met (0.0% < 90%)');
     expect(planMarkdown({ ...plan, depth: 'testgen' })).not.toContain('Environments by project');
   });
-});
-
-/** `git -C dir args` with fixed author and committer dates. */
-function git(dir: string, args: string[], date?: string): string {
-  return execFileSync('git', ['-C', dir, ...args], {
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@example.org',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@example.org',
-      ...(date ? { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date } : {}),
-    },
-  }).trim();
-}
-
-describe('telebench report swe5g: environments by project and year', () => {
-  it('reads the base commit dates from the mirror and counts a +08:00 New Year commit in the earlier UTC year', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'telebench-envyear-cli-'));
-    dirs.push(root);
-    const work = join(root, 'work');
-    mkdirSync(work);
-    git(work, ['init', '-q']);
-    const commit = (date: string, n: number) => {
-      writeFileSync(join(work, 'f.txt'), String(n));
-      git(work, ['add', 'f.txt']);
-      git(work, ['commit', '-q', '-m', `c${n}`], date);
-      return git(work, ['rev-parse', 'HEAD']);
-    };
-    const c2020 = commit('2021-01-01T03:00:00+08:00', 1); // 2020-12-31T19:00Z
-    const c2021 = commit('2021-06-01T12:00:00+00:00', 2);
-    const state = join(root, 'state');
-    mkdirSync(join(state, 'git'), { recursive: true });
-    git(root, ['clone', '-q', '--mirror', work, join(state, 'git', 'free5gc+amf.git')]);
-    const store = storeWith(
-      [
-        { key: 'free5gc__amf-1', repo: 'free5gc/amf', base: c2020, build: done },
-        { key: 'free5gc__amf-2', repo: 'free5gc/amf', base: c2021, build: done },
-        {
-          key: 'free5gc__amf-3',
-          repo: 'free5gc/amf',
-          base: c2021,
-          build: failed('dependency_unavailable', { image: 'telebench-env:ab' }),
-        },
-      ],
-      state,
-    );
-    store.close();
-    const r = await runCli(['--state', state, 'report', 'swe5g']);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('| free5gc | 2020 | 1 | 1 | 0 | 0 | 0 | 100.0% |');
-    expect(r.stdout).toContain(
-      '| free5gc | 2021 | 2 | 1 | 1 (dependency_unavailable 1) | 0 | 0 | 50.0% |',
-    );
-    expect(r.stdout).toContain('- free5gc: not met (66.7% < 90%)');
-  }, 120_000);
 });
