@@ -4,30 +4,15 @@
  * dates) and counts a +08:00 New Year commit under the earlier UTC year.
  */
 import { describe, it, expect, afterEach } from 'vitest';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../../fixtures/cli.js';
+import { commit, git, gitAt } from '../../fixtures/git-repo.js';
 import { done, failed, storeWith } from '../../fixtures/swe5g-build-records.js';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-/** `git -C dir args` with fixed author and committer dates. */
-function git(dir: string, args: string[], date?: string): string {
-  return execFileSync('git', ['-C', dir, ...args], {
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@example.org',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@example.org',
-      ...(date ? { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date } : {}),
-    },
-  }).trim();
-}
 
 describe('telebench report swe5g: environments by project and year', () => {
   it('reads the base commit dates from the mirror and counts a +08:00 New Year commit in the earlier UTC year', async () => {
@@ -35,18 +20,19 @@ describe('telebench report swe5g: environments by project and year', () => {
     dirs.push(root);
     const work = join(root, 'work');
     mkdirSync(work);
-    git(work, ['init', '-q']);
-    const commit = (date: string, n: number) => {
-      writeFileSync(join(work, 'f.txt'), String(n));
-      git(work, ['add', 'f.txt']);
-      git(work, ['commit', '-q', '-m', `c${n}`], date);
-      return git(work, ['rev-parse', 'HEAD']);
+    git(work, 'init', '-q');
+    const at = (date: string, n: number) => {
+      commit(work, { 'f.txt': String(n) }, `c${n}`);
+      // the committer date git's %cI gives back, offset and all
+      gitAt(date, work, 'commit', '-q', '--amend', '--no-edit', '--reset-author');
+      return git(work, 'rev-parse', 'HEAD');
     };
-    const c2020 = commit('2021-01-01T03:00:00+08:00', 1); // 2020-12-31T19:00Z
-    const c2021 = commit('2021-06-01T12:00:00+00:00', 2);
+    const c2020 = at('2021-01-01T03:00:00+08:00', 1); // 2020-12-31T19:00Z
+    const c2021 = at('2021-06-01T12:00:00+00:00', 2);
+    expect(git(work, 'show', '-s', '--format=%cI', c2020)).toBe('2021-01-01T03:00:00+08:00');
     const state = join(root, 'state');
     mkdirSync(join(state, 'git'), { recursive: true });
-    git(root, ['clone', '-q', '--mirror', work, join(state, 'git', 'free5gc+amf.git')]);
+    git(root, 'clone', '-q', '--mirror', work, join(state, 'git', 'free5gc+amf.git'));
     const store = storeWith(
       [
         { key: 'free5gc__amf-1', repo: 'free5gc/amf', base: c2020, build: done },
