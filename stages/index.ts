@@ -19,6 +19,7 @@ import { resilienceStages, resiliencePipeline } from './resilience/pipeline.js';
 import { testgenStage } from './swe5g/testgen/testgen.js';
 import { testgenMarkdown } from './swe5g/testgen/report.js';
 import { validationMarkdown } from './swe5g/validate/report.js';
+import { environmentsMarkdown } from './swe5g/report-environments.js';
 import { resolveStage } from './swe5g/resolve/resolve.js';
 import { buildStage } from './swe5g/build/build.js';
 import { validateStage } from './swe5g/validate/validate.js';
@@ -99,7 +100,13 @@ const swe5gPipeline: Pipeline<AppConfig> = {
     'SWE-Bench 5G: mine merged PRs of the 5G core repositories, link their issues, filter, then build and validate instances.',
   stages: [...SWE5G_STAGES],
   report: (ctx) =>
-    [miningFunnelMarkdown(ctx), testgenMarkdown(ctx), validationMarkdown(ctx), auditMarkdown(ctx)]
+    [
+      miningFunnelMarkdown(ctx),
+      testgenMarkdown(ctx),
+      environmentsMarkdown(ctx),
+      validationMarkdown(ctx),
+      auditMarkdown(ctx),
+    ]
       .filter(Boolean)
       .join('\n'),
 };

@@ -1,12 +1,19 @@
 /**
- * Small helpers shared by the `swe5g` report tables (fail-to-pass, validation): per-repository
- * grouping of instance ids and reason counts.
+ * Small helpers shared by the `swe5g` report tables (fail-to-pass, validation, environments,
+ * `telebench plan`): per-repository and per-project grouping of instance ids and reason counts.
  */
 
 /** The repository of an instance id: `free5gc__amf-161` -> `free5gc/amf` (SWE-bench id form). */
 export function repoOfInstance(instanceId: string): string {
   return instanceId.replace(/-\d+$/, '').replace('__', '/');
 }
+
+/**
+ * The project of a registry id or repository: its organisation, lower case
+ * (`magma/magma:lte/cloud/go` -> `magma`, `free5gc/amf` -> `free5gc`, `open5gs/open5gs` ->
+ * `open5gs`).
+ */
+export const projectOf = (id: string): string => id.split('/')[0]!.toLowerCase();
 
 /** Adds one to `counts[key]` (starting from 0). */
 export function countInto(counts: Record<string, number>, key: string): void {

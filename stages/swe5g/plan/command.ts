@@ -10,7 +10,9 @@
  * 4. `swe5g.filter` again with the configuration's own selection, so the state selects what it
  *    selected before the sample (a `selection: add` list keeps growing from there);
  * 5. the sample's outcomes read from the store and projected (`estimate.ts`), printed as a table
- *    or, with `--json`, as JSON on stdout.
+ *    or, with `--json`, as JSON on stdout; at `--depth validate` with the sample's environments by
+ *    project and base-commit year (`../report-environments.ts`, counts of the sample, not
+ *    projected).
  */
 import type { AppConfig } from '../../index.js';
 import { ConfigError } from '../../../pipeline/errors.js';
@@ -26,6 +28,7 @@ import {
 } from './estimate.js';
 import { funnelByProject, keptByProject, notMined, sampledOutcome } from './outcomes.js';
 import { planMarkdown, totalOf, type PlanEstimate } from './render.js';
+import { environmentReportOf } from '../report-environments.js';
 
 /** The mining stages' funnel and kept candidates, read after step 1. */
 interface Mined {
@@ -159,6 +162,8 @@ export async function planCommand(flags: PlanFlags & { state?: string }): Promis
       projects,
       total: totalOf(projects),
       not_mined: mined.notMined,
+      // the sample's environments by project and base-commit year (the build stage ran)
+      ...(stages.includes('build') ? { environments: environmentReportOf(ctx, new Set(ids)) } : {}),
     };
     return e;
   });

@@ -6,14 +6,12 @@
 import type { StoreReader, StageContext } from '../../../pipeline/stage.js';
 import type { ItemRecord } from '../../../pipeline/store/store.js';
 import { miningFunnel } from '../mining.js';
+import { projectOf } from '../report-counts.js';
 import { swe5gFilter } from '../filter/filter.js';
 import { swe5gMine } from '../mine/mine.js';
 import type { HasSwe5g } from '../config.js';
 import type { Built } from '../build/build.js';
 import type { ProjectFunnel, SampleStage, SampledOutcome } from './estimate.js';
-
-/** The project of a registry id or repository (`magma/magma:lte/cloud/go` -> `magma`). */
-export const projectOf = (id: string): string => id.split('/')[0]!.toLowerCase();
 
 /** The kept candidates' instance ids per project, sorted. */
 export function keptByProject(store: StoreReader): Map<string, string[]> {

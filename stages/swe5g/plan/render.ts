@@ -9,6 +9,7 @@ import {
   type Projected,
   type Span,
 } from './estimate.js';
+import { environmentReportMarkdown, type EnvironmentReport } from '../report-environments.js';
 
 /** The whole estimate, as `--json` prints it. */
 export interface PlanEstimate {
@@ -33,6 +34,11 @@ export interface PlanEstimate {
   };
   /** Registry entries not mined, by why (`no_mirror`: no mirror of the repository). */
   not_mined: Record<string, string[]>;
+  /**
+   * `--depth validate`: the sampled candidates' environments by project and UTC year of the base
+   * commit (counts of the sample itself, not projected; absent at `--depth testgen`).
+   */
+  environments?: EnvironmentReport;
 }
 
 /** The totals over the projects of {@link PlanEstimate}. */
@@ -117,5 +123,12 @@ export function planMarkdown(e: PlanEstimate): string {
     for (const [why, keys] of missing)
       out.push(`- ${why} (${keys.length}): ${[...keys].sort().join(', ')}`);
   }
+  const envs = e.environments
+    ? environmentReportMarkdown(e.environments, {
+        heading: '###',
+        scope: 'the sampled candidates with a fail-to-pass test; counts, not projected',
+      })
+    : '';
+  if (envs) out.push('', envs.trimEnd());
   return `${out.join('\n')}\n`;
 }
