@@ -54,13 +54,20 @@ export function fileTally(
   };
   const prefix = externalPrefix(read.digest);
   const state = openState(resolveStateDir(stateFlag), { mode: 'read' });
-  const seen = new Set<string>();
-  let left: ReadonlySet<string> = new Set();
+  let counted = 0;
   try {
-    left = new Set(state.store.get<string[]>(WINDOW_LEFT_KV, read.digest) ?? []);
+    // rows the date window of this run left out count as outside even when an earlier run
+    // without the window graded them: the tally speaks of this run's window
+    const left = new Set(state.store.get<string[]>(WINDOW_LEFT_KV, read.digest) ?? []);
+    const outsideKeys = new Set(
+      read.rows
+        .filter((r) => left.has(r.instance_id))
+        .map((r) => externalKey(read.digest, r.model_name_or_path, r.instance_id)),
+    );
+    t.outside = outsideKeys.size;
     for (const it of state.store.items(gradeStage.name)) {
-      if (!it.key.startsWith(prefix)) continue;
-      seen.add(it.key);
+      if (!it.key.startsWith(prefix) || outsideKeys.has(it.key)) continue;
+      counted++;
       if (it.state === 'done') {
         if ((it.output as { resolved?: boolean } | null)?.resolved) t.resolved++;
         else t.unresolved++;
@@ -74,13 +81,7 @@ export function fileTally(
   } finally {
     state.close();
   }
-  for (const r of read.rows)
-    if (
-      left.has(r.instance_id) &&
-      !seen.has(externalKey(read.digest, r.model_name_or_path, r.instance_id))
-    )
-      t.outside++;
-  t.pending += Math.max(0, t.rows - seen.size - t.outside);
+  t.pending += Math.max(0, t.rows - counted - t.outside);
   t.graded = t.resolved + t.unresolved;
   return t;
 }
@@ -105,7 +106,12 @@ export function tallyLine(t: FileTally): string {
   if (t.failed) parts.push(`${t.failed} failed`);
   if (t.outside) parts.push(`${t.outside} outside the date window (--after), not graded`);
   if (t.pending) parts.push(`${t.pending} not graded yet`);
-  const none = t.graded === 0 ? '; no row of this file was graded' : '';
+  const none =
+    t.graded > 0
+      ? ''
+      : t.outside > 0 && t.outside === t.rows
+        ? '; no row of this file was graded: every row is outside the date window'
+        : '; no row of this file was graded';
   const why = t.skipMessages.map((m) => `\n  skipped: ${m}`).join('');
   return `evaluate: ${t.file} (${shape}, sha256 ${t.digest.slice(0, 12)}): ${t.rows} rows of this file — ${parts.join(', ')}${none}${why}`;
 }

@@ -115,7 +115,7 @@ export function collectAttempts(ctx: StageContext<HasSwe5g>): Attempt[] {
 /**
  * Why a state has no graded attempt, as sentences a user can act on, checked in pipeline order:
  * no complete instance (none validated; validated by an older `swe5g.validate` version; validated
- * but without a problem statement), no target (no `swe5g.evaluation.models` and no predictions file
+ * but without a problem statement), none in the date window (`--after`), no target (no `swe5g.evaluation.models` and no predictions file
  * graded), nothing finished (solves pending, failed or skipped, grades missing or failed).
  * @returns one or more sentences; never empty
  */
@@ -154,6 +154,14 @@ export function whyNothingGraded(ctx: StageContext<HasSwe5g>): string[] {
         );
       out.push(parts.join(' '));
     }
+    return out;
+  }
+  // a date window that keeps none of the complete instances: nothing to solve or grade in it
+  const { window } = evalSelection(ctx);
+  if (window && window.kept === 0) {
+    out.push(
+      `Nothing in the date window: ${windowLine(window)} Nothing is solved or graded outside it: give an earlier \`--after\` date (or \`swe5g.evaluation.after\`), or none.`,
+    );
     return out;
   }
   const models = swe5gSettings(ctx.config).evaluation.models;

@@ -463,6 +463,11 @@ describe('swe5g-eval on a test-built repository with scripted models', () => {
       const none = await swe5gEvalMarkdown(reportCtx(cfg) as never);
       expect(none).toContain('kept 0 of 1 (left out: 1 dated at or before it).');
       expect(none).toContain('Nothing graded yet');
+      // the reason is the window, not a solve that never ran
+      expect(none).toContain(
+        'Nothing in the date window: Window: instances dated after 2024-05-01',
+      );
+      expect(none).not.toContain('no solve has run yet');
       expect(none).not.toContain('m-twosite multi');
       // the same instant with a zone: 2024-05-01T12:00+02:00 is 10:00Z, so the PR is not after it
       process.env[AFTER_ENV] = '2024-05-01T12:00+02:00';
@@ -506,5 +511,23 @@ describe('swe5g-eval on a test-built repository with scripted models', () => {
     const line = tallyLine(t);
     expect(line).toContain('1 outside the date window (--after), not graded');
     expect(line).not.toContain('not graded yet');
+
+    // graded once without the window (an empty patch: no container), then the window again:
+    // the row counts as outside, not as the earlier run's verdict
+    const grade = async (after?: string) => {
+      process.env[PREDICTIONS_ENV] = file;
+      if (after) process.env[AFTER_ENV] = after;
+      try {
+        expect((await run(['swe5g.eval.grade'], config([], ['single']))).exitCode).toBe(0);
+      } finally {
+        delete process.env[PREDICTIONS_ENV];
+        delete process.env[AFTER_ENV];
+      }
+      return fileTally(state.dir, file, read);
+    };
+    expect(await grade()).toMatchObject({ graded: 1, unresolved: 1, outside: 0 });
+    const again = await grade('2024-05-01');
+    expect(again).toMatchObject({ graded: 0, resolved: 0, unresolved: 0, outside: 1, pending: 0 });
+    expect(tallyLine(again)).toContain('; no row of this file was graded');
   });
 });
