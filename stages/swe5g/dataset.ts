@@ -123,8 +123,13 @@ function auditNotes(
   releaseWeak: boolean,
 ): string[] {
   const audited = rows.filter((r) => r.f2p_audit);
+  // a row whose gold patch gave no must-reject mutant (no guard to empty or bypass) was audited
+  // in name only: nothing shows its test rejects a no-op
+  const proven = audited.filter((r) =>
+    r.f2p_audit!.mutants.some((m) => m.status === 'graded' && m.expectation === 'reject'),
+  );
   const out = [
-    `fail-to-pass audit (swe5g.audit, field \`f2p_audit\`): ${audited.length} of ${rows.length} rows audited; ${audited.filter((r) => r.f2p_audit!.strict).length} rows' tests reject an equivalent rewrite of the gold`,
+    `fail-to-pass audit (swe5g.audit, field \`f2p_audit\`): ${proven.length} of ${rows.length} rows audited against must-reject mutants (no-op, emptied guard, dead code)${audited.length > proven.length ? `; ${audited.length - proven.length} more had none that applies (no guard in the gold patch to empty or bypass)` : ''}; ${audited.filter((r) => r.f2p_audit!.strict).length} rows' tests reject an equivalent rewrite of the gold`,
   ];
   if (weak.length > 0)
     out.push(

@@ -247,8 +247,14 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
       signal: ctx.signal,
     });
     const a = out.f2p_audit;
+    const graded = a.mutants.filter((m) => m.status === 'graded');
+    const verdict = a.weak
+      ? `WEAK (resolved: ${a.failed_kinds.join(', ')})`
+      : graded.some((m) => m.expectation === 'reject')
+        ? 'every must-reject mutant rejected'
+        : `no must-reject mutant applies (${a.mutants.find((m) => m.expectation === 'reject')?.why ?? 'no fix site'}): nothing shows this test rejects a no-op`;
     ctx.log(
-      `${item.key}: ${a.mutants.filter((m) => m.status === 'graded').length} mutant(s) graded; ${a.weak ? `WEAK (resolved: ${a.failed_kinds.join(', ')})` : 'every must-reject mutant rejected'}${a.strict ? '; an equivalent rewrite did not resolve' : ''}`,
+      `${item.key}: ${graded.length} mutant(s) graded; ${verdict}${a.strict ? '; an equivalent rewrite did not resolve' : ''}`,
     );
     return out;
   },

@@ -14,7 +14,14 @@ import type { MutantKind } from '../types.js';
 /** Counts of one repository (or `total`). */
 export interface AuditRow {
   repo: string;
+  /** Audited with at least one must-reject mutant graded. */
   audited: number;
+  /**
+   * Audit items done where no must-reject mutant applied (no fix site a no-op, an emptied guard
+   * or dead code can be made from: a refactor, a changed constant): nothing proves their test
+   * rejects a no-op, so they are not counted as audited.
+   */
+  noMutant: number;
   weak: number;
   strict: number;
   /** Items that failed (infrastructure) or were skipped, by reason. */
@@ -38,10 +45,18 @@ export function auditCounts(ctx: Pick<StageContext, 'store'>): {
   const rows = new Map<string, AuditRow>();
   const row = (repo: string): AuditRow => {
     let r = rows.get(repo);
-    if (!r) rows.set(repo, (r = { repo, audited: 0, weak: 0, strict: 0, notAudited: {} }));
+    if (!r)
+      rows.set(repo, (r = { repo, audited: 0, noMutant: 0, weak: 0, strict: 0, notAudited: {} }));
     return r;
   };
-  const total: AuditRow = { repo: 'total', audited: 0, weak: 0, strict: 0, notAudited: {} };
+  const total: AuditRow = {
+    repo: 'total',
+    audited: 0,
+    noMutant: 0,
+    weak: 0,
+    strict: 0,
+    notAudited: {},
+  };
   const kinds = new Map<MutantKind, KindRow>(
     AUDIT_KINDS.map((k) => [k, { kind: k, graded: 0, resolved: 0, ok: 0, notApplicable: 0 }]),
   );
@@ -50,7 +65,8 @@ export function auditCounts(ctx: Pick<StageContext, 'store'>): {
     for (const r of [row(repoOfInstance(rec.key)), total]) {
       if (rec.state === 'done' && out) {
         const a = out.f2p_audit;
-        r.audited++;
+        if (!rejectGraded(a)) r.noMutant++;
+        else r.audited++;
         if (a.weak) r.weak++;
         if (a.strict) r.strict++;
       } else if (rec.state === 'skipped') countInto(r.notAudited, rec.skipReason ?? 'unknown');
@@ -72,21 +88,26 @@ export function auditCounts(ctx: Pick<StageContext, 'store'>): {
   return { repos: [...repos, total], kinds: [...kinds.values()] };
 }
 
+/** Whether an audit graded at least one must-reject mutant (else it proves nothing about no-ops). */
+export function rejectGraded(a: AuditOutput['f2p_audit']): boolean {
+  return a.mutants.some((m) => m.status === 'graded' && m.expectation === 'reject');
+}
+
 /** Markdown of {@link auditCounts}; '' when nothing was audited. */
 export function auditMarkdown(ctx: Pick<StageContext, 'store'>): string {
   const { repos, kinds } = auditCounts(ctx);
   const total = repos.at(-1)!;
-  if (total.audited === 0 && Object.keys(total.notAudited).length === 0) return '';
+  if (total.audited + total.noMutant === 0 && Object.keys(total.notAudited).length === 0) return '';
   const lines = [
     '## SWE-Bench 5G fail-to-pass audit (swe5g.audit)',
     '',
-    'Mutants of each gold patch graded as predictions: a sound test rejects the no-op, the emptied guard and the guard in dead code, and resolves the equivalent rewrites. `weak`: a must-reject mutant resolved (left out of the release unless `swe5g.audit.release_weak`); `strict`: an equivalent rewrite did not resolve.',
+    'Mutants of each gold patch graded as predictions: a sound test rejects the no-op, the emptied guard and the guard in dead code, and resolves the equivalent rewrites. `weak`: a must-reject mutant resolved (left out of the release unless `swe5g.audit.release_weak`); `strict`: an equivalent rewrite did not resolve; `no mutant applies`: no must-reject mutant could be made from the gold patch (no guard to empty or bypass), so nothing shows the test rejects a no-op.',
     '',
-    '| repository | audited | weak | strict | not audited |',
-    '|---|---:|---:|---:|---|',
+    '| repository | audited | weak | strict | no mutant applies | not audited |',
+    '|---|---:|---:|---:|---:|---|',
     ...repos.map(
       (r) =>
-        `| ${r.repo} | ${r.audited} | ${r.weak} | ${r.strict} | ${formatCounts(r.notAudited)} |`,
+        `| ${r.repo} | ${r.audited} | ${r.weak} | ${r.strict} | ${r.noMutant} | ${formatCounts(r.notAudited)} |`,
     ),
     '',
     '| mutant | expected | graded | resolved | as expected | not applicable |',
