@@ -197,7 +197,9 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   // 2: empty_body only where the guard body refuses the bad value (not `X != nil && ...`)
   // 3: every kind of fix site gets mutants (a comparison or expression in an `if`), not only null
   //    checks: a text-strength test of `OGS_OK != f(...)` had no audit at all (Open5GS PR 2806)
-  version: 3,
+  // 4: a site in no `if` condition (`ogs_assert(OGS_OK == f(...))`) gets its statement in dead
+  //    code: real Open5GS 2805/2806 had every kind not_applicable and were released as audited
+  version: 4,
   // swe5g.statement first: an instance completed by a model-written statement is audited too
   needs: ['swe5g.validate', 'swe5g.statement'],
   description:

@@ -34,6 +34,29 @@ export interface NoGuard {
   why: string;
 }
 
+/**
+ * The statement of the fixed file holding a site that is not in an `if` condition (an
+ * `ogs_assert(OGS_OK == f(...))`, an assignment, a `return x != nil`): no guard to empty or
+ * bypass, but the statement can still be put in dead code at the parent, which a test that only
+ * counts the site's text accepts.
+ */
+export type StatementSite = Pick<
+  Guard,
+  'file' | 'language' | 'node' | 'indent' | 'parentLine' | 'sites'
+>;
+
+/** Node types whose named children are statements (a block of any of the three languages). */
+const BLOCKS = new Set(['compound_statement', 'block', 'statement_list', 'module']);
+
+/** The statement holding `n`: its nearest ancestor (or itself) whose parent is a block. */
+function statementOf(n: Node): Node | null {
+  for (let s: Node | null = n; s?.parent; s = s.parent) {
+    if (BLOCKS.has(s.parent.type)) return s;
+    if (/function|method|class/.test(s.parent.type) && !BLOCKS.has(s.parent.type)) return null;
+  }
+  return null;
+}
+
 /** Leading whitespace of the line holding `index` in `text`. */
 export function indentAt(text: string, index: number): string {
   const start = text.lastIndexOf('\n', index - 1) + 1;
@@ -115,9 +138,10 @@ export function guardsOf(
   language: SourceLanguage,
   sites: readonly FixSite[],
   patch: string,
-): { guards: Guard[]; none: NoGuard[] } {
+): { guards: Guard[]; none: NoGuard[]; statements: StatementSite[] } {
   const guards = new Map<number, Guard>();
   const none: NoGuard[] = [];
+  const statements = new Map<number, StatementSite>();
   for (const site of sites) {
     const n = nodeAt(tree.rootNode, site.line - 1, site.pattern.text);
     if (!n) {
@@ -129,6 +153,21 @@ export function guardsOf(
     const cond = g?.type === 'if_statement' ? g.childForFieldName('condition') : null;
     if (!g || !cond || !within(n, cond)) {
       none.push({ site, why: `"${site.pattern.text}" is not in an if condition` });
+      const st = statementOf(n);
+      const line = st && parentLineOf(patch, file, st.startPosition.row + 1);
+      if (st && line !== null && line !== undefined && startsOwnLine(fixSource, st)) {
+        const known = statements.get(st.startIndex);
+        if (known) known.sites.push(site);
+        else
+          statements.set(st.startIndex, {
+            file,
+            language,
+            node: st,
+            indent: indentAt(fixSource, st.startIndex),
+            parentLine: line,
+            sites: [site],
+          });
+      }
       continue;
     }
     const alt = elseOf(g);
@@ -160,5 +199,11 @@ export function guardsOf(
   return {
     guards: [...guards.values()].sort((a, b) => a.node.startIndex - b.node.startIndex),
     none,
+    statements: [...statements.values()].sort((a, b) => a.node.startIndex - b.node.startIndex),
   };
+}
+
+/** Whether only whitespace precedes `n` on its line (the statement can be moved as lines). */
+function startsOwnLine(text: string, n: Node): boolean {
+  return /^[ \t]*$/.test(text.slice(text.lastIndexOf('\n', n.startIndex - 1) + 1, n.startIndex));
 }

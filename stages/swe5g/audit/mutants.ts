@@ -11,7 +11,10 @@
  *   `if X is None: pass`);
  * - `empty_body`: the gold patch with each guard's body emptied;
  * - `dead_code`: the parent with the gold guard in code that never runs (Go `if false {}`, C
- *   `if (0) {}`, Python `if False:`); C also `dead_code_preproc` (`#if 0`).
+ *   `if (0) {}`, Python `if False:`); C also `dead_code_preproc` (`#if 0`). A site that is not in
+ *   an `if` condition (`ogs_assert(OGS_OK == f(...))`, an assignment) has no guard, but its
+ *   statement goes into dead code the same way: a test that only counts the site's text accepts
+ *   it (the other kinds need a guard and are `not_applicable` there).
  * MUST resolve:
  * - `via_local`: the gold, with the first unconditionally tested value of each guard through a
  *   local variable (Go `v := X; if v == nil`, C `__auto_type v = X;`, Python `v = X`);
@@ -27,9 +30,15 @@ import {
 } from '../../../pipeline/providers/treesitter/parser.js';
 import { toGitPatch } from '../testgen/patchfile.js';
 import type { FixSite } from '../testgen/patterns.js';
-import { guardsOf, indentAt, type Guard, type NoGuard } from './guards.js';
+import { guardsOf, indentAt, type Guard, type NoGuard, type StatementSite } from './guards.js';
 import { indentLines, SYNTAX } from './syntax.js';
 import type { MutantExpectation, MutantKind } from '../types.js';
+
+/**
+ * The kinds whose builder reads only a statement's text, indentation and parent line (no
+ * condition or body), so they apply to a fix site's statement when it is in no `if` condition.
+ */
+const DEAD_KINDS: ReadonlySet<MutantKind> = new Set(['dead_code', 'dead_code_preproc']);
 
 /** Every mutant kind with what a sound test does with it. */
 export const MUTANT_KINDS: Record<MutantKind, MutantExpectation> = {
@@ -304,6 +313,7 @@ export async function generateMutants(
 ): Promise<Mutant[]> {
   const guards: Guard[] = [];
   const none: NoGuard[] = [];
+  const statements: StatementSite[] = [];
   const trees: { delete(): void }[] = [];
   try {
     for (const f of files) {
@@ -316,9 +326,12 @@ export async function generateMutants(
       const r = guardsOf(tree, f.fixSource, f.path, f.language, mine, patch);
       guards.push(...r.guards);
       none.push(...r.none);
+      statements.push(...r.statements);
     }
     return (Object.keys(MUTANT_KINDS) as MutantKind[]).map((kind) =>
-      mutantOf(kind, files, guards, none, sites.length),
+      guards.length === 0 && statements.length > 0 && DEAD_KINDS.has(kind)
+        ? mutantOf(kind, files, statements as Guard[], none, sites.length)
+        : mutantOf(kind, files, guards, none, sites.length),
     );
   } finally {
     for (const t of trees) t.delete();

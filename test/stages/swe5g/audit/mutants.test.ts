@@ -178,13 +178,56 @@ describe('audit mutants', () => {
     expect(m.get('dead_code_preproc')!.not_applicable).toMatch(/preprocessor/);
   });
 
-  it('a fix whose check is not an if condition: every kind not_applicable, with why', async () => {
-    const parent = 'package p\n\nfunc Ok(x *T) bool {\n\treturn true\n}\n';
-    const fix = 'package p\n\nfunc Ok(x *T) bool {\n\treturn x != nil\n}\n';
-    const { mutants } = await mutantsOf('p/ok.go', 'go', parent, fix);
-    for (const m of mutants) {
-      expect(m.patch).toBeNull();
-      expect(m.not_applicable).toMatch(/not in an if condition/);
+  it('a fix whose check is not an if condition: its statement in dead code, every other kind not_applicable with why', async () => {
+    // a text-counting test of such a site accepts the statement in code that never runs (real
+    // Open5GS PRs 2805/2806: `ogs_assert(OGS_OK == f(...))`, audited 'no mutant' before)
+    const cases: {
+      path: string;
+      language: SourceLanguage;
+      parent: string;
+      fix: string;
+      dead: RegExp;
+      preproc?: RegExp;
+    }[] = [
+      {
+        path: 'p/ok.go',
+        language: 'go',
+        parent: 'package p\n\nfunc Ok(x *T) bool {\n\treturn true\n}\n',
+        fix: 'package p\n\nfunc Ok(x *T) bool {\n\treturn x != nil\n}\n',
+        dead: /\tif false \{\n\t\treturn x != nil\n\t\}\n\treturn true/,
+      },
+      {
+        path: 'src/s11.c',
+        language: 'c',
+        parent: 'void handle(sess_t *s)\n{\n    s->type = 1;\n    use(&s->ue_ip);\n}\n',
+        fix: 'void handle(sess_t *s)\n{\n    s->type = 1;\n    ogs_assert(OGS_OK ==\n            paa_to_ip(&s->paa, &s->ue_ip));\n    use(&s->ue_ip);\n}\n',
+        dead: / {4}if \(0\) \{\n {8}ogs_assert\(OGS_OK ==\n\s+paa_to_ip\(&s->paa, &s->ue_ip\)\);\n {4}\}\n {4}use/,
+        preproc: /#if 0\n {4}ogs_assert\(OGS_OK ==[\s\S]*\n#endif\n {4}use/,
+      },
+      {
+        path: 'm/h.py',
+        language: 'python',
+        parent: 'def handle(s):\n    use(s.ip)\n    return 0\n',
+        fix: 'def handle(s):\n    ok = s.ip is not None\n    use(s.ip)\n    return 0\n',
+        dead: / {4}if False:\n {8}ok = s\.ip is not None\n {4}use\(s\.ip\)/,
+      },
+    ];
+    for (const c of cases) {
+      const { dir, mutants, sites } = await mutantsOf(c.path, c.language, c.parent, c.fix);
+      expect(sites.length, c.path).toBeGreaterThan(0);
+      const m = byKind(mutants);
+      expect(await applied(dir, m.get('dead_code')!, c.path, c.language), c.path).toMatch(c.dead);
+      if (c.preproc)
+        expect(await applied(dir, m.get('dead_code_preproc')!, c.path, c.language)).toMatch(
+          c.preproc,
+        );
+      for (const mu of mutants) {
+        if (mu.kind === 'dead_code' || (c.preproc && mu.kind === 'dead_code_preproc')) continue;
+        expect(mu.patch, `${c.path} ${mu.kind}`).toBeNull();
+        expect(mu.not_applicable, `${c.path} ${mu.kind}`).toMatch(
+          /not in an if condition|no preprocessor/,
+        );
+      }
     }
   });
 
