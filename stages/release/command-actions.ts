@@ -14,7 +14,14 @@ import type { StoreReader } from '../../pipeline/stage.js';
 import { storeReader } from '../../pipeline/runner.js';
 import { appConfigSchema, type AppConfig } from '../config.js';
 import { imageHooksOf, releaseDataset, type ReleaseWiring } from './release.js';
-import { latestRelease, newKeys, refreshHooksOf, refreshRun, sourceChanges } from './refresh.js';
+import {
+  latestRelease,
+  newKeys,
+  refreshHooksOf,
+  refreshRun,
+  sourceChanges,
+  windowReport,
+} from './refresh.js';
 import { releaseSettings } from './config.js';
 import { outcomeText, resumeArgs, type RefreshOutcome } from './refresh-report.js';
 import { formatChanges, publishRelease } from './publish.js';
@@ -226,11 +233,22 @@ export async function refreshAction(
       rows: prev.rows,
       cutoff: prev.manifest.cutoff ?? null,
     };
-    const { added, leftOut } = newKeys(ctx, wiring, entry, carry);
+    const { added, leftOut, held } = newKeys(ctx, wiring, entry, carry);
+    // what became of each PR of the window that N lacks (nothing new must say why, issue msgs)
+    const window =
+      hooks.kind === 'window' && run.since
+        ? windowReport(hooks, reader, run.since, { held, added, leftOut })
+        : null;
     const changes =
       hooks.kind === 'sources' ? sourceChanges(prev.manifest.sources, hooks.sourcesOf(reader)) : [];
     for (const c of changes) stderrLog(`refresh ${id}: source ${c}`);
-    const outcome = { dataset: id, previous: prev.manifest.version, leftOut, failed: code === 1 };
+    const outcome = {
+      dataset: id,
+      previous: prev.manifest.version,
+      leftOut,
+      window,
+      failed: code === 1,
+    };
     const say = (o: Pick<RefreshOutcome, 'nothingNew' | 'refreshed' | 'nextFrom'>) =>
       process.stdout.write(outcomeText({ ...outcome, ...o }));
     const nothingNew = (why: string) =>

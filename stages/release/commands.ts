@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { redact } from '../../pipeline/secrets.js';
 import { TelebenchError } from '../../pipeline/errors.js';
 import type { ReleaseWiring } from './release.js';
+import { exitCodesHelp } from '../../pipeline/cli/exit-help.js';
 
 /** Help text of `<dataset>`: the registry is not loaded for help; an unknown name lists the known. */
 const DATASET_ARG = 'id or alias of a registered dataset (an unknown name lists them)';
@@ -82,6 +83,15 @@ export function releaseCommands(
           '--push <registry>',
           'SWE-Bench 5G: push the instance images to REGISTRY (host:port) and name them by digest in image_name',
         )
+        .addHelpText(
+          'after',
+          exitCodesHelp({
+            0: 'released (or the same content was already released: a no-op)',
+            1: 'the release could not be made (an image push that failed), named in one line',
+            2: 'bad input or configuration (an unknown dataset, a bad --version, a version released with other content, --push on a dataset without images)',
+            3: 'an outside service or input is missing (the Docker engine for the re-proof, the registry)',
+          }),
+        )
         .action(
           (
             name: string,
@@ -107,6 +117,15 @@ export function releaseCommands(
           '--push <registry>',
           'SWE-Bench 5G: push the instance images the rows name in REGISTRY (a release made with release --push REGISTRY) before the upload',
         )
+        .addHelpText(
+          'after',
+          exitCodesHelp({
+            0: 'uploaded and tagged (or, with --dry-run, the difference printed)',
+            1: 'the Hub refused it (a moved branch, a version tagged there already), named in one line',
+            2: 'bad input or configuration (an unknown dataset or version, no repository, no HF_TOKEN)',
+            3: 'the Hub could not be reached or is unavailable',
+          }),
+        )
         .action(
           (
             name: string,
@@ -122,7 +141,7 @@ export function releaseCommands(
       program
         .command('refresh')
         .description(
-          'the next release from the latest one in the state: mine what landed since its cutoff (swe-bench-5g) or take the current subsets and source files (teleresiliencebench), run only the new candidates, release the previous rows plus the new ones with a changelog; nothing new -> no version (exit 0)',
+          'the next release from the latest one in the state: mine what landed since its cutoff (swe-bench-5g) or take the current subsets and source files (teleresiliencebench), run only the new candidates, release the previous rows plus the new ones with a changelog; nothing new -> no version written',
         )
         .argument('<dataset>', `${DATASET_ARG} (swe-bench-5g or teleresiliencebench)`)
         .option('--version <V>', 'version of the new release (e.g. 1.1.0), or auto', 'auto')
@@ -130,6 +149,15 @@ export function releaseCommands(
         .option(
           '--no-verify',
           'SWE-Bench 5G: do not re-run the gold patches first (the card says so)',
+        )
+        .addHelpText(
+          'after',
+          exitCodesHelp({
+            0: 'nothing failed: a new version written, or nothing new (no version written)',
+            1: 'items failed, with or without a new version (the next refresh retries them)',
+            2: 'bad input or configuration (an unknown dataset, a bad --version, no release to refresh)',
+            3: 'a stage stopped at preflight (an outside service or input missing): the command that resumes is printed',
+          }),
         )
         .action(
           (
@@ -150,6 +178,15 @@ export function releaseCommands(
         .argument('<dataset>', `${DATASET_ARG}, one whose rows can be executed`)
         .argument('<version>', 'a released version')
         .option('--config <file>', 'configuration file (default config/default.yaml)')
+        .addHelpText(
+          'after',
+          exitCodesHelp({
+            0: 'every instance held: the gold patch resolved it in every run, the empty patch in none',
+            1: 'some instance did not hold',
+            2: 'bad input or configuration (an unknown dataset or version)',
+            3: 'an outside service is missing (the Docker engine)',
+          }),
+        )
         .action((name: string, version: string, flags: { config?: string }, cmd: Command) =>
           cliAction(async () =>
             (await actions()).verifyAction(name, version, flags, cmd, await wiring()),

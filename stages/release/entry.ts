@@ -119,6 +119,30 @@ export interface WindowRefreshHooks {
    * them, or null when none was mined. Recorded in the manifest (`cutoff`).
    */
   cutoffOf(store: StoreReader): string | null;
+  /** What a candidate is called in messages (`PR`). */
+  readonly candidateNoun: string;
+  /**
+   * The keys of the candidates that landed at or after `since` (ISO 8601 UTC) among those the
+   * store mined, sorted; for the refresh's report ({@link CandidateFate}).
+   */
+  landedSince(store: StoreReader, since: string): string[];
+  /**
+   * Where a candidate that is not a row stopped: the first stage whose item for `key` is not done
+   * (skipped with its reason, failed with its error code, or not run), or null when every stage
+   * finished it.
+   */
+  fateOf(store: StoreReader, key: string): CandidateFate | null;
+}
+
+/** Where a candidate stopped short of a row: its key, the stage, how, and why (a reason code). */
+export interface CandidateFate {
+  key: string;
+  stage: string;
+  state: 'skipped' | 'failed' | 'not run';
+  /** The skip reason or the error code; '' when not run. */
+  reason: string;
+  /** A failed one: the next refresh retries it (its cutoff is held there). */
+  retried?: boolean;
 }
 
 /** A source file a release was built from: its label (path or Hub file) and sha256 (hex). */

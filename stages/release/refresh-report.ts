@@ -6,6 +6,7 @@
  * whether a version was written or not (a timer must see it); else 0, nothing new included.
  */
 import type { Command } from 'commander';
+import type { CandidateFate } from './entry.js';
 
 /**
  * The options of `cmd` the user gave on the command line (source `cli`), as arguments: `--version
@@ -73,6 +74,54 @@ export function leftOutLines(left: readonly LeftOut[]): string[] {
   );
 }
 
+/** What became of a window's new candidates ({@link windowReport} in refresh.ts). */
+export interface WindowReport {
+  /** What a candidate is called (`PR`). */
+  noun: string;
+  /** The window start (ISO 8601 UTC). */
+  since: string;
+  /** Candidates that landed at or after `since` and that the previous release lacks. */
+  landed: number;
+  /** Of them, rows of this refresh's release. */
+  rows: number;
+  /** Of them, validated but left out (each named by a {@link LeftOut} line). */
+  leftOut: number;
+  /** The others, where each stopped. */
+  stopped: CandidateFate[];
+}
+
+/** Most stopped candidates listed by {@link windowLines} (the rest counted). */
+export const MAX_STOPPED = 10;
+
+function fateText(f: CandidateFate): string {
+  if (f.state === 'failed')
+    return `${f.key} failed at ${f.stage}${f.reason ? ` (${f.reason})` : ''}${f.retried ? ': the next refresh retries it' : ''}`;
+  if (f.state === 'not run') return `${f.key} not run at ${f.stage}`;
+  return `${f.key} skipped at ${f.stage}${f.reason ? `: ${f.reason}` : ''}`;
+}
+
+/**
+ * The window's lines: `3 PR(s) landed at or after <since> that <V> lacks: 0 validated for release, 0
+ * validated but left out (below), 3 stopped before a row:`, then one line per stopped candidate
+ * (`<key> skipped at <stage>: <reason>`; a failed one says the next refresh retries it), at most
+ * {@link MAX_STOPPED}, then `and N more`, and where to read the details. Pure.
+ */
+export function windowLines(w: WindowReport, previous: string): string[] {
+  const n = w.stopped.length;
+  const head = `${w.landed} ${w.noun}(s) landed at or after ${w.since} that ${previous} lacks`;
+  if (w.landed === 0) return [head];
+  const lines = [
+    `${head}: ${w.rows} validated for release, ${w.leftOut} validated but left out${w.leftOut ? ' (below)' : ''}, ${n} stopped before a row${n ? ':' : ''}`,
+  ];
+  for (const f of w.stopped.slice(0, MAX_STOPPED)) lines.push(`  ${fateText(f)}`);
+  if (n > MAX_STOPPED) lines.push(`  and ${n - MAX_STOPPED} more`);
+  if (n)
+    lines.push(
+      `  (why, per item: telebench items <stage> --state-filter skipped|failed; telebench show <stage> <key>)`,
+    );
+  return lines;
+}
+
 /** What the refresh found, for {@link outcomeText}. */
 export interface RefreshOutcome {
   dataset: string;
@@ -82,6 +131,8 @@ export interface RefreshOutcome {
   /** The lines of a written version (`refreshed: ...`), when one was written. */
   refreshed: string[];
   leftOut: LeftOut[];
+  /** What became of the window's new candidates (window datasets), or null (sources datasets). */
+  window?: WindowReport | null;
   /** The pipeline run exited 1: some items failed (named in the run's messages above). */
   failed: boolean;
   /** Where the next refresh starts (window datasets), or null. */
@@ -90,13 +141,15 @@ export interface RefreshOutcome {
 
 /**
  * The refresh's stdout: `nothing new: <why>; <V> stays the latest release (no version written)` or
- * the `refreshed:` lines, then one indented line per left-out reason and, when items failed, what
- * the next refresh does about them. Never says a release happened when none did.
+ * the `refreshed:` lines, then (window datasets) what became of the window's new candidates
+ * ({@link windowLines}), one indented line per left-out reason and, when items failed, what the
+ * next refresh does about them. Never says a release happened when none did.
  */
 export function outcomeText(o: RefreshOutcome): string {
   const lines = o.nothingNew
     ? [`nothing new: ${o.nothingNew}; ${o.previous} stays the latest release (no version written)`]
     : [...o.refreshed];
+  if (o.window) for (const l of windowLines(o.window, o.previous)) lines.push(`  ${l}`);
   for (const l of leftOutLines(o.leftOut)) lines.push(`  ${l}`);
   if (o.failed)
     lines.push(

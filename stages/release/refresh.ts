@@ -10,10 +10,17 @@
 import { join } from 'node:path';
 import { TelebenchError } from '../../pipeline/errors.js';
 import { listReleases, readReleaseRows, releaseDir, type ReleaseManifest } from './assemble.js';
-import type { AnyDatasetEntry, RefreshHooks, SourceFile, WindowRefreshHooks } from './entry.js';
+import type {
+  AnyDatasetEntry,
+  CandidateFate,
+  RefreshHooks,
+  SourceFile,
+  WindowRefreshHooks,
+} from './entry.js';
 import { collectRows, type CarriedRelease, type ReleaseWiring } from './release.js';
 import type { ReleaseContextLike } from './entry.js';
-import { newLeftOut, type LeftOut } from './refresh-report.js';
+import { newLeftOut, type LeftOut, type WindowReport } from './refresh-report.js';
+import type { StoreReader } from '../../pipeline/stage.js';
 
 /**
  * The latest release of a dataset in a state, with its rows (the one a refresh builds on).
@@ -89,7 +96,7 @@ export function newKeys(
   wiring: ReleaseWiring,
   entry: AnyDatasetEntry,
   previous: CarriedRelease,
-): { added: string[]; leftOut: LeftOut[] } {
+): { added: string[]; leftOut: LeftOut[]; held: Set<string> } {
   const key = (r: Record<string, unknown>) => entry.definition.key(r);
   const held = new Set(previous.rows.map(key));
   const collected = collectRows(ctx, wiring, entry);
@@ -99,6 +106,45 @@ export function newKeys(
       .filter((k) => !held.has(k))
       .sort(),
     leftOut: newLeftOut(collected.leftOutKeys, collected.leftOutHints, held),
+    held,
+  };
+}
+
+/**
+ * What became of the candidates that landed in a window refresh's window (at or after `since`)
+ * and that the previous release does not hold: how many landed, how many are new rows, how many
+ * were validated but left out (named by {@link LeftOut}), and where each other one stopped
+ * (a stage that skipped or failed it, or did not run it; `release`/`not_collected` when every
+ * stage finished it and it still is no row). Read from the store after the run; pure otherwise.
+ */
+export function windowReport(
+  hooks: WindowRefreshHooks,
+  store: StoreReader,
+  since: string,
+  known: { held: ReadonlySet<string>; added: readonly string[]; leftOut: readonly LeftOut[] },
+): WindowReport {
+  const landed = hooks.landedSince(store, since).filter((k) => !known.held.has(k));
+  const added = new Set(known.added);
+  const left = new Set(known.leftOut.flatMap((l) => l.keys));
+  const stopped: CandidateFate[] = [];
+  for (const key of landed) {
+    if (added.has(key) || left.has(key)) continue;
+    stopped.push(
+      hooks.fateOf(store, key) ?? {
+        key,
+        stage: 'release',
+        state: 'skipped',
+        reason: 'not_collected',
+      },
+    );
+  }
+  return {
+    noun: hooks.candidateNoun,
+    since,
+    landed: landed.length,
+    rows: landed.filter((k) => added.has(k)).length,
+    leftOut: landed.filter((k) => left.has(k)).length,
+    stopped,
   };
 }
 

@@ -7,7 +7,7 @@
  * manifest so the next refresh starts there.
  */
 import type { StoreReader } from '../../pipeline/stage.js';
-import type { WindowRefreshHooks } from '../release/entry.js';
+import type { CandidateFate, WindowRefreshHooks } from '../release/entry.js';
 import { swe5gMine } from './mine/mine.js';
 import { SWE5G_STAGES } from './pipeline-stages.js';
 import { swe5gConfigSchema, type HasSwe5g } from './config.js';
@@ -109,6 +109,58 @@ export function swe5gCutoff(store: StoreReader): string | null {
   return cut;
 }
 
+/**
+ * The instance_ids of the PRs of the done `swe5g.mine` items merged at or after `since` (UTC),
+ * sorted; empty when mining is not registered (a state from elsewhere).
+ */
+export function landedSince(store: StoreReader, since: string): string[] {
+  const out = new Set<string>();
+  try {
+    for (const { output } of store.outputs(swe5gMine))
+      for (const pr of output.prs) {
+        const t = utcOf(pr.merged_at);
+        if (t && t >= since) out.add(pr.instance_id);
+      }
+  } catch {
+    return []; // swe5g.mine not registered
+  }
+  return [...out].sort();
+}
+
+/** The stages a mined PR goes through after mining, keyed by instance_id, in order. */
+const PR_STAGES = SWE5G_STAGES.slice(SWE5G_STAGES.indexOf('swe5g.link'));
+
+/**
+ * Where a PR stopped: the first stage after mining whose item for `key` is skipped (its reason:
+ * `no_linked_issue` at the filter, `build_failed_at_parent` at validation), failed (its error
+ * code; `retried` after the filter, where {@link earliestFailed} holds the cutoff) or absent or
+ * unfinished (`not run`); null when every stage finished it.
+ */
+export function swe5gFateOf(store: StoreReader, key: string): CandidateFate | null {
+  for (const stage of PR_STAGES) {
+    let rec: ReturnType<StoreReader['item']>;
+    try {
+      rec = store.item(stage, key);
+    } catch {
+      continue; // a stage this registry does not have
+    }
+    if (rec?.state === 'done') continue;
+    if (rec?.state === 'skipped')
+      return { key, stage, state: 'skipped', reason: rec.skipReason ?? '' };
+    if (rec?.state === 'failed')
+      return {
+        key,
+        stage,
+        state: 'failed',
+        reason: String(rec.error?.code ?? ''),
+        // the cutoff is held only at a candidate failed after the filter (earliestFailed)
+        retried: (CANDIDATE_STAGES as readonly string[]).includes(stage),
+      };
+    return { key, stage, state: 'not run', reason: '' };
+  }
+  return null;
+}
+
 /** SWE-Bench 5G's refresh hooks: the window is `swe5g.mining.since`, the cutoff the latest `merged_at`. */
 export const swe5gRefresh: WindowRefreshHooks = {
   kind: 'window',
@@ -133,4 +185,7 @@ export const swe5gRefresh: WindowRefreshHooks = {
     };
   },
   cutoffOf: swe5gCutoff,
+  candidateNoun: 'PR',
+  landedSince,
+  fateOf: swe5gFateOf,
 };

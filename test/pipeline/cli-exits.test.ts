@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../pipeline/manifest.js';
 import { selfCommand } from '../../pipeline/cli/main.js';
+import { mirrorHint } from '../../stages/swe5g/mine/source.js';
 
 const BIN = join(PROJECT_ROOT, 'bin', 'telebench.js');
 let dir: string;
@@ -333,5 +334,35 @@ describe('status names the stages that stopped at preflight (new-user trial)', (
     expect(status.stdout).not.toMatch(/^- swe5g\.link:/m);
     // JSON stays the items' status only
     expect(cli(['--state', state, 'status', '--json']).stdout).not.toContain('did not run');
+  });
+
+  it('the no-mirror hint clones the selected repositories, not a fixed example (new-user trial)', () => {
+    const config = join(dir, 'preflight-udm.yaml');
+    const base = join(dir, 'no-remotes'); // a real folder holding no repository: every clone fails
+    mkdirSync(base, { recursive: true });
+    writeFileSync(
+      config,
+      `version: 1\nswe5g:\n  registry: ${join(PROJECT_ROOT, 'config', 'repos.yaml')}\n  repos: [free5gc/udm]\n  source: git\n  environments:\n    git_url_base: ${base}\n`,
+    );
+    const run = cli([
+      '--state',
+      join(dir, 'preflight-udm-state'),
+      'run',
+      'swe5g',
+      '--config',
+      config,
+    ]);
+    expect(run.status, run.stderr).toBe(3);
+    expect(run.stderr).toContain(`git clone --mirror ${base}/free5gc/udm.git free5gc/udm.git`);
+    expect(run.stderr).not.toContain('free5gc/amf');
+  });
+
+  it('the hint names the first two repositories without a mirror, once each, and counts the rest', () => {
+    const hint = mirrorHint(['a/x', 'a/x', 'b/y', 'c/z', 'd/w'], 'https://example.org');
+    expect(hint).toContain(
+      '(git clone --mirror https://example.org/a/x.git a/x.git; git clone --mirror https://example.org/b/y.git b/y.git; and the same for 2 more)',
+    );
+    expect(hint).not.toContain('c/z');
+    expect(mirrorHint(['a/x'], 'https://example.org')).toMatch(/a\/x\.git\)$/);
   });
 });

@@ -15,6 +15,7 @@ import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../../pipeline/errors.js';
+import { exitCodesHelp } from '../../../pipeline/cli/exit-help.js';
 
 /**
  * Registers `telebench evaluate`. The action:
@@ -40,6 +41,15 @@ export function addEvaluateCommand(program: Command): void {
       "grade only instances dated after a model's cutoff: YYYY-MM-DD (from the next day on) or a time with its zone; the date is the earlier of issue and PR creation",
     )
     .option('--config <file>', 'configuration file (default config/default.yaml)')
+    .addHelpText(
+      'after',
+      exitCodesHelp({
+        0: 'every item graded (resolved or not: the report says which)',
+        1: 'items failed (named above), or no row of the predictions file was usable or graded',
+        2: 'bad input or configuration (a missing predictions file, a bad --dataset row or --after, --dataset without the docker executor)',
+        3: 'a stage stopped at preflight (the Docker engine or an image missing)',
+      }),
+    )
     .action(
       async (
         flags: { predictions: string; dataset?: string; after?: string; config?: string },

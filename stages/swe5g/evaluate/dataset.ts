@@ -131,10 +131,37 @@ export function readDatasetRows(path: string): DatasetRow[] {
 }
 
 /**
+ * What does grade a release when `--dataset` cannot: the end of the message of
+ * {@link checkDatasetExecutor} and of an empty `image_name` ({@link datasetInstance}).
+ */
+export const DATASET_WAYS =
+  'grade it from the state it was made in (`telebench evaluate` without --dataset, same --state and --config), or release it with swe5g.environments.executor: docker and `--push` and grade that release';
+
+/**
+ * Refuses `--dataset` under an executor other than docker, before any item runs: a released row is
+ * graded in its instance image (its `/testbed` copied out of it), which only the docker executor
+ * uses.
+ * @param executor `swe5g.environments.executor`
+ * @param path     the dataset path, for the message
+ * @throws ConfigError (exit 2) naming the executor and {@link DATASET_WAYS}
+ */
+export function checkDatasetExecutor(
+  executor: EnvironmentsSettings['executor'],
+  path: string,
+): void {
+  if (executor !== 'docker')
+    throw new ConfigError(
+      `--dataset: ${path}: evaluate --dataset grades released rows in their instance images, which swe5g.environments.executor: ${executor} does not use; ${DATASET_WAYS}`,
+      { file: path },
+    );
+}
+
+/**
  * The instance grading needs of a released row. `source_dir` is '' (filled from the image when
- * graded); `image` is the row's `image_name`.
+ * graded); `image` is the row's `image_name`. The executor is checked first
+ * ({@link checkDatasetExecutor}).
  * @throws ConfigError naming `file:line` and the field: `image_name` empty (released without
- *   images: nothing to grade in) unless the executor is local; `image_recipe` not a recipe
+ *   images: nothing to grade in), saying what does grade it; `image_recipe` not a recipe
  */
 export function datasetInstance(
   d: DatasetRow,
@@ -142,9 +169,9 @@ export function datasetInstance(
   settings: EnvironmentsSettings,
 ): EvalInstance & { language: Resolved['language'] } {
   const { row } = d;
-  if (settings.executor !== 'local' && row.image_name === '')
+  if (row.image_name === '')
     throw new ConfigError(
-      `--dataset: ${d.file}:${d.line}: field image_name: empty; the row was released without an instance image (release it with --push, or grade with swe5g.environments.executor: local)`,
+      `--dataset: ${d.file}:${d.line}: field image_name: empty; the row was released without an instance image, which evaluate --dataset grades in; ${DATASET_WAYS}`,
       { file: d.file, line: d.line },
     );
   const recipe = row.image_recipe as RecipeName;

@@ -22,7 +22,7 @@ import { everyProvider } from '../../../pipeline/providers/llm/options.js';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import { defineStage, type Stage, type StageContext } from '../../../pipeline/stage.js';
-import { ConfigError, SkipItem, TelebenchError } from '../../../pipeline/errors.js';
+import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import { DockerClient } from '../../../pipeline/providers/docker/client.js';
 import {
   DockerExecutor,
@@ -43,7 +43,7 @@ import type { EvalModel, EvaluationSettings } from './config.js';
 import { chooseContext, type ContextChunk } from './context.js';
 import { gradePrediction, type EvalInstance, type Grade } from './grade.js';
 import { predictionsJsonl, readPredictions, type Prediction } from './predictions.js';
-import { DATASET_ENV, datasetInstance, readDatasetRows } from './dataset.js';
+import { DATASET_ENV, checkDatasetExecutor, datasetInstance, readDatasetRows } from './dataset.js';
 import { exportTestbed } from '../../../pipeline/providers/docker/contract.js';
 import { ensureLocalImage, PUSHED_IMAGES_KV } from '../../../pipeline/providers/docker/registry.js';
 import { ensureInstanceImage } from '../build/on-demand.js';
@@ -119,13 +119,16 @@ function allInstances(
     const entries = existsSync(regFile) ? loadRegistry(regFile) : [];
     const dataset = process.env[DATASET_ENV];
     // `evaluate --dataset`: the released rows alone, no state of the build
-    if (dataset)
+    if (dataset) {
+      // before any row or item: a config error here exits 2, never a failed item per prediction
+      checkDatasetExecutor(env.executor, dataset);
       return new Map(
         readDatasetRows(resolvePath(dataset)).map((d) => {
           dates.set(d.row.instance_id, d.row);
           return [d.row.instance_id, datasetInstance(d, entries, env)];
         }),
       );
+    }
     const byId = new Map(entries.map((e) => [e.id, e] as const));
     const out = new Map<string, EvalInstance & { language: Resolved['language'] }>();
     // the statement as it is now (an issues file or a model may have given it after validation)
@@ -171,10 +174,8 @@ async function instanceImage(ctx: Ctx, image: string, key: string): Promise<stri
  *   executor is not docker (a released row is graded in its image)
  */
 function releasedTestbed(ctx: Ctx, instance: EvalInstance): Promise<string> {
-  if (swe5gSettings(ctx.config).environments.executor !== 'docker')
-    throw new ConfigError(
-      `evaluate --dataset grades released rows in their images: set swe5g.environments.executor to docker (${instance.instance_id})`,
-    );
+  // planning refuses --dataset without docker (exit 2); this is a row an earlier --dataset run planned
+  checkDatasetExecutor(swe5gSettings(ctx.config).environments.executor, instance.instance_id);
   return ctx.memo(`swe5g.eval.testbed:${instance.instance_id}`, async () => {
     const dir = join(ctx.stateDir, 'swe5g-eval', 'testbeds', instance.instance_id);
     await exportTestbed(

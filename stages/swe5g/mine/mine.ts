@@ -35,6 +35,8 @@ import {
   cloneMirrors,
   configuredMirrorsDir,
   githubClient,
+  gitUrlBase,
+  mirrorHint,
   mirrorOf,
   probeApi,
   selectedEntries,
@@ -146,8 +148,6 @@ export function ownsChange(
   return siblingPaths.every((p) => lines(p) < mine || (lines(p) === mine && entry.path! < p));
 }
 
-const MIRROR_HINT = `make swe5g.environments.git_url_base (default https://github.com) reachable so that the mine stage clones the repositories into <state>/mirrors, or set swe5g.mining.mirrors_dir (or ${'$'}TELEBENCH_MIRRORS_DIR) to a folder of bare clones laid out as <owner>+<name>/repo or <owner>/<name>.git (git clone --mirror https://github.com/free5gc/amf free5gc/amf.git)`;
-
 /** Where mirrors were looked for, and which clones failed (URL and git's message). */
 function describeMirrors(ctx: Parameters<typeof mirrorsDir>[0], failures: CloneFailure[]): string {
   const conf = configuredMirrorsDir(ctx);
@@ -210,6 +210,10 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
       const failures = await cloneMirrors(ctx, entries);
       const withMirror = entries.filter((e) => mirrorOf(ctx, e) !== undefined);
       const where = describeMirrors(ctx, failures);
+      const hint = mirrorHint(
+        entries.filter((e) => mirrorOf(ctx, e) === undefined).map(githubRepoOf),
+        gitUrlBase(ctx),
+      );
       // entries share a repository (Magma's components are one repo with a path each)
       const repos = new Set(entries.map((e) => `${e.owner}/${e.name}`)).size;
       const selected = `${entries.length} selected registry entries${repos !== entries.length ? ` (${repos} git repositories)` : ''}`;
@@ -218,7 +222,7 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
           throw new PreflightError(
             'git mirrors',
             `swe5g.source is "git" but no mirror of the ${selected} is available: ${where}`,
-            MIRROR_HINT,
+            hint,
           );
         logPartial(ctx, failures);
         return;
@@ -228,7 +232,7 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
         throw new PreflightError(
           'github',
           `swe5g.source is "auto": the GitHub API is not usable (${probe.why}) and no git mirror of the ${selected} is available: ${where}`,
-          `set GITHUB_TOKEN (or GITHUB_TOKENS) and make api.github.com reachable, or ${MIRROR_HINT}`,
+          `set GITHUB_TOKEN (or GITHUB_TOKENS) and make api.github.com reachable, or ${hint}`,
         );
       logPartial(ctx, failures);
       ctx.log(

@@ -103,6 +103,22 @@ export function gitUrlBase(ctx: StageContext<HasSwe5g>): string {
     : resolve(dirname(ctx.configFile), b);
 }
 
+/**
+ * What to do when no mirror is available, with a clone example naming the first one or two
+ * selected repositories that have no mirror (the ones the run needs, never a fixed example).
+ * @param missing the `owner/name` of each selected repository without a mirror, in registry order
+ *   (repeats, from entries sharing a repository, are counted once)
+ * @param base    `swe5g.environments.git_url_base` as the clone would use it (a URL or a folder)
+ * @returns the hint, e.g. `... (git clone --mirror https://github.com/free5gc/udm.git free5gc/udm.git)`
+ */
+export function mirrorHint(missing: readonly string[], base: string): string {
+  const repos = [...new Set(missing)];
+  const shown = repos.slice(0, 2).map((r) => `git clone --mirror ${base}/${r}.git ${r}.git`);
+  const more = repos.length > 2 ? `; and the same for ${repos.length - 2} more` : '';
+  const example = shown.length ? ` (${shown.join('; ')}${more})` : '';
+  return `make swe5g.environments.git_url_base (now ${base}) reachable so that the mine stage clones the repositories into <state>/mirrors, or set swe5g.mining.mirrors_dir (or ${'$'}TELEBENCH_MIRRORS_DIR) to a folder of bare clones laid out as <owner>+<name>/repo or <owner>/<name>.git${example}`;
+}
+
 /** A repository that could not be cloned into `<state>/mirrors`. */
 export interface CloneFailure {
   repo: string;

@@ -239,6 +239,10 @@ describe('telebench refresh (SWE-Bench 5G)', () => {
       'nothing new: no swe-bench-5g row landed at or after 2025-08-15T12:00:00.000Z that 1.1.0 lacks; 1.1.0 stays the latest release (no version written)\n',
     );
     expect(r.stdout).not.toMatch(/releas(ing|ed) what held|candidate\(s\) validated/);
+    // the PR at the cutoff is 1.1.0's: nothing landed that it lacks, and the outcome says so
+    expect(r.stdout).toContain(
+      '  0 PR(s) landed at or after 2025-08-15T12:00:00.000Z that 1.1.0 lacks\n',
+    );
     // the window moved (a new since): mining looks once; nothing after it runs
     expect(ran(r, 'swe5g.mine')).toBe(1);
     for (const stage of STAGES) expect(ran(r, stage), stage).toBe(0);
@@ -265,6 +269,9 @@ describe('telebench refresh (SWE-Bench 5G)', () => {
       `1 candidate(s) validated but incomplete (${id(LATE)}): no problem statement`,
     );
     expect(r.stdout).toContain('add the issue to the issues file (swe5g.mining.issues_from');
+    expect(r.stdout).toContain(
+      '  1 PR(s) landed at or after 2025-08-15T12:00:00.000Z that 1.1.0 lacks: 0 validated for release, 1 validated but left out (below), 0 stopped before a row\n',
+    );
     expect(r.stdout).toContain('swe5g.problem_statements.model_written.enabled');
     expect(r.stdout).not.toMatch(/releas(ing|ed) what held/);
     // its issue added: only it is linked again, and released

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { swe5gRowOf } from '../../../../stages/swe5g/dataset.js';
 import { readDatasetRows } from '../../../../stages/swe5g/evaluate/dataset.js';
 import { ConfigError } from '../../../../pipeline/errors.js';
-import { runCli } from '../../../fixtures/cli.js';
+import { ROOT, runCli } from '../../../fixtures/cli.js';
 import { validated } from '../../release/rows.js';
 import { runPipeline } from '../../../../pipeline/runner.js';
 import { openState } from '../../../../pipeline/state.js';
@@ -135,6 +135,49 @@ describe('evaluate --dataset on bad input', () => {
     const r = await evaluate(file, preds);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${file}:2: field image_name: empty`);
+    // what does grade it, and never the executor that cannot (the message that looped, issue msgs)
+    expect(r.stderr).toContain(
+      'grade it from the state it was made in (`telebench evaluate` without --dataset',
+    );
+    expect(r.stderr).toContain('executor: docker and `--push`');
+    expect(r.stderr).not.toContain('executor: local');
+  });
+
+  it('refuses --dataset under the local executor once, before any item runs (exit 2, no resume hint)', async () => {
+    // a release made with the local executor: no image_name; the other row has one (the executor
+    // alone is refused, whatever the rows)
+    const file = join(root, 'local.jsonl');
+    writeFileSync(file, jsonl([row(13, { image_name: '' }), row(14)]));
+    const preds = join(root, 'p-local.jsonl');
+    writeFileSync(
+      preds,
+      jsonl(
+        [13, 14].map((n) => ({
+          instance_id: `free5gc__amf-${n}`,
+          model_name_or_path: 'm',
+          model_patch: '',
+        })),
+      ),
+    );
+    const config = join(root, 'local.yaml');
+    writeFileSync(
+      config,
+      `version: 1\nswe5g:\n  registry: ${join(ROOT, 'config', 'repos.yaml')}\n  environments:\n    executor: local\n`,
+    );
+    const state = mkdtempSync(join(root, 'state-'));
+    const args = ['--state', state, 'evaluate', '--dataset', file, '--predictions', preds];
+    const r = await runCli([...args, '--config', config]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(
+      'evaluate --dataset grades released rows in their instance images, which swe5g.environments.executor: local does not use',
+    );
+    expect(r.stderr).toContain('grade it from the state it was made in');
+    expect(r.stderr).not.toContain('config_invalid');
+    expect(r.stderr).not.toContain('--retry-failed');
+    expect(r.stderr).not.toContain('set swe5g.environments.executor to docker');
+    // nothing was graded: no failed item in the state
+    const items = await runCli(['--state', state, 'status', 'swe5g-evaluate', '--config', config]);
+    expect(items.stdout).not.toMatch(/failed\s+[1-9]/);
   });
 
   it('a prediction for an instance the dataset lacks is skipped naming its line and the field (exit 1)', async () => {
