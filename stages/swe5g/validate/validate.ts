@@ -6,7 +6,9 @@
  *  1. at the parent with the test patches (`parent_p2p`, `test_repeats` fresh runs): tests that
  *     pass are the PASS_TO_PASS candidates. A parent that does not build is rejected
  *     (`build_failed_at_parent`) unless only the new tests need the fix (`parent_bare`, the
- *     parent without them, builds). Paper rule: an existing test failing before AND after the fix
+ *     parent without them, builds). A step that does not build because a dependency could not be
+ *     obtained (harness/build-log.ts: the module cache, the proxy, the network, a system library)
+ *     is no verdict: the item fails `dependency_unavailable` (tier infra) and is retried. Paper rule: an existing test failing before AND after the fix
  *     rejects (`p2p_fails_at_parent`); `pass_to_pass_policy: drop-failing` drops it and lists it;
  *  2. the given fail-to-pass tests (testgen's) fail in step 1, else `f2p_does_not_fail_at_parent`;
  *  3. after the fix (`patch` + test patches), `fix_runs` times (`fix_1..3`): FAIL_TO_PASS =
@@ -30,7 +32,7 @@ import { registryById } from '../registry.js';
 import { defineStage } from '../../../pipeline/stage.js';
 import { ensureInstanceImage } from '../build/on-demand.js';
 import { sameKeyIn } from '../resolve/plan.js';
-import { SkipItem } from '../../../pipeline/errors.js';
+import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import type { Executor } from '../../../pipeline/providers/docker/executor.js';
 import type { Overlay } from '../../../pipeline/providers/docker/overlay.js';
 import { stageExecutor, executorPreflight } from '../executors.js';
@@ -41,6 +43,8 @@ import type { EnvironmentsSettings } from '../environments-config.js';
 import type { Built } from '../build/build.js';
 import type { ParsedRun } from '../harness/parsers.js';
 import { overlayFor } from '../harness/apply.js';
+import { dependencyFault, firstErrorLines } from '../harness/build-log.js';
+import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
 import { runStep, type StepOutcome } from '../harness/run-step.js';
 import {
   usesMakeStep,
@@ -138,6 +142,7 @@ export async function validateInstance(
     step: keyof Validated['step_logs'] & string,
     files: Overlay,
     runs: number,
+    dependencies = true,
   ): Promise<StepOutcome> => {
     const out = await runStep(
       spec,
@@ -170,6 +175,8 @@ export async function validateInstance(
         conflicts: out.parsed.conflicts ?? [],
         step_logs,
       });
+    if (dependencies)
+      mustHaveDependencies(out, { step, instanceId: res.instance_id, recipe, step_logs });
     return out;
   };
 
@@ -185,7 +192,8 @@ export async function validateInstance(
   withFixP.catch(() => undefined); // rethrown by the await below
 
   // Step 1: every test at the parent with the test patches, test_repeats fresh runs.
-  const s1 = await run('parent_p2p', withTests, s.test_repeats);
+  // (a dependency the test patches alone import is the tests' own: the bare parent decides)
+  const s1 = await run('parent_p2p', withTests, s.test_repeats, !hasTestPatches(testPatches));
   if (s1.parsed.build_failures.length > 0)
     await parentMustBuild(s1, { run, instanceId: res.instance_id, testPatches, step_logs });
   // Step 2: the given fail-to-pass tests fail before (in step 1's runs).
@@ -213,7 +221,10 @@ export async function validateInstance(
     i < s.parent_reruns && parentNeedsRerunAfterFix(parentRuns, fix, tg.FAIL_TO_PASS);
     i++
   )
-    parentRuns.push((await run(`parent_p2p_${i + 2}`, withTests, s.test_repeats)).parsed);
+    parentRuns.push(
+      (await run(`parent_p2p_${i + 2}`, withTests, s.test_repeats, !hasTestPatches(testPatches)))
+        .parsed,
+    );
   const split = splitBeforeAfter(parentRuns, fix, tg.FAIL_TO_PASS);
   const { parent, FAIL_TO_PASS, p2pCandidates } = split;
   const s1stdout = s1.stored.map((r) => r.stdout).join('\n');
@@ -322,7 +333,8 @@ export async function validateInstance(
  * parent is run once more WITHOUT the test patches (`parent_bare`; with none, step 1 was that
  * run): when it builds, the new tests need the fix (their tests are failing before, candidates
  * for FAIL_TO_PASS); when it does not, the instance is skipped.
- * @throws SkipItem `build_failed_at_parent` with what failed and the first error lines
+ * @throws SkipItem `build_failed_at_parent` with what failed and the first error lines; the
+ *   bare run's `dependency_unavailable` (from `run`) when a dependency could not be obtained
  */
 async function parentMustBuild(
   s1: StepOutcome,
@@ -333,7 +345,7 @@ async function parentMustBuild(
     step_logs: Validated['step_logs'];
   },
 ): Promise<void> {
-  const withTests = ctx.testPatches.some(([, p]) => p.trim() !== '');
+  const withTests = hasTestPatches(ctx.testPatches);
   const bare = withTests ? await ctx.run('parent_bare', {}, 1) : s1;
   const failures = bare.parsed.build_failures;
   if (failures.length === 0) return;
@@ -354,21 +366,43 @@ export { selectTestDirs, testCommand, type RegistryCommands } from '../harness/s
 
 export { registrySelection } from '../test-plan.js';
 
+export { firstErrorLines } from '../harness/build-log.js';
+
+/** Whether any of the test patches changes something (an empty one is no patch). */
+function hasTestPatches(patches: [string, string][]): boolean {
+  return patches.some(([, p]) => p.trim() !== '');
+}
+
 /**
- * The first lines of a build log that say what failed (ninja `FAILED:`, compiler `error:`, meson
- * `ERROR:`, linker `undefined reference`, `fatal error`, Go `cannot find`/`undefined:`), at most
- * `max`, each cut to 300 characters; the last non-empty lines when none matches.
+ * A step that did not build because a dependency could not be obtained (the module cache, the
+ * proxy, the network, a system library: harness/build-log.ts `dependencyFault`) says nothing of
+ * the instance: it is an environment failure, recorded as a failed item and retried (a refresh
+ * holds its cutoff at it), never a verdict such as `build_failed_at_parent`.
+ * @throws TelebenchError `dependency_unavailable` (tier infra) naming the instance, the step, the
+ *   reason and the log lines that say it (`context.lines`)
  */
-export function firstErrorLines(log: string, max = 5): string[] {
-  // terminal colour codes (meson, gcc) are not text: ESC [ ... m as one sequence, so a literal
-  // `[magma/...` in a Go import path keeps its letters
-  const colour = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
-  const lines = log.split('\n').map((l) => l.replace(colour, '').trimEnd());
-  const re =
-    /^FAILED: |\b(error|ERROR|fatal error|undefined reference|cannot find|No such file or directory|Dependency .* not found|not found or not usable)\b|\bundefined: /;
-  const hits = lines.filter((l) => re.test(l) && !/^# command:/.test(l));
-  const pick = hits.length > 0 ? hits : lines.filter((l) => l.trim() !== '').slice(-max);
-  return pick.slice(0, max).map((l) => (l.length > 300 ? `${l.slice(0, 297)}...` : l));
+function mustHaveDependencies(
+  out: StepOutcome,
+  at: { step: string; instanceId: string; recipe: RecipeName; step_logs: Validated['step_logs'] },
+): void {
+  if (out.parsed.build_failures.length === 0) return;
+  const log = out.stored.map((r) => `${r.stdout}\n${r.stderr}`).join('\n');
+  const fault = dependencyFault(log, at.recipe);
+  if (!fault) return;
+  throw new TelebenchError(
+    'dependency_unavailable',
+    `${at.instanceId} step ${at.step}: ${out.parsed.build_failures.join(', ')} do not build because ${fault.reason} (an environment fault, retried, not a verdict on the instance): ${fault.lines.join(' | ')}`,
+    {
+      tier: 'infra',
+      context: {
+        step: at.step,
+        reason: fault.reason,
+        lines: fault.lines,
+        build_failures: out.parsed.build_failures,
+        step_logs: at.step_logs,
+      },
+    },
+  );
 }
 export { overlayFor } from '../harness/apply.js';
 
