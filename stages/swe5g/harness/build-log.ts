@@ -61,7 +61,9 @@ export const ENV_PATTERNS: Readonly<Record<RecipeName, readonly EnvPattern[]>> =
       reason: 'the module proxy does not serve a module',
     },
     {
-      re: /\b(?:dial tcp|i\/o timeout|proxyconnect|no such host|connection refused|TLS handshake timeout|network is unreachable)\b/,
+      // only on the go command's own lines (a fetch of a module): a test's `dial tcp ...:
+      // connection refused` is the test's
+      re: /(?:^go: |@v[\w.+-]*: |Get "https?:\/\/).*\b(?:dial tcp|i\/o timeout|proxyconnect|no such host|connection refused|TLS handshake timeout|network is unreachable)\b/,
       reason: 'the network to the module proxy failed',
     },
     {
@@ -75,11 +77,12 @@ export const ENV_PATTERNS: Readonly<Record<RecipeName, readonly EnvPattern[]>> =
   ],
   'c-meson': [
     {
-      re: /ERROR: (?:Dependency|C (?:shared |static )?library|Could not find dependency) "?[\w.+-]+"? (?:not found|.*not found)/,
+      // a required dependency() or find_library(); an optional one only logs `found: NO`
+      re: /ERROR: (?:Dependency|C\+{0,2} (?:shared |static )?library) ["']?[\w.+-]+["']? not found/,
       reason: 'a required system dependency is not installed',
     },
     {
-      re: /(?:Pkg-config|pkg-config)(?: binary)?(?: for machine \S+ \S+)? not found|pkg-config: (?:not found|command not found)/,
+      re: /ERROR: .*\b[Pp]kg-config\b.*\bnot found|pkg-config: (?:command )?not found/,
       reason: 'pkg-config is not installed',
     },
   ],
@@ -93,7 +96,8 @@ export const ENV_PATTERNS: Readonly<Record<RecipeName, readonly EnvPattern[]>> =
       reason: 'a Python package cannot be downloaded',
     },
     {
-      re: /Failed to establish a new connection|Temporary failure in name resolution|ReadTimeoutError|ConnectTimeoutError/,
+      // only pip's own lines: a test's requests error is the test's
+      re: /^(?:WARNING: Retrying \(Retry\(|ERROR: Could not install packages due to an OSError).*(?:Failed to establish a new connection|Temporary failure in name resolution|ReadTimeoutError|ConnectTimeoutError|Max retries exceeded)/,
       reason: 'the network to the package index failed',
     },
   ],
@@ -111,9 +115,12 @@ const COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
 /**
  * The log as text: each `go test -json` event line (a JSON object with `Action`) replaced by its
  * `Output` (events without output dropped), other lines kept; terminal colour codes removed.
+ * @param opts.buildOnly keep only what the build said: the `build-output` events (Go 1.24+) and
+ *   the lines that are no event (the go command's stderr, where older Go puts build errors),
+ *   never a test's own output (a test logging `dial tcp ...: connection refused` is no build)
  * @returns the lines, trailing white space cut
  */
-export function plainLog(log: string): string[] {
+export function plainLog(log: string, opts: { buildOnly?: boolean } = {}): string[] {
   const out: string[] = [];
   for (const raw of log.split('\n')) {
     const line = raw.replace(COLOUR, '');
@@ -125,7 +132,8 @@ export function plainLog(log: string): string[] {
         ev = undefined;
       }
       if (ev && typeof ev === 'object' && 'Action' in ev) {
-        const o = (ev as { Output?: unknown }).Output;
+        const { Output: o, Action: action } = ev as { Output?: unknown; Action?: unknown };
+        if (opts.buildOnly && action !== 'build-output') continue;
         if (typeof o === 'string') out.push(...o.replace(/\n$/, '').split('\n'));
         continue;
       }
@@ -140,7 +148,8 @@ const cut = (l: string): string => (l.length > 300 ? `${l.slice(0, 297)}...` : l
 /**
  * Whether a failed build's log says a dependency could not be obtained (see the module comment
  * for the patterns of each toolchain and what is deliberately left to the code).
- * @param log the step's stdout and stderr (`go test -json` lines are decoded)
+ * @param log the step's stdout and stderr (`go test -json` lines are decoded, tests' own output
+ *   left out: {@link plainLog} `buildOnly`)
  * @param recipe whose patterns apply
  * @returns the first pattern's reason with every line any pattern matched, or null
  */
@@ -148,7 +157,7 @@ export function dependencyFault(log: string, recipe: RecipeName): DependencyFaul
   const patterns = ENV_PATTERNS[recipe];
   let reason: string | undefined;
   const lines: string[] = [];
-  for (const l of plainLog(log)) {
+  for (const l of plainLog(log, { buildOnly: true })) {
     if (/^# command:/.test(l)) continue;
     const p = patterns.find((x) => x.re.test(l));
     if (!p) continue;

@@ -5,7 +5,8 @@
  * here whose parent's go.mod requires `example.com/absentdep`, the host's Go through the local
  * executor (GOPROXY=off, pinned by it), and a module cache of this test's own (GOMODCACHE stubbed
  * for this file's worker only): empty, or filled from a `file://` module proxy the test writes.
- * No network: GOPROXY is `off` in every step, `file://` when the cache is filled.
+ * No network: GOPROXY is `off` in every step, `file://` when the cache is filled. Grading (the
+ * same classifier) is checked on the control's validated instance, so its tests run after it.
  */
 import { describe, it, expect, afterAll, afterEach, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -14,7 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalExecutor } from '../../../../pipeline/providers/docker/executor.js';
 import { buildInstanceImages } from '../../../../stages/swe5g/build/build.js';
-import { validateInstance } from '../../../../stages/swe5g/validate/validate.js';
+import {
+  selectTestDirs,
+  validateInstance,
+  type Validated,
+} from '../../../../stages/swe5g/validate/validate.js';
+import { gradePrediction, type EvalInstance } from '../../../../stages/swe5g/evaluate/grade.js';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
 import { SkipItem, TelebenchError } from '../../../../pipeline/errors.js';
 import { buildFixture, type Fixture } from '../../../fixtures/repos/builder.js';
@@ -135,6 +141,32 @@ ${fixed ? '\tif r.Name == nil {\n\t\treturn dep.Name()\n\t}\n' : ''}\treturn *r.
   });
 }
 
+/** The control's validated instance, for grading (set by the control test). */
+let validated: { v: Validated; cache: string; inst: EvalInstance } | undefined;
+
+/** The grading view of a validated instance (as the evaluate stages make it). */
+function evalInstance(
+  v: Validated,
+  sourceDir: string,
+  moduleDir: string,
+  testDirs: string[],
+): EvalInstance {
+  return {
+    ...v,
+    image: v.images.instance,
+    image_recipe: 'go',
+    source_dir: sourceDir,
+    module_dir: moduleDir,
+    test_dirs: selectTestDirs({
+      recipe: 'go',
+      scope: 'touched',
+      moduleDir,
+      sourceDirs: testDirs,
+      testPatches: [v.test_patch],
+    }),
+  };
+}
+
 /** Resolve, build (local: the clean tree) and validate with the local executor and `cache`. */
 async function validateWith(fx: Fixture, cache: string, state: string) {
   vi.stubEnv('GOMODCACHE', cache);
@@ -160,9 +192,9 @@ async function validateWith(fx: Fixture, cache: string, state: string) {
         saveLog: (step, text) => (logs.set(step, text), step),
       },
     );
-    return { v, logs };
+    return { v, logs, built, res };
   } catch (err) {
-    return { err, logs };
+    return { err, logs, built, res };
   }
 }
 
@@ -185,7 +217,12 @@ describe('a dependency the environment cannot supply at the parent', () => {
   it('control: the same fixture with the module in the cache validates (the fixture is sound)', async () => {
     const fx = fixture('depfilled', false);
     const cache = modCache('filled-cache', true, fx);
-    const { v, err } = await validateWith(fx, cache, join(root, 'st2'));
+    const { v, err, built, res } = await validateWith(fx, cache, join(root, 'st2'));
+    validated = {
+      v: v!,
+      cache,
+      inst: evalInstance(v!, built.source_dir, built.module_dir, res.test_dirs),
+    };
     expect((err as Error | undefined)?.message).toBeUndefined();
     expect(v!.FAIL_TO_PASS).toEqual([F2P]);
     expect(v!.PASS_TO_PASS).toEqual([`${MODULE}/nf::TestNameOf`]);
@@ -200,5 +237,52 @@ describe('a dependency the environment cannot supply at the parent', () => {
     expect(e.code).toBe('build_failed_at_parent');
     expect(e.message).toContain('undefined: undefinedName');
     expect(e.message).not.toContain('{"');
+  });
+});
+
+describe('grading when the environment cannot supply a dependency', () => {
+  const settings = testSettings({ executor: 'local', test_scope: 'touched' });
+  const deps = { executor: new LocalExecutor(), settings, saveLog: (step: string) => step };
+  /** The gold patch plus a go.mod line: a patch that changes a dependency manifest. */
+  const withGoMod = (gold: string) =>
+    `${gold}diff --git a/go.mod b/go.mod
+--- a/go.mod
++++ b/go.mod
+@@ -3,3 +3,5 @@ go 1.20
+ 
+ require ${DEP} v1.0.0
++
++// the model's note
+`;
+
+  it('control: the gold patch with the module in the cache is resolved', async () => {
+    vi.stubEnv('GOMODCACHE', validated!.cache);
+    const { grade } = await gradePrediction(
+      { instance: validated!.inst, model_patch: validated!.v.patch },
+      deps,
+    );
+    expect(grade.resolved).toBe(true);
+  });
+
+  it('the gold patch with an empty cache fails dependency_unavailable, not a grade of the patch', async () => {
+    vi.stubEnv('GOMODCACHE', modCache('empty-cache-grade', false));
+    const err = await gradePrediction(
+      { instance: validated!.inst, model_patch: validated!.v.patch },
+      deps,
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TelebenchError);
+    expect((err as TelebenchError).code).toBe('dependency_unavailable');
+    expect((err as TelebenchError).message).toMatch(/module lookup disabled by GOPROXY=off/);
+  });
+
+  it('a patch that changes go.mod owns what it then lacks: graded not resolved, a build failure', async () => {
+    vi.stubEnv('GOMODCACHE', modCache('empty-cache-grade-2', false));
+    const { grade } = await gradePrediction(
+      { instance: validated!.inst, model_patch: withGoMod(validated!.v.patch) },
+      deps,
+    );
+    expect(grade.patch_applied).toBe(true);
+    expect(grade.resolved).toBe(false);
+    expect(grade.build_failures.length).toBeGreaterThan(0);
   });
 });
