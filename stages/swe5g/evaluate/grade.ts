@@ -25,8 +25,7 @@ import type { ParsedRun, TestStatus } from '../harness/parsers.js';
 import { applyPrediction, patchPaths } from '../harness/apply.js';
 import { gradeTests } from '../harness/grading.js';
 import { runStep, type StepOutcome } from '../harness/run-step.js';
-import { dependencyFault } from '../harness/build-log.js';
-import { TelebenchError } from '../../../pipeline/errors.js';
+import { dependencyUnavailable } from '../harness/build-log.js';
 import { planSpec, type TestPlan } from '../test-plan.js';
 
 export { patchPaths } from '../harness/apply.js';
@@ -256,11 +255,11 @@ const MANIFEST =
   /(?:^|\/)(?:go\.mod|go\.sum|meson\.build|meson_options\.txt|meson\.options|requirements[^/]*\.txt|setup\.py|setup\.cfg|pyproject\.toml|Pipfile(?:\.lock)?|poetry\.lock|uv\.lock)$/;
 
 /**
- * A grading run that did not build because a dependency could not be obtained (harness/build-log.ts
- * `dependencyFault`: the module cache, the proxy, the network, a system library) grades nothing of
- * the model: it is the environment's failure, retried, as in validation. Unless the model patch
- * changed a dependency manifest (go.mod, meson.build, requirements, ...): then the dependency it
- * lacks is the patch's own doing, and the run stays a verdict (not resolved).
+ * A grading run that did not build because a dependency could not be obtained (harness/build-log.ts:
+ * the module cache, the proxy, the network, a system library) grades nothing of the model: it is
+ * the environment's failure, retried, as in validation. Unless the model patch changed a
+ * dependency manifest (go.mod, meson.build, requirements, ...): then the dependency it lacks is the
+ * patch's own doing, and the run stays a verdict (not resolved).
  * @throws TelebenchError `dependency_unavailable` (tier infra) naming the instance, the step and
  *   the log lines that say it
  */
@@ -270,17 +269,12 @@ function environmentFault(
   modelPatch: string,
   step: string,
 ): void {
-  if (out.parsed.build_failures.length === 0) return;
   if (patchPaths(modelPatch).some((p) => MANIFEST.test(p))) return;
-  const log = out.stored.map((r) => `${r.stdout}\n${r.stderr}`).join('\n');
-  const fault = dependencyFault(log, inst.image_recipe);
-  if (!fault) return;
-  throw new TelebenchError(
-    'dependency_unavailable',
-    `${inst.instance_id} step ${step}: ${out.parsed.build_failures.join(', ')} do not build because ${fault.reason} (an environment fault, retried, not a grade of the patch): ${fault.lines.join(' | ')}`,
-    {
-      tier: 'infra',
-      context: { step, reason: fault.reason, lines: fault.lines, step_logs: out.logs },
-    },
-  );
+  const err = dependencyUnavailable(out, {
+    instanceId: inst.instance_id,
+    step,
+    recipe: inst.image_recipe,
+    context: { step_logs: out.logs },
+  });
+  if (err) throw err;
 }

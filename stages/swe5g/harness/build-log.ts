@@ -39,6 +39,8 @@
  *   must have the packages); likewise `SyntaxError` and every other traceback.
  */
 import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
+import { TelebenchError } from '../../../pipeline/errors.js';
+import type { StepOutcome } from './run-step.js';
 
 /** One pattern of an environment fault: what it matches and what it means. */
 export interface EnvPattern {
@@ -192,4 +194,41 @@ export function firstErrorLines(log: string, max = 5): string[] {
           .slice(-max)
           .map(cut);
   return pick.slice(0, max);
+}
+
+/**
+ * The error of a step that did not build because a dependency could not be obtained: no verdict
+ * on the instance (nor on a model's patch), but the environment's failure, recorded by the runner
+ * as a failed item and retried (a refresh holds its cutoff at it). Validation, grading and the
+ * release check all raise this one.
+ * @param out the step's outcome (its build failures and stored stdout/stderr)
+ * @param at the instance, the step's name, the recipe whose patterns apply, and extra `context`
+ * @returns TelebenchError `dependency_unavailable` (tier infra) naming the instance, the step, the
+ *   reason and quoting the cause lines (`context.lines`); null when the step built or failed for
+ *   the code's own reasons
+ */
+export function dependencyUnavailable(
+  out: Pick<StepOutcome, 'parsed' | 'stored'>,
+  at: { instanceId: string; step: string; recipe: RecipeName; context?: Record<string, unknown> },
+): TelebenchError | null {
+  if (out.parsed.build_failures.length === 0) return null;
+  const fault = dependencyFault(
+    out.stored.map((r) => `${r.stdout}\n${r.stderr}`).join('\n'),
+    at.recipe,
+  );
+  if (!fault) return null;
+  return new TelebenchError(
+    'dependency_unavailable',
+    `${at.instanceId} step ${at.step}: ${out.parsed.build_failures.join(', ')} do not build because ${fault.reason} (an environment fault to retry, not a verdict): ${fault.lines.join(' | ')}`,
+    {
+      tier: 'infra',
+      context: {
+        step: at.step,
+        reason: fault.reason,
+        lines: fault.lines,
+        build_failures: out.parsed.build_failures,
+        ...at.context,
+      },
+    },
+  );
 }

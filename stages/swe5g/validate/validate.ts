@@ -32,7 +32,7 @@ import { registryById } from '../registry.js';
 import { defineStage } from '../../../pipeline/stage.js';
 import { ensureInstanceImage } from '../build/on-demand.js';
 import { sameKeyIn } from '../resolve/plan.js';
-import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
+import { SkipItem } from '../../../pipeline/errors.js';
 import type { Executor } from '../../../pipeline/providers/docker/executor.js';
 import type { Overlay } from '../../../pipeline/providers/docker/overlay.js';
 import { stageExecutor, executorPreflight } from '../executors.js';
@@ -43,7 +43,7 @@ import type { EnvironmentsSettings } from '../environments-config.js';
 import type { Built } from '../build/build.js';
 import type { ParsedRun } from '../harness/parsers.js';
 import { overlayFor } from '../harness/apply.js';
-import { dependencyFault, firstErrorLines } from '../harness/build-log.js';
+import { dependencyUnavailable, firstErrorLines } from '../harness/build-log.js';
 import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
 import { runStep, type StepOutcome } from '../harness/run-step.js';
 import {
@@ -375,35 +375,20 @@ function hasTestPatches(patches: [string, string][]): boolean {
 
 /**
  * A step that did not build because a dependency could not be obtained (the module cache, the
- * proxy, the network, a system library: harness/build-log.ts `dependencyFault`) says nothing of
- * the instance: it is an environment failure, recorded as a failed item and retried (a refresh
- * holds its cutoff at it), never a verdict such as `build_failed_at_parent`.
+ * proxy, the network, a system library: harness/build-log.ts) says nothing of the instance: it is
+ * an environment failure, recorded as a failed item and retried (a refresh holds its cutoff at
+ * it), never a verdict such as `build_failed_at_parent`.
  * @throws TelebenchError `dependency_unavailable` (tier infra) naming the instance, the step, the
- *   reason and the log lines that say it (`context.lines`)
+ *   reason and the log lines that say it (`context.lines`), with the step logs so far
  */
 function mustHaveDependencies(
   out: StepOutcome,
   at: { step: string; instanceId: string; recipe: RecipeName; step_logs: Validated['step_logs'] },
 ): void {
-  if (out.parsed.build_failures.length === 0) return;
-  const log = out.stored.map((r) => `${r.stdout}\n${r.stderr}`).join('\n');
-  const fault = dependencyFault(log, at.recipe);
-  if (!fault) return;
-  throw new TelebenchError(
-    'dependency_unavailable',
-    `${at.instanceId} step ${at.step}: ${out.parsed.build_failures.join(', ')} do not build because ${fault.reason} (an environment fault, retried, not a verdict on the instance): ${fault.lines.join(' | ')}`,
-    {
-      tier: 'infra',
-      context: {
-        step: at.step,
-        reason: fault.reason,
-        lines: fault.lines,
-        build_failures: out.parsed.build_failures,
-        step_logs: at.step_logs,
-      },
-    },
-  );
+  const err = dependencyUnavailable(out, { ...at, context: { step_logs: at.step_logs } });
+  if (err) throw err;
 }
+
 export { overlayFor } from '../harness/apply.js';
 
 /** Testgen's record without its classification of the issue text (what validation runs). */

@@ -5,8 +5,9 @@
  * here whose parent's go.mod requires `example.com/absentdep`, the host's Go through the local
  * executor (GOPROXY=off, pinned by it), and a module cache of this test's own (GOMODCACHE stubbed
  * for this file's worker only): empty, or filled from a `file://` module proxy the test writes.
- * No network: GOPROXY is `off` in every step, `file://` when the cache is filled. Grading (the
- * same classifier) is checked on the control's validated instance, so its tests run after it.
+ * No network: GOPROXY is `off` in every step, `file://` when the cache is filled. Grading and the
+ * release check (the same classifier) are checked on the control's validated instance, so their
+ * tests run after it.
  */
 import { describe, it, expect, afterAll, afterEach, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -21,6 +22,8 @@ import {
   type Validated,
 } from '../../../../stages/swe5g/validate/validate.js';
 import { gradePrediction, type EvalInstance } from '../../../../stages/swe5g/evaluate/grade.js';
+import { verifyRow } from '../../../../stages/release/verifier.js';
+import { swe5gRowOf } from '../../../../stages/swe5g/dataset.js';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
 import { SkipItem, TelebenchError } from '../../../../pipeline/errors.js';
 import { buildFixture, type Fixture } from '../../../fixtures/repos/builder.js';
@@ -273,6 +276,27 @@ describe('grading when the environment cannot supply a dependency', () => {
     expect(err).toBeInstanceOf(TelebenchError);
     expect((err as TelebenchError).code).toBe('dependency_unavailable');
     expect((err as TelebenchError).message).toMatch(/module lookup disabled by GOPROXY=off/);
+  });
+
+  it('the release check (verifyRow, local) with an empty cache fails dependency_unavailable, not a finding on the row', async () => {
+    vi.stubEnv('GOMODCACHE', modCache('empty-cache-verify', false));
+    const row = swe5gRowOf(validated!.v, 'git')!;
+    const verifyDeps = {
+      executor: new LocalExecutor(),
+      docker: null,
+      settings,
+      stateDir: join(root, 'st2'),
+      entry: undefined,
+    };
+    const err = await verifyRow(row, verifyDeps).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TelebenchError);
+    expect((err as TelebenchError).code).toBe('dependency_unavailable');
+    expect((err as TelebenchError).message).toContain('step verify_gold_1');
+    // control: with the module in the cache the same row reproduces
+    vi.stubEnv('GOMODCACHE', validated!.cache);
+    const ok = await verifyRow(row, verifyDeps);
+    expect(ok.holds).toBe(true);
+    expect(ok.gold.resolved).toBe(ok.gold.runs);
   });
 
   it('a patch that changes go.mod owns what it then lacks: graded not resolved, a build failure', async () => {
