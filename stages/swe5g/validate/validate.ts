@@ -8,8 +8,9 @@
  *     (`build_failed_at_parent`) unless only the new tests need the fix (`parent_bare`, the
  *     parent without them, builds). A step that does not build because a dependency could not be
  *     obtained (harness/build-log.ts: the module cache, the proxy, the network, a system library)
- *     is no verdict: the item fails `dependency_unavailable` (tier infra) and is retried. Paper rule: an existing test failing before AND after the fix
- *     rejects (`p2p_fails_at_parent`); `pass_to_pass_policy: drop-failing` drops it and lists it;
+ *     is no verdict: the item fails `dependency_unavailable` (tier infra) and is retried. Paper
+ *     rule: an existing test failing before AND after the fix rejects (`p2p_fails_at_parent`);
+ *     `pass_to_pass_policy: drop-failing` drops it and lists it;
  *  2. the given fail-to-pass tests (testgen's) fail in step 1, else `f2p_does_not_fail_at_parent`;
  *  3. after the fix (`patch` + test patches), `fix_runs` times (`fix_1..3`): FAIL_TO_PASS =
  *     failing (or missing: SWE-bench's `test_failed`) before and passing after; PASS_TO_PASS =
