@@ -31,6 +31,7 @@ import type { TestStatus } from '../swe5g/harness/parsers.js';
 import { overlayFor } from '../swe5g/harness/apply.js';
 import { gradeTests } from '../swe5g/harness/grading.js';
 import { runStep } from '../swe5g/harness/run-step.js';
+import { dependencyUnavailable } from '../swe5g/harness/build-log.js';
 import { planSpec } from '../swe5g/test-plan.js';
 import { RECIPE_LANGUAGE, registryEntryOf, rowTestPlan } from '../swe5g/released-row.js';
 
@@ -104,7 +105,9 @@ export function buildSubjectOfRow(row: Swe5gRow, entry: RegistryEntry | undefine
  * @param deps.runs runs of each patch (`release.reproof_runs`; 1 when not given)
  * @returns the instance's {@link ReproofRecord}: runs, image and its id, log digests, seconds
  * @throws TelebenchError from the image build, pull (`image_pull_failed`) or the executor
- *   (infra); a patch that no longer applies is a verdict (not resolved), not an error
+ *   (infra), `dependency_unavailable` (infra) when a run does not build because a dependency
+ *   could not be obtained (harness/build-log.ts); a patch that no longer applies is a verdict (not
+ *   resolved), not an error
  */
 export async function verifyRow(
   row: Swe5gRow,
@@ -150,6 +153,14 @@ export async function verifyRow(
       },
     );
     const logs = Object.values(out.logs);
+    // a dependency the environment cannot supply proves nothing of the row: retried, not a finding
+    const unavailable = dependencyUnavailable(out, {
+      instanceId: row.instance_id,
+      step: `verify_${label}`,
+      recipe: row.image_recipe as RecipeName,
+      context: { logs },
+    });
+    if (unavailable) throw unavailable;
     if (out.timedOut)
       return {
         resolved: false,

@@ -351,7 +351,11 @@ export interface F2pAudit {
   sites: string[];
 }
 
-/** Rejection reason codes of `swe5g.validate` (SkipItem reasons). */
+/**
+ * Rejection reason codes of `swe5g.validate` (SkipItem reasons). A step that does not build
+ * because a dependency could not be obtained is none of them: it fails `dependency_unavailable`
+ * (tier infra, retried; harness/build-log.ts).
+ */
 export const VALIDATE_REJECT_REASONS = [
   'p2p_fails_at_parent',
   'f2p_does_not_fail_at_parent',

@@ -24,7 +24,8 @@ import type { BugCategory } from '../types.js';
 import type { ParsedRun, TestStatus } from '../harness/parsers.js';
 import { applyPrediction, patchPaths } from '../harness/apply.js';
 import { gradeTests } from '../harness/grading.js';
-import { runStep } from '../harness/run-step.js';
+import { runStep, type StepOutcome } from '../harness/run-step.js';
+import { dependencyUnavailable } from '../harness/build-log.js';
 import { planSpec, type TestPlan } from '../test-plan.js';
 
 export { patchPaths } from '../harness/apply.js';
@@ -180,7 +181,8 @@ export interface GradeRequest {
  * @returns the {@link GradedRun}: a patch that does not apply, a timeout, a log that disagrees
  *   with its exit code are verdicts (not resolved), not errors
  * @throws TelebenchError from the executor (infra), or `patch_does_not_apply` when the instance's
- *   own test_patch breaks (see {@link gradingFiles})
+ *   own test_patch breaks (see {@link gradingFiles}), or `dependency_unavailable` (infra) when the
+ *   run did not build because a dependency could not be obtained (see {@link environmentFault})
  */
 export async function gradePrediction(req: GradeRequest, deps: GradeDeps): Promise<GradedRun> {
   const inst = req.instance;
@@ -224,6 +226,7 @@ export async function gradePrediction(req: GradeRequest, deps: GradeDeps): Promi
       ...(deps.signal ? { signal: deps.signal } : {}),
     },
   );
+  environmentFault(out, inst, req.model_patch, step);
   const result = out.results[0]!;
   const verdict = gradeTests(out.parsed, inst, {
     timedOut: out.timedOut,
@@ -245,4 +248,33 @@ export async function gradePrediction(req: GradeRequest, deps: GradeDeps): Promi
     result,
     parsed: out.parsed,
   };
+}
+
+/** Dependency manifests: a patch that changes one owns the dependencies it then lacks. */
+const MANIFEST =
+  /(?:^|\/)(?:go\.mod|go\.sum|meson\.build|meson_options\.txt|meson\.options|requirements[^/]*\.txt|setup\.py|setup\.cfg|pyproject\.toml|Pipfile(?:\.lock)?|poetry\.lock|uv\.lock)$/;
+
+/**
+ * A grading run that did not build because a dependency could not be obtained (harness/build-log.ts:
+ * the module cache, the proxy, the network, a system library) grades nothing of the model: it is
+ * the environment's failure, retried, as in validation. Unless the model patch changed a
+ * dependency manifest (go.mod, meson.build, requirements, ...): then the dependency it lacks is the
+ * patch's own doing, and the run stays a verdict (not resolved).
+ * @throws TelebenchError `dependency_unavailable` (tier infra) naming the instance, the step and
+ *   the log lines that say it
+ */
+function environmentFault(
+  out: StepOutcome,
+  inst: EvalInstance,
+  modelPatch: string,
+  step: string,
+): void {
+  if (patchPaths(modelPatch).some((p) => MANIFEST.test(p))) return;
+  const err = dependencyUnavailable(out, {
+    instanceId: inst.instance_id,
+    step,
+    recipe: inst.image_recipe,
+    context: { step_logs: out.logs },
+  });
+  if (err) throw err;
 }

@@ -29,17 +29,16 @@ import { cDirectCall } from './strategyA-c.js';
 import type { TestgenSettings } from './config.js';
 import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
 import { llmStrategyA } from './llm-strategy.js';
+import { dependencyFault } from '../harness/build-log.js';
 
 /**
- * The first dependency download failure in a test log (Go module proxy / pip), or null. These are
- * environmental: the test itself was never compiled.
+ * The first line of a test log that says a dependency could not be obtained, or null: the one
+ * classifier of validation and grading (harness/build-log.ts `dependencyFault`, the patterns of
+ * the language's toolchain). These are environmental: the test itself was never compiled.
+ * @param language the repository's language (`c` reads meson's patterns)
  */
-export function dependencyFailure(log: string): string | null {
-  const m =
-    /reading (https?:\/\/\S+?): (\d{3} [A-Za-z ]+)/.exec(log) ??
-    /(could not find a version that satisfies the requirement \S+)/i.exec(log) ??
-    /(dial tcp [^\n]+)/.exec(log);
-  return m ? m.slice(1).join(': ') : null;
+export function dependencyFailure(log: string, language: 'go' | 'c' | 'python'): string | null {
+  return dependencyFault(log, language === 'c' ? 'c-meson' : language)?.lines[0] ?? null;
 }
 
 /** Check of a generated test at both commits. */
@@ -138,7 +137,7 @@ export async function checkFlip(
       parent,
     };
   if (parent.buildFailed) {
-    const env = dependencyFailure(parent.log);
+    const env = dependencyFailure(parent.log, r.language);
     return {
       ok: false,
       reason: env
@@ -238,9 +237,9 @@ const describeSites = (sites: FixSite[]): string => {
  * @throws SkipItem `no_source_change` (no file of the repository's language changed),
  *   `no_fix_pattern` (formatting/rename-only, deletions only, nothing non-vacuous added),
  *   `f2p_does_not_flip` (verify `all`: the B test does not fail at the parent / pass after),
- *   `dependencies_unavailable` (verify `all`: the module proxy / package index refused a dependency),
  *   plus the codes of `emit.ts`
- * @throws TelebenchError tier infra for git or toolchain failures
+ * @throws TelebenchError tier infra for git or toolchain failures, `dependency_unavailable`
+ *   (verify `all`: the B test's parent run could not obtain a dependency, harness/build-log.ts)
  */
 export async function generateTestGen(
   gitDir: string,
@@ -482,8 +481,18 @@ export async function generateTestGen(
     );
     timings.verify_b_ms = Date.now() - t;
     if (!checkB.ok) {
+      // a dependency the host cannot supply says nothing of the candidate: failed, retried
+      if (checkB.environmental)
+        throw new TelebenchError(
+          'dependency_unavailable',
+          `${r.instance_id}: Strategy B test ${checkB.reason}`,
+          {
+            tier: 'infra',
+            context: { FAIL_TO_PASS: gen.FAIL_TO_PASS, log: checkB.parent?.log.slice(-4000) },
+          },
+        );
       throw new SkipItem(
-        checkB.environmental ? 'dependencies_unavailable' : 'f2p_does_not_flip',
+        'f2p_does_not_flip',
         `${r.instance_id}: Strategy B test ${checkB.reason}`,
         { FAIL_TO_PASS: gen.FAIL_TO_PASS, log: (checkB.fix ?? checkB.parent)?.log.slice(-4000) },
       );

@@ -6,8 +6,11 @@
  *  1. at the parent with the test patches (`parent_p2p`, `test_repeats` fresh runs): tests that
  *     pass are the PASS_TO_PASS candidates. A parent that does not build is rejected
  *     (`build_failed_at_parent`) unless only the new tests need the fix (`parent_bare`, the
- *     parent without them, builds). Paper rule: an existing test failing before AND after the fix
- *     rejects (`p2p_fails_at_parent`); `pass_to_pass_policy: drop-failing` drops it and lists it;
+ *     parent without them, builds). A step that does not build because a dependency could not be
+ *     obtained (harness/build-log.ts: the module cache, the proxy, the network, a system library)
+ *     is no verdict: the item fails `dependency_unavailable` (tier infra) and is retried. Paper
+ *     rule: an existing test failing before AND after the fix rejects (`p2p_fails_at_parent`);
+ *     `pass_to_pass_policy: drop-failing` drops it and lists it;
  *  2. the given fail-to-pass tests (testgen's) fail in step 1, else `f2p_does_not_fail_at_parent`;
  *  3. after the fix (`patch` + test patches), `fix_runs` times (`fix_1..3`): FAIL_TO_PASS =
  *     failing (or missing: SWE-bench's `test_failed`) before and passing after; PASS_TO_PASS =
@@ -41,6 +44,8 @@ import type { EnvironmentsSettings } from '../environments-config.js';
 import type { Built } from '../build/build.js';
 import type { ParsedRun } from '../harness/parsers.js';
 import { overlayFor } from '../harness/apply.js';
+import { dependencyUnavailable, firstErrorLines } from '../harness/build-log.js';
+import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
 import { runStep, type StepOutcome } from '../harness/run-step.js';
 import {
   usesMakeStep,
@@ -138,6 +143,7 @@ export async function validateInstance(
     step: keyof Validated['step_logs'] & string,
     files: Overlay,
     runs: number,
+    dependencies = true,
   ): Promise<StepOutcome> => {
     const out = await runStep(
       spec,
@@ -170,6 +176,8 @@ export async function validateInstance(
         conflicts: out.parsed.conflicts ?? [],
         step_logs,
       });
+    if (dependencies)
+      mustHaveDependencies(out, { step, instanceId: res.instance_id, recipe, step_logs });
     return out;
   };
 
@@ -185,7 +193,8 @@ export async function validateInstance(
   withFixP.catch(() => undefined); // rethrown by the await below
 
   // Step 1: every test at the parent with the test patches, test_repeats fresh runs.
-  const s1 = await run('parent_p2p', withTests, s.test_repeats);
+  // (a dependency the test patches alone import is the tests' own: the bare parent decides)
+  const s1 = await run('parent_p2p', withTests, s.test_repeats, !hasTestPatches(testPatches));
   if (s1.parsed.build_failures.length > 0)
     await parentMustBuild(s1, { run, instanceId: res.instance_id, testPatches, step_logs });
   // Step 2: the given fail-to-pass tests fail before (in step 1's runs).
@@ -213,7 +222,10 @@ export async function validateInstance(
     i < s.parent_reruns && parentNeedsRerunAfterFix(parentRuns, fix, tg.FAIL_TO_PASS);
     i++
   )
-    parentRuns.push((await run(`parent_p2p_${i + 2}`, withTests, s.test_repeats)).parsed);
+    parentRuns.push(
+      (await run(`parent_p2p_${i + 2}`, withTests, s.test_repeats, !hasTestPatches(testPatches)))
+        .parsed,
+    );
   const split = splitBeforeAfter(parentRuns, fix, tg.FAIL_TO_PASS);
   const { parent, FAIL_TO_PASS, p2pCandidates } = split;
   const s1stdout = s1.stored.map((r) => r.stdout).join('\n');
@@ -322,7 +334,8 @@ export async function validateInstance(
  * parent is run once more WITHOUT the test patches (`parent_bare`; with none, step 1 was that
  * run): when it builds, the new tests need the fix (their tests are failing before, candidates
  * for FAIL_TO_PASS); when it does not, the instance is skipped.
- * @throws SkipItem `build_failed_at_parent` with what failed and the first error lines
+ * @throws SkipItem `build_failed_at_parent` with what failed and the first error lines; the
+ *   bare run's `dependency_unavailable` (from `run`) when a dependency could not be obtained
  */
 async function parentMustBuild(
   s1: StepOutcome,
@@ -333,7 +346,7 @@ async function parentMustBuild(
     step_logs: Validated['step_logs'];
   },
 ): Promise<void> {
-  const withTests = ctx.testPatches.some(([, p]) => p.trim() !== '');
+  const withTests = hasTestPatches(ctx.testPatches);
   const bare = withTests ? await ctx.run('parent_bare', {}, 1) : s1;
   const failures = bare.parsed.build_failures;
   if (failures.length === 0) return;
@@ -354,22 +367,29 @@ export { selectTestDirs, testCommand, type RegistryCommands } from '../harness/s
 
 export { registrySelection } from '../test-plan.js';
 
-/**
- * The first lines of a build log that say what failed (ninja `FAILED:`, compiler `error:`, meson
- * `ERROR:`, linker `undefined reference`, `fatal error`, Go `cannot find`/`undefined:`), at most
- * `max`, each cut to 300 characters; the last non-empty lines when none matches.
- */
-export function firstErrorLines(log: string, max = 5): string[] {
-  // terminal colour codes (meson, gcc) are not text: ESC [ ... m as one sequence, so a literal
-  // `[magma/...` in a Go import path keeps its letters
-  const colour = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
-  const lines = log.split('\n').map((l) => l.replace(colour, '').trimEnd());
-  const re =
-    /^FAILED: |\b(error|ERROR|fatal error|undefined reference|cannot find|No such file or directory|Dependency .* not found|not found or not usable)\b|\bundefined: /;
-  const hits = lines.filter((l) => re.test(l) && !/^# command:/.test(l));
-  const pick = hits.length > 0 ? hits : lines.filter((l) => l.trim() !== '').slice(-max);
-  return pick.slice(0, max).map((l) => (l.length > 300 ? `${l.slice(0, 297)}...` : l));
+export { firstErrorLines } from '../harness/build-log.js';
+
+/** Whether any of the test patches changes something (an empty one is no patch). */
+function hasTestPatches(patches: [string, string][]): boolean {
+  return patches.some(([, p]) => p.trim() !== '');
 }
+
+/**
+ * A step that did not build because a dependency could not be obtained (the module cache, the
+ * proxy, the network, a system library: harness/build-log.ts) says nothing of the instance: it is
+ * an environment failure, recorded as a failed item and retried (a refresh holds its cutoff at
+ * it), never a verdict such as `build_failed_at_parent`.
+ * @throws TelebenchError `dependency_unavailable` (tier infra) naming the instance, the step, the
+ *   reason and the log lines that say it (`context.lines`), with the step logs so far
+ */
+function mustHaveDependencies(
+  out: StepOutcome,
+  at: { step: string; instanceId: string; recipe: RecipeName; step_logs: Validated['step_logs'] },
+): void {
+  const err = dependencyUnavailable(out, { ...at, context: { step_logs: at.step_logs } });
+  if (err) throw err;
+}
+
 export { overlayFor } from '../harness/apply.js';
 
 /** Testgen's record without its classification of the issue text (what validation runs). */

@@ -88,6 +88,21 @@ describe('the cutoff of a SWE-Bench 5G release', () => {
     st.close();
   });
 
+  it('is held at a candidate whose validation failed dependency_unavailable (an environment fault), not at one skipped build_failed_at_parent (a verdict)', () => {
+    // udm-94 as the newcomer's trial met it, now recorded as validate raises it: failed, retried
+    const held = stateWith(
+      [{ stage: 'swe5g.validate', key: 'free5gc__udm-94' }],
+      ['free5gc__udm-90'],
+    );
+    expect(earliestFailed(held.store)).toBe('2026-08-20T08:36:08.000Z');
+    expect(swe5gCutoff(held.store)).toBe('2026-08-20T08:36:08.000Z');
+    held.st.close();
+    // the old record of the same fault, a skip, held nothing: the PR was lost once 96 was released
+    const lost = stateWith([], ['free5gc__udm-90', 'free5gc__udm-94']);
+    expect(swe5gCutoff(lost.store)).toBe('2026-09-01T00:00:00.000Z');
+    lost.st.close();
+  });
+
   it('is held at the earliest validated candidate without a problem statement, so a refresh completes it once its issue is known', () => {
     const complete = { key: 'free5gc__udm-90', problem_statement: 'UDM panics on a nil SUPI' };
     const { st, store } = stateWith(
