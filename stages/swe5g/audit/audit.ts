@@ -110,7 +110,11 @@ export interface AuditDeps {
 }
 
 /** Grades one mutant as a prediction (see the module comment for which tests run). */
-async function gradeMutant(inst: EvalInstance, m: Mutant, deps: AuditDeps): Promise<AuditedMutant> {
+export async function gradeMutant(
+  inst: EvalInstance,
+  m: Mutant,
+  deps: AuditDeps,
+): Promise<AuditedMutant> {
   const base = { kind: m.kind, expectation: m.expectation };
   if (!m.patch) return { ...base, status: 'not_applicable', why: m.not_applicable ?? '' };
   const reject = m.expectation === 'reject';
@@ -127,6 +131,20 @@ async function gradeMutant(inst: EvalInstance, m: Mutant, deps: AuditDeps): Prom
       ...(deps.signal ? { signal: deps.signal } : {}),
     },
   );
+  // a mutant that does not apply or build is no probe of the test: its "not resolved" says
+  // nothing (real Open5GS 2805, 2809: the statement in dead code named symbols the parent lacks,
+  // and was counted as a rejected no-op)
+  const broken = !grade.resolved && (!grade.patch_applied || grade.build_failures.length > 0);
+  if (broken)
+    return {
+      ...base,
+      status: 'not_applicable',
+      why: !grade.patch_applied
+        ? 'the mutant does not apply at base_commit'
+        : `the mutant does not build (${grade.build_failures.join(', ')}): its rejection proves nothing`,
+      patch_blob: deps.savePatch(`mutants/${m.kind}.diff`, m.patch),
+      log: grade.log,
+    };
   return {
     ...base,
     status: 'graded',
@@ -199,7 +217,9 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   //    checks: a text-strength test of `OGS_OK != f(...)` had no audit at all (Open5GS PR 2806)
   // 4: a site in no `if` condition (`ogs_assert(OGS_OK == f(...))`) gets its statement in dead
   //    code: real Open5GS 2805/2806 had every kind not_applicable and were released as audited
-  version: 4,
+  // 5: a mutant that does not apply or build is not_applicable, not a rejection (real Open5GS
+  //    2805, 2809, 2857, 2864: dead code / no-ops naming symbols the parent lacks)
+  version: 5,
   // swe5g.statement first: an instance completed by a model-written statement is audited too
   needs: ['swe5g.validate', 'swe5g.statement'],
   description:

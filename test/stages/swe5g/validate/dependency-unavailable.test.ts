@@ -8,6 +8,8 @@
  * No network: GOPROXY is `off` in every step, `file://` when the cache is filled. Grading and the
  * release check (the same classifier) are checked on the control's validated instance, so their
  * tests run after it.
+ * The last block: the audit counts a mutant that does not build as not_applicable (it shares the
+ * validated fixture and the local executor).
  */
 import { describe, it, expect, afterAll, afterEach, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -23,6 +25,7 @@ import {
 } from '../../../../stages/swe5g/validate/validate.js';
 import { gradePrediction, type EvalInstance } from '../../../../stages/swe5g/evaluate/grade.js';
 import { verifyRow } from '../../../../stages/release/verifier.js';
+import { gradeMutant } from '../../../../stages/swe5g/audit/audit.js';
 import { swe5gRowOf } from '../../../../stages/swe5g/dataset.js';
 import { DockerClient } from '../../../../pipeline/providers/docker/client.js';
 import { SkipItem, TelebenchError } from '../../../../pipeline/errors.js';
@@ -308,5 +311,48 @@ describe('grading when the environment cannot supply a dependency', () => {
     expect(grade.patch_applied).toBe(true);
     expect(grade.resolved).toBe(false);
     expect(grade.build_failures.length).toBeGreaterThan(0);
+  });
+});
+
+describe('the audit: a mutant that does not build is no probe of the test', () => {
+  const settings = testSettings({ executor: 'local', test_scope: 'touched' });
+  const deps = {
+    executor: new LocalExecutor(),
+    settings,
+    saveLog: (step: string) => step,
+    savePatch: (name: string) => name,
+  };
+  /** A new Go file in the gold's first package that does not compile. */
+  const broken = (gold: string): string => {
+    const dir = /^\+\+\+ b\/(.*)\/[^/]+$/m.exec(gold)![1]!;
+    return `${gold}diff --git a/${dir}/audit_broken.go b/${dir}/audit_broken.go
+new file mode 100644
+--- /dev/null
++++ b/${dir}/audit_broken.go
+@@ -0,0 +1,3 @@
++package nf
++
++var _ = undefinedAuditName
+`;
+  };
+
+  it('a must-reject mutant that does not build is not_applicable (not a rejection); one that builds is graded', async () => {
+    // found on real Open5GS 2805 and 2809: the fix's statement put in dead code at the parent
+    // named symbols the parent lacks; "not resolved" was counted as the test rejecting a no-op
+    vi.stubEnv('GOMODCACHE', validated!.cache);
+    const gold = validated!.v.patch;
+    const m = (patch: string) => ({
+      kind: 'dead_code' as const,
+      expectation: 'reject' as const,
+      patch,
+      files: [],
+    });
+    const bad = await gradeMutant(validated!.inst, m(broken(gold)), deps);
+    expect(bad.status).toBe('not_applicable');
+    expect(bad.why).toMatch(/does not build .*proves nothing/);
+    expect(bad.resolved).toBeUndefined();
+    // control: the same kind that builds (here the gold itself) is graded, and it resolves
+    const good = await gradeMutant(validated!.inst, m(gold), deps);
+    expect(good).toMatchObject({ status: 'graded', resolved: true, ok: false });
   });
 });
