@@ -8,6 +8,7 @@ import { swe5gLink } from './link/link.js';
 import { swe5gFilter } from './filter/filter.js';
 import type { LinkedPR } from './types.js';
 import { swe5gSettings, type HasSwe5g } from './config.js';
+import { addCounts } from './report-counts.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const swe5gMiningStages: Stage<any, any, any>[] = [swe5gMine, swe5gLink, swe5gFilter];
@@ -91,8 +92,7 @@ export function miningFunnel(ctx: StageContext<HasSwe5g>): FunnelRow[] {
     total.issue_open_only += r.issue_open_only;
     total.kept += r.kept;
     total.incomplete += r.incomplete;
-    for (const [k, v] of Object.entries(r.rejected))
-      total.rejected[k] = (total.rejected[k] ?? 0) + v;
+    addCounts(total.rejected, r.rejected);
   }
   return [...list, total];
 }

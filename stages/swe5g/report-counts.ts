@@ -20,6 +20,14 @@ export function countInto(counts: Record<string, number>, key: string): void {
   counts[key] = (counts[key] ?? 0) + 1;
 }
 
+/** Adds every count of `from` to `into` (by key, starting from 0). */
+export function addCounts(
+  into: Record<string, number>,
+  from: Readonly<Record<string, number>>,
+): void {
+  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
+}
+
 /** `reason n, reason n, ...`, most frequent first; '' for no counts. */
 export function formatCounts(counts: Record<string, number>): string {
   return Object.entries(counts)

@@ -15,7 +15,7 @@
  */
 import type { StageContext, StoreReader } from '../../pipeline/stage.js';
 import { toUtcIso } from '../../datasets/swe-bench-5g/dates.js';
-import { countInto, formatCounts, projectOf } from './report-counts.js';
+import { addCounts, countInto, formatCounts, projectOf } from './report-counts.js';
 import { envOutcome, type EnvOutcomeKind } from './build/env-outcome.js';
 import { baseCommitDates } from './row-dates.js';
 import { resolveStage } from './resolve/resolve.js';
@@ -182,10 +182,8 @@ function mergeInto(into: EnvironmentRow, r: EnvironmentRow): void {
   into.env_failed += r.env_failed;
   into.not_env += r.not_env;
   into.pending += r.pending;
-  for (const [k, v] of Object.entries(r.env_reasons))
-    into.env_reasons[k] = (into.env_reasons[k] ?? 0) + v;
-  for (const [k, v] of Object.entries(r.not_env_reasons))
-    into.not_env_reasons[k] = (into.not_env_reasons[k] ?? 0) + v;
+  addCounts(into.env_reasons, r.env_reasons);
+  addCounts(into.not_env_reasons, r.not_env_reasons);
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { StoreReader, StageContext } from '../../../pipeline/stage.js';
 import type { ItemRecord } from '../../../pipeline/store/store.js';
 import { miningFunnel } from '../mining.js';
-import { projectOf } from '../report-counts.js';
+import { addCounts, projectOf } from '../report-counts.js';
 import { swe5gFilter } from '../filter/filter.js';
 import { swe5gMine } from '../mine/mine.js';
 import type { HasSwe5g } from '../config.js';
@@ -46,7 +46,7 @@ export function funnelByProject(ctx: StageContext<HasSwe5g>): Map<string, Projec
     f.linked += r.linked;
     f.kept += r.kept;
     f.incomplete += r.incomplete;
-    for (const [k, v] of Object.entries(r.rejected)) f.rejected[k] = (f.rejected[k] ?? 0) + v;
+    addCounts(f.rejected, r.rejected);
   }
   for (const r of ctx.store.items(swe5gMine)) if (r.state === 'done') row(projectOf(r.key));
   return new Map([...out].sort((a, b) => a[0].localeCompare(b[0])));
