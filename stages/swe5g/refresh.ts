@@ -20,18 +20,28 @@ export function utcOf(when: string): string | null {
   return Number.isNaN(t) ? null : new Date(t).toISOString();
 }
 
-/** The latest `merged_at` (UTC) of the PRs in the done `swe5g.mine` items, or null. */
-function latestMerged(store: StoreReader): string | null {
-  let latest: string | null = null;
+/**
+ * The PRs of the done `swe5g.mine` items with their `merged_at` in UTC (unparsable dates left
+ * out); none when mining is not registered (a release command on a state from elsewhere).
+ */
+function minedMerges(store: StoreReader): { id: string; merged: string }[] {
+  const out: { id: string; merged: string }[] = [];
   try {
     for (const { output } of store.outputs(swe5gMine))
       for (const pr of output.prs) {
         const t = utcOf(pr.merged_at);
-        if (t && (!latest || t > latest)) latest = t;
+        if (t) out.push({ id: pr.instance_id, merged: t });
       }
   } catch {
-    return null; // swe5g.mine not registered (a release command on a state from elsewhere)
+    return []; // swe5g.mine not registered
   }
+  return out;
+}
+
+/** The latest `merged_at` (UTC) of the PRs in the done `swe5g.mine` items, or null. */
+function latestMerged(store: StoreReader): string | null {
+  let latest: string | null = null;
+  for (const { merged } of minedMerges(store)) if (!latest || merged > latest) latest = merged;
   return latest;
 }
 
@@ -114,17 +124,10 @@ export function swe5gCutoff(store: StoreReader): string | null {
  * sorted; empty when mining is not registered (a state from elsewhere).
  */
 export function landedSince(store: StoreReader, since: string): string[] {
-  const out = new Set<string>();
-  try {
-    for (const { output } of store.outputs(swe5gMine))
-      for (const pr of output.prs) {
-        const t = utcOf(pr.merged_at);
-        if (t && t >= since) out.add(pr.instance_id);
-      }
-  } catch {
-    return []; // swe5g.mine not registered
-  }
-  return [...out].sort();
+  const ids = minedMerges(store)
+    .filter((p) => p.merged >= since)
+    .map((p) => p.id);
+  return [...new Set(ids)].sort();
 }
 
 /** The stages a mined PR goes through after mining, keyed by instance_id, in order. */
