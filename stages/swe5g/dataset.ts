@@ -25,7 +25,7 @@ import { baseCommitDates, candidateDates, NO_DATES, type RowDates } from './row-
 import { swe5gMine } from './mine/mine.js';
 import { swe5gFilter } from './filter/filter.js';
 import { validateStage } from './validate/validate.js';
-import { auditStage } from './audit/audit.js';
+import { auditStage, rejectGraded } from './audit/audit.js';
 import { MUTANT_KINDS } from './audit/mutants.js';
 import { swe5gConfigSchema, type HasSwe5g } from './config.js';
 import { swe5gRefresh } from './refresh.js';
@@ -125,9 +125,7 @@ function auditNotes(
   const audited = rows.filter((r) => r.f2p_audit);
   // a row whose gold patch gave no must-reject mutant (no guard to empty or bypass) was audited
   // in name only: nothing shows its test rejects a no-op
-  const proven = audited.filter((r) =>
-    r.f2p_audit!.mutants.some((m) => m.status === 'graded' && m.expectation === 'reject'),
-  );
+  const proven = audited.filter((r) => rejectGraded(r.f2p_audit!));
   const out = [
     `fail-to-pass audit (swe5g.audit, field \`f2p_audit\`): ${proven.length} of ${rows.length} rows audited against must-reject mutants (no-op, emptied guard, dead code)${audited.length > proven.length ? `; ${audited.length - proven.length} more had none that applies (no guard in the gold patch to empty or bypass)` : ''}; ${audited.filter((r) => r.f2p_audit!.strict).length} rows' tests reject an equivalent rewrite of the gold`,
   ];

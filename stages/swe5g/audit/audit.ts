@@ -109,6 +109,17 @@ export interface AuditDeps {
   signal?: AbortSignal;
 }
 
+/**
+ * Whether an audit graded at least one must-reject mutant: else (none applied, none built) it
+ * proves nothing about no-ops, and the log, the report and the card count it apart.
+ * @param a an audit record (`f2p_audit` of the stage or of a released row)
+ */
+export function rejectGraded(a: {
+  mutants: readonly { status: string; expectation: string }[];
+}): boolean {
+  return a.mutants.some((m) => m.status === 'graded' && m.expectation === 'reject');
+}
+
 /** Grades one mutant as a prediction (see the module comment for which tests run). */
 export async function gradeMutant(
   inst: EvalInstance,
@@ -272,9 +283,9 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
     const graded = a.mutants.filter((m) => m.status === 'graded');
     const verdict = a.weak
       ? `WEAK (resolved: ${a.failed_kinds.join(', ')})`
-      : graded.some((m) => m.expectation === 'reject')
+      : rejectGraded(a)
         ? 'every must-reject mutant rejected'
-        : `no must-reject mutant applies (${a.mutants.find((m) => m.expectation === 'reject')?.why ?? 'no fix site'}): nothing shows this test rejects a no-op`;
+        : `no must-reject mutant applies (${[...new Set(a.mutants.filter((m) => m.expectation === 'reject').map((m) => `${m.kind}: ${m.why ?? ''}`))].join('; ') || 'no fix site'}): nothing shows this test rejects a no-op`;
     ctx.log(
       `${item.key}: ${graded.length} mutant(s) graded; ${verdict}${a.strict ? '; an equivalent rewrite did not resolve' : ''}`,
     );

@@ -7,7 +7,7 @@
 import type { StageContext } from '../../../pipeline/stage.js';
 import { countInto, formatCounts, repoOfInstance } from '../report-counts.js';
 import { AUDIT_KINDS } from './config.js';
-import { auditStage, type AuditOutput } from './audit.js';
+import { auditStage, rejectGraded, type AuditOutput } from './audit.js';
 import { MUTANT_KINDS } from './mutants.js';
 import type { MutantKind } from '../types.js';
 
@@ -86,11 +86,6 @@ export function auditCounts(ctx: Pick<StageContext, 'store'>): {
   }
   const repos = [...rows.values()].sort((a, b) => a.repo.localeCompare(b.repo));
   return { repos: [...repos, total], kinds: [...kinds.values()] };
-}
-
-/** Whether an audit graded at least one must-reject mutant (else it proves nothing about no-ops). */
-export function rejectGraded(a: AuditOutput['f2p_audit']): boolean {
-  return a.mutants.some((m) => m.status === 'graded' && m.expectation === 'reject');
 }
 
 /** Markdown of {@link auditCounts}; '' when nothing was audited. */
