@@ -23,6 +23,12 @@ import {
   type SourceLanguage,
 } from '../../../pipeline/providers/treesitter/parser.js';
 import { C_ASSERTS, NULLS, comparisonParts, unparen } from './patterns.js';
+import {
+  conditionPolarity,
+  effectSignature,
+  isDeadCondition,
+  type Condition,
+} from './condition.js';
 
 /** +1: X is good in the then branch; -1: X is good in the else branch; 0: neither. */
 type Polarity = 1 | -1 | 0;
@@ -106,6 +112,8 @@ class Analysis {
     readonly lang: SourceLanguage,
     body: Node,
     operand: string,
+    /** Condition mode (condition.ts): the guard is `operand op value`, the uses are effects. */
+    readonly cond?: Condition,
   ) {
     this.members.add(operand);
     const binds = bindings(lang, body);
@@ -139,7 +147,15 @@ class Analysis {
         return this.pol(l) === -1 || this.pol(r) === -1 ? -1 : 0;
     }
     const parts = comparisonParts(lang, x);
-    if (parts && ['==', '!=', 'is', 'is not'].includes(parts[1])) {
+    if (this.cond) {
+      if (parts)
+        return conditionPolarity(
+          this.cond,
+          parts,
+          (n) => this.member(n),
+          (n) => tokText(unparen(n)).replace(/\s+/g, ''),
+        );
+    } else if (parts && ['==', '!=', 'is', 'is not'].includes(parts[1])) {
       const [l, op, r] = parts;
       const isNull = NULLS[lang];
       const s: Polarity = op === '!=' || op === 'is not' ? 1 : -1;
@@ -155,16 +171,17 @@ class Analysis {
       return a ? ((-this.pol(a) || 0) as Polarity) : 0;
     }
     if (x.type === 'identifier' && this.flags.has(x.text)) return this.flags.get(x.text)!;
-    if (lang !== 'go' && this.member(x)) return 1;
+    if (lang !== 'go' && !this.cond && this.member(x)) return 1;
     return 0;
   }
 
-  private use(sig: string, n: Node, ok: boolean): void {
+  use(sig: string, n: Node, ok: boolean): void {
     this.uses.push({ sig, guarded: ok, line: n.startPosition.row + 1 });
   }
 
   /** Records the uses `n` itself makes of the operand. */
   private usesOf(n: Node, ok: boolean): void {
+    if (this.cond) return;
     const f = (name: string): Node | null => n.childForFieldName(name);
     const m = (x: Node | null): boolean => !!x && this.member(x);
     const { lang } = this;
@@ -231,6 +248,10 @@ class Analysis {
       return g;
     }
     if (t.startsWith('preproc_')) return ok;
+    if (this.cond && t === 'expression_statement') {
+      const sig = effectSignature(this.lang, n);
+      if (sig) this.use(sig, n, ok);
+    }
     if (
       [
         'case_statement',
@@ -280,6 +301,11 @@ class Analysis {
     const init = n.childForFieldName('initializer');
     if (init) g = this.visit(init, g);
     const alts = n.childrenForFieldName('alternative').filter((c): c is Node => c !== null);
+    // condition mode: `if (0)` / `if (false)` is dead code, its effects are not code
+    if (this.cond && isDeadCondition(n.childForFieldName('condition'))) {
+      if (alts.length > 0) this.visitElse(alts, g);
+      return g;
+    }
     return this.ifParts(
       n.childForFieldName('condition')!,
       n.childForFieldName('consequence')!,
@@ -400,8 +426,13 @@ class Analysis {
  * Protected uses of `operand` (token text without whitespace, e.g. `a.B.C`, `p->req`) and of its
  * one-level local aliases in a function body, each with whether it is guarded.
  */
-export function guardedUses(language: SourceLanguage, body: Node, operand: string): GuardedUse[] {
-  const a = new Analysis(language, body, operand);
+export function guardedUses(
+  language: SourceLanguage,
+  body: Node,
+  operand: string,
+  cond?: Condition,
+): GuardedUse[] {
+  const a = new Analysis(language, body, operand, cond);
   a.visit(body, false);
   return a.uses;
 }

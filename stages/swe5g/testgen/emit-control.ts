@@ -419,12 +419,19 @@ def _is_ident(t):
     return re.match(r"^[A-Za-z_]\w*$", t) is not None
 
 
+_REL = {"==", "!=", "<", "<=", ">", ">="}
+_MIRROR = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+_NEGATE = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+
+
 class Guard:
-    def __init__(self, body, operand, sigs):
+    def __init__(self, body, operand, sigs, cond=None):
         self.t = body
         self.members = [tokens(operand)]
         self.flags = {}
         self.sigs = set(sigs)
+        self.cond = cond
+        self.seen = set()
         self.uses = self.bad = 0
         self.close = {}
         stack = []
@@ -481,7 +488,13 @@ class Guard:
         ands = self.parts(lo, hi, "&&")
         if len(ands) > 1:
             return 1 if any(self.pol(a, b) == 1 for a, b in ands) else 0
-        eq = self.top(lo, hi, {"==", "!="})
+        if self.cond is not None:
+            rel = self.top(lo, hi, _REL)
+            if len(rel) == 1:
+                return self.cond_pol(lo, rel[0], hi)
+            if rel:
+                return 0
+        eq = [] if self.cond is not None else self.top(lo, hi, {"==", "!="})
         if len(eq) == 1:
             k = eq[0]
             null = lambda a, b: b - a == 1 and self.t[a] in ("NULL", "nullptr")
@@ -494,10 +507,28 @@ class Guard:
             return -self.pol(lo + 1, hi)
         if hi - lo == 1 and self.t[lo] in self.flags:
             return self.flags[self.t[lo]]
-        return 1 if self.member(lo, hi) else 0
+        return 1 if self.cond is None and self.member(lo, hi) else 0
+
+    def text(self, lo, hi):
+        lo, hi = self.strip(lo, hi)
+        return re.sub(r"\s+", "", "".join(self.t[lo:hi]))
+
+    def cond_pol(self, lo, k, hi):
+        op, value, sign = self.cond
+        o = None
+        if self.member(lo, k) and self.text(k + 1, hi) == value:
+            o = self.t[k]
+        elif self.member(k + 1, hi) and self.text(lo, k) == value:
+            o = _MIRROR[self.t[k]]
+        if o == op:
+            return sign
+        if o is not None and o == _NEGATE[op]:
+            return -sign
+        return 0
 
     def use(self, sig, ok):
         if sig in self.sigs:
+            self.seen.add(sig)
             self.uses += 1
             if not ok:
                 self.bad += 1
@@ -645,6 +676,10 @@ class Guard:
             return ok
         if kind == "if":
             lo, hi = n[1]
+            if self.cond is not None and self.text(lo, hi) in ("0", "false"):
+                if n[3] is not None:
+                    self.run(n[3], ok)
+                return ok
             self.scan(lo, hi, ok)
             p = self.pol(lo, hi)
             self.run(n[2], ok or p == 1)
@@ -661,6 +696,8 @@ class Guard:
             self.run(n[1], ok)
             return ok
         if kind == "simple":
+            if self.cond is not None and n[1][1] > n[1][0]:
+                self.use("effect:" + re.sub(r"\s+", "", "".join(self.t[n[1][0] : n[1][1]])), ok)
             self.scan(n[1][0], n[1][1], ok)
         return ok
 
@@ -719,4 +756,21 @@ class Guard:
                 self.flags[v] = self.pol(a, b)
         self.run(tree, False)
         return self.uses, self.bad
+
+
+def condition_check(bodies, site):
+    """A comparison site: every recorded effect occurs in live code, each on its side."""
+    cond = site["condition"]
+    for sign, prefix in ((1, "effect+:"), (-1, "effect-:")):
+        group = ["effect:" + s[len(prefix) :] for s in site["signatures"] if s.startswith(prefix)]
+        if not group:
+            continue
+        seen, bad = set(), 0
+        for b in bodies:
+            g = Guard(b, site["operand"], group, (cond["op"], cond["value"], sign))
+            bad += g.check()[1]
+            seen |= g.seen
+        if bad or seen != set(group):
+            return False
+    return True
 `;

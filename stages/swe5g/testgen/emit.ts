@@ -486,7 +486,9 @@ def main():
             continue
         sites = fn_spec["sites"]
         for i, site in enumerate(sites):
-            if "operand" in site:
+            if "condition" in site:
+                passed = condition_check(bodies, site)
+            elif "operand" in site:
                 checks = [Guard(b, site["operand"], site["signatures"]).check() for b in bodies]
                 uses, bad = sum(c[0] for c in checks), sum(c[1] for c in checks)
                 passed = uses > 0 and bad == 0
@@ -534,7 +536,11 @@ export function cIntentTests(
           function: s0.name,
           sites: group.map((s) =>
             s.guard
-              ? { operand: s.guard.operand, signatures: s.guard.signatures }
+              ? {
+                  operand: s.guard.operand,
+                  signatures: s.guard.signatures,
+                  ...(s.guard.condition ? { condition: s.guard.condition } : {}),
+                }
               : { variants: s.pattern.variants ?? [], parent: s.parentCount },
           ),
         },

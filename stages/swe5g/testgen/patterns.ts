@@ -16,6 +16,7 @@ import {
   type SourceLanguage,
 } from '../../../pipeline/providers/treesitter/parser.js';
 import { controlSignatures, resolveOperand } from './control.js';
+import { conditionOf, conditionSignatures } from './condition.js';
 
 /** Kinds of fix pattern, most preferred first. */
 export type PatternKind = 'null_check' | 'length_check' | 'comparison' | 'expression';
@@ -64,8 +65,12 @@ export interface FixSite {
    * value (control.ts); `text`: it counts occurrences of `pattern` (more than `parentCount`).
    */
   strength: 'control' | 'text';
-  /** Control sites: the guarded operand (token text, e.g. `a.B.C`, `p->req`) and use signatures. */
-  guard?: { operand: string; signatures: string[] };
+  /**
+   * Control sites: the guarded operand (token text, e.g. `a.B.C`, `p->req`) and use signatures;
+   * a comparison site (condition.ts, C) also has its `condition` (`operand op value`) and effect
+   * signatures (`effect+:`/`effect-:` and the statement's tokens).
+   */
+  guard?: { operand: string; signatures: string[]; condition?: { op: string; value: string } };
 }
 
 /** A function found in a parsed file. */
@@ -545,6 +550,30 @@ function controlOf(
   return signatures.length > 0 ? { strength: 'control', guard: { operand, signatures } } : {};
 }
 
+/**
+ * Control strength of a C comparison site (condition.ts): the effects the condition governs in
+ * the fix and not at the parent; `{}` when there are none (the site stays text).
+ */
+function conditionControlOf(n: Node, fixBody: Node, parentBody: Node | null): Partial<FixSite> {
+  const c = conditionOf('c', n);
+  if (!c) return {};
+  // the operand as written: a compared name is often assigned in the function (`bitrate =
+  // INT64_MAX`), which is not an alias; the checker still accepts a prediction's local alias
+  const operand = leafTokens(c.operandNode).join('');
+  const condition = { op: c.op, value: c.value };
+  const signatures = conditionSignatures(
+    'c',
+    fixBody,
+    parentBody,
+    operand,
+    condition,
+    n.startPosition.row + 1,
+  );
+  return signatures.length > 0
+    ? { strength: 'control', guard: { operand, signatures, condition } }
+    : {};
+}
+
 const PATH_TYPES_OK = (language: SourceLanguage, n: Node): boolean =>
   (language === 'go'
     ? ['identifier', 'selector_expression']
@@ -554,21 +583,37 @@ const PATH_TYPES_OK = (language: SourceLanguage, n: Node): boolean =>
   ).includes(n.type);
 
 /**
- * The sites of one function, best first: its control guards (one per operand), else its text
- * null checks, else its single best other pattern; at most {@link MAX_SITES_PER_FUNCTION}. A text
- * null check beside a control one is dropped: it would reject correct fixes written differently
- * (through an alias, with the check inverted) and adds nothing against a no-op.
+ * The sites of one function, best first, at most {@link MAX_SITES_PER_FUNCTION}: its control
+ * null guards (one per operand) and C comparisons (one per condition); beside comparisons alone,
+ * its text null checks too (a comparison does not cover them); else its text null checks, else
+ * its single best other pattern. A text null check beside a control null guard is dropped: it
+ * would reject correct fixes written differently (through an alias, with the check inverted) and
+ * adds nothing against a no-op.
  */
 function pickSites(all: FixSite[]): FixSite[] {
   const guards = all.filter((s) => s.pattern.kind === 'null_check');
   const seen = new Set<string>();
-  const control = guards.filter((s) => {
-    if (s.strength !== 'control' || seen.has(s.guard!.operand)) return false;
-    seen.add(s.guard!.operand);
-    return true;
-  });
-  if (control.length > 0) return control.slice(0, MAX_SITES_PER_FUNCTION);
-  return guards.length > 0 ? guards.slice(0, MAX_SITES_PER_FUNCTION) : all.slice(0, 1);
+  const control = (nulls: boolean): FixSite[] =>
+    all.filter((s) => {
+      if (s.strength !== 'control' || (s.pattern.kind === 'null_check') !== nulls) return false;
+      const c = s.guard!.condition;
+      const id = `${s.guard!.operand}\u0000${c ? `${c.op}\u0000${c.value}` : ''}`;
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    });
+  const nullControl = control(true);
+  const conditions = control(false);
+  // a control null guard covers the function's null checks; a comparison does not
+  const picked =
+    nullControl.length > 0
+      ? [...nullControl, ...conditions]
+      : conditions.length > 0
+        ? [...conditions, ...guards]
+        : guards.length > 0
+          ? guards
+          : all.slice(0, 1);
+  return picked.slice(0, MAX_SITES_PER_FUNCTION);
 }
 
 /** Input of {@link deriveFixSites} for one changed file. */
@@ -689,6 +734,12 @@ export async function deriveFixSites(
                   strength: 'text',
                   ...(operandNode && fn.body
                     ? controlOf(language, fn.body, parentFn?.body ?? null, operandNode)
+                    : {}),
+                  ...(!operandNode &&
+                  language === 'c' &&
+                  fn.body &&
+                  (c.kind === 'comparison' || c.kind === 'length_check')
+                    ? conditionControlOf(n, fn.body, parentFn?.body ?? null)
                     : {}),
                 });
               }

@@ -41,7 +41,9 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   // 8: C host checks get the meson subprojects from the mirrors (c-subprojects.ts) and build only
   //    the f2p tests' executables: every Open5GS direct call had read "does not compile"; a C
   //    direct call meets the function's own assertions (c-preconditions.ts)
-  version: 8,
+  // 9: C comparisons the fix adds are control sites when they govern effects (condition.ts): a
+  //    no-op `if (C) {}` or the gold with its body emptied no longer passes their test
+  version: 9,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:
