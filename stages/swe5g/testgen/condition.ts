@@ -13,7 +13,7 @@
  *
  * The condition is `operand op value` (operand: a name or field path, through one level of local
  * alias; value: the other side's tokens); `value op operand` (mirrored) and the negated operator
- * are the same condition. C only: the Go and Python checkers keep text sites for comparisons.
+ * are the same condition. C, Go and Python alike (the checkers: C tokens, `go/ast`, Python `ast`).
  */
 import type { Node, SourceLanguage } from '../../../pipeline/providers/treesitter/parser.js';
 import { leafTokens } from '../../../pipeline/providers/treesitter/parser.js';
@@ -66,9 +66,9 @@ export function conditionPolarity(
   return 0;
 }
 
-/** Logging calls (`ogs_error`, `d_warn`, `warn`, `log_debug`, `printf`): no effect to ask for. */
+/** Logging calls (`ogs_error`, `d_warn`, `warn`, `logWarnf`, `x.Errorf`, `printf`): not effects. */
 const LOGGING =
-  /^(\w+_)?(debug|info|warn|warning|error|fatal|trace|log|log_\w+|print|printf|fprintf|puts|syslog)$/;
+  /^(\w+_|log|logger)?(debug|info|warn|warning|error|fatal|trace|log|log_\w+|print|printf|fprintf|puts|syslog)(f|ln)?$/i;
 
 /**
  * Effect signature of an expression statement (`effect:` + its tokens without whitespace), or
@@ -76,20 +76,31 @@ const LOGGING =
  * ask for).
  */
 export function effectSignature(language: SourceLanguage, stmt: Node): string | null {
-  const e = stmt.namedChildren.find((c): c is Node => c !== null && c.type !== 'comment');
+  if (!EFFECT_TYPES[language].has(stmt.type)) return null;
+  const e =
+    stmt.type === 'expression_statement'
+      ? stmt.namedChildren.find((c): c is Node => c !== null && c.type !== 'comment')
+      : stmt;
   if (!e) return null;
   const x = unparen(e);
   if (x.type === 'call_expression' || x.type === 'call') {
     const fn = x.childForFieldName('function');
-    const name = fn?.text ?? '';
+    const name = (fn?.text ?? '').split(/\.|->/).pop()!;
     if (LOGGING.test(name) || (language === 'c' && C_ASSERTS.includes(name))) return null;
   }
   return `effect:${leafTokens(e).join('').replace(/\s+/g, '')}`;
 }
 
-/** Whether an `if` condition is the literal 0 or false (its then branch is dead code). */
+/** Statements that are effects: expression statements; Go also assignments and `x++`/`x--`. */
+export const EFFECT_TYPES: Record<SourceLanguage, Set<string>> = {
+  c: new Set(['expression_statement']),
+  python: new Set(['expression_statement']),
+  go: new Set(['expression_statement', 'assignment_statement', 'inc_statement', 'dec_statement']),
+};
+
+/** Whether an `if` condition is the literal 0, false or False (its then branch is dead code). */
 export function isDeadCondition(cond: Node | null): boolean {
-  return !!cond && /^\(?\s*(0|false)\s*\)?$/.test(cond.text.trim());
+  return !!cond && /^\(?\s*(0|false|False)\s*\)?$/.test(cond.text.trim());
 }
 
 /**

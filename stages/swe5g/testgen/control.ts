@@ -248,7 +248,7 @@ class Analysis {
       return g;
     }
     if (t.startsWith('preproc_')) return ok;
-    if (this.cond && t === 'expression_statement') {
+    if (this.cond) {
       const sig = effectSignature(this.lang, n);
       if (sig) this.use(sig, n, ok);
     }

@@ -17,6 +17,36 @@ type f2pGuard struct {
 	sigs    map[string]bool
 	uses    int
 	bad     int
+	cond    *f2pCond
+	seen    map[string]bool
+}
+
+// f2pCond: condition mode (a comparison site): the guard is operand op value, the uses are the
+// effects (statements) recorded for its side sign (1: where it holds, -1: where it fails).
+type f2pCond struct {
+	op, value string
+	sign      int
+}
+
+var f2pMirror = map[token.Token]token.Token{token.EQL: token.EQL, token.NEQ: token.NEQ, token.LSS: token.GTR, token.GTR: token.LSS, token.LEQ: token.GEQ, token.GEQ: token.LEQ}
+var f2pNegate = map[string]string{"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+
+func (g *f2pGuard) squash(n ast.Node) string { return strings.Join(strings.Fields(g.text(n)), "") }
+
+func (g *f2pGuard) condPol(x *ast.BinaryExpr) int {
+	o := ""
+	if g.member(x.X) && g.squash(f2pIntentUnparen(x.Y)) == g.cond.value {
+		o = x.Op.String()
+	} else if g.member(x.Y) && g.squash(f2pIntentUnparen(x.X)) == g.cond.value {
+		o = f2pMirror[x.Op].String()
+	}
+	if o != "" && o == g.cond.op {
+		return g.cond.sign
+	}
+	if o != "" && o == f2pNegate[g.cond.op] {
+		return -g.cond.sign
+	}
+	return 0
 }
 
 func (g *f2pGuard) member(e ast.Expr) bool {
@@ -42,7 +72,13 @@ func (g *f2pGuard) pol(e ast.Expr) int {
 			if g.pol(x.X) == -1 || g.pol(x.Y) == -1 {
 				return -1
 			}
-		case token.EQL, token.NEQ:
+		case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+			if g.cond != nil {
+				return g.condPol(x)
+			}
+			if x.Op != token.EQL && x.Op != token.NEQ {
+				return 0
+			}
 			if f2pGuardNil(x.Y) && g.member(x.X) || f2pGuardNil(x.X) && g.member(x.Y) {
 				if x.Op == token.NEQ {
 					return 1
@@ -62,6 +98,7 @@ func (g *f2pGuard) pol(e ast.Expr) int {
 
 func (g *f2pGuard) use(sig string, ok bool) {
 	if g.sigs[sig] {
+		g.seen[sig] = true
 		g.uses++
 		if !ok {
 			g.bad++
@@ -132,6 +169,12 @@ func (g *f2pGuard) stmt(s ast.Stmt, ok bool) bool {
 		if x.Init != nil {
 			ok = g.stmt(x.Init, ok)
 		}
+		if id, isId := f2pIntentUnparen(x.Cond).(*ast.Ident); g.cond != nil && isId && id.Name == "false" {
+			if x.Else != nil {
+				g.stmt(x.Else, ok)
+			}
+			return ok
+		}
 		g.expr(x.Cond, ok)
 		p := g.pol(x.Cond)
 		g.stmt(x.Body, ok || p == 1)
@@ -154,6 +197,14 @@ func (g *f2pGuard) stmt(s ast.Stmt, ok bool) bool {
 		}
 		g.seq(x.Body, ok)
 		return ok
+	case *ast.ExprStmt, *ast.IncDecStmt:
+		if g.cond != nil {
+			g.use("effect:"+g.squash(s), ok)
+		}
+	case *ast.AssignStmt:
+		if g.cond != nil && x.Tok != token.DEFINE {
+			g.use("effect:"+g.squash(s), ok)
+		}
 	}
 	g.children(s, ok)
 	return ok
@@ -204,22 +255,56 @@ func (g *f2pGuard) assigns(s ast.Stmt) bool {
 // f2pGuardCheck counts, in function recv.name of file, the uses of operand (and of its one-level
 // local aliases) with one of sigs, and how many of them are not guarded against nil.
 func f2pGuardCheck(file, recv, name, operand string, sigs []string) (uses, bad int, found bool) {
+	g, found := f2pGuardRun(file, recv, name, operand, sigs, nil)
+	return g.uses, g.bad, found
+}
+
+// f2pCondCheck: a comparison site (operand op value) passes when every recorded effect
+// ("effect+:" where the condition holds, "effect-:" where it fails) occurs, each on its side.
+func f2pCondCheck(file, recv, name, operand, op, value string, sigs []string) (ok, found bool) {
+	ok = true
+	for _, side := range []struct {
+		sign   int
+		prefix string
+	}{{1, "effect+:"}, {-1, "effect-:"}} {
+		var group []string
+		for _, s := range sigs {
+			if strings.HasPrefix(s, side.prefix) {
+				group = append(group, "effect:"+s[len(side.prefix):])
+			}
+		}
+		if len(group) == 0 {
+			continue
+		}
+		g, f := f2pGuardRun(file, recv, name, operand, group, &f2pCond{op, value, side.sign})
+		found = f
+		if g.bad > 0 || len(g.seen) != len(g.sigs) {
+			ok = false
+		}
+	}
+	return ok, found
+}
+
+func f2pGuardRun(file, recv, name, operand string, sigs []string, cond *f2pCond) (*f2pGuard, bool) {
+	found := false
+	g := &f2pGuard{
+		members: map[string]bool{operand: true},
+		flags:   map[string]int{},
+		sigs:    map[string]bool{},
+		seen:    map[string]bool{},
+		cond:    cond,
+	}
 	src, err := os.ReadFile(file)
 	if err != nil {
-		return 0, 0, false
+		return g, false
 	}
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, file, src, parser.SkipObjectResolution)
 	if err != nil {
-		return 0, 0, false
+		return g, false
 	}
 	base := fset.File(f.Pos()).Base()
-	g := &f2pGuard{
-		text:    func(n ast.Node) string { return f2pIntentTokens(src[int(n.Pos())-base : int(n.End())-base]) },
-		members: map[string]bool{operand: true},
-		flags:   map[string]int{},
-		sigs:    map[string]bool{},
-	}
+	g.text = func(n ast.Node) string { return f2pIntentTokens(src[int(n.Pos())-base : int(n.End())-base]) }
 	for _, s := range sigs {
 		g.sigs[s] = true
 	}
@@ -261,7 +346,7 @@ func f2pGuardCheck(file, recv, name, operand string, sigs []string) (uses, bad i
 		}
 		g.stmt(fd.Body, false)
 	}
-	return g.uses, g.bad, found
+	return g, found
 }
 `;
 
@@ -270,10 +355,32 @@ export const PY_GUARD = `
 _TERM = re.compile(r"^(sys\\.exit|os\\._exit|os\\.abort|exit|quit)$")
 
 
+_F2P_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_F2P_MIRROR = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+_F2P_NEGATE = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+
+
 class _F2pGuard:
-    def __init__(self, src, operand, sigs):
+    def __init__(self, src, operand, sigs, cond=None):
         self.src, self.members, self.flags, self.sigs = src, {operand}, {}, set(sigs)
         self.uses = self.bad = 0
+        self.cond, self.seen = cond, set()
+
+    def squash(self, node):
+        return "".join(self.text(node).split())
+
+    def cond_pol(self, node):
+        op, value, sign = self.cond
+        left, right, o = node.left, node.comparators[0], None
+        if self.member(left) and self.squash(right) == value:
+            o = _F2P_OPS[type(node.ops[0])]
+        elif self.member(right) and self.squash(left) == value:
+            o = _F2P_MIRROR[_F2P_OPS[type(node.ops[0])]]
+        if o == op:
+            return sign
+        if o is not None and o == _F2P_NEGATE[op]:
+            return -sign
+        return 0
 
     def text(self, node):
         return _f2p_tokens(ast.get_source_segment(self.src, node) or "")
@@ -287,7 +394,10 @@ class _F2pGuard:
             if isinstance(node.op, ast.And):
                 return 1 if 1 in ps else 0
             return -1 if -1 in ps else 0
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+        if self.cond is not None:
+            if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _F2P_OPS:
+                return self.cond_pol(node)
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
             left, right = node.left, node.comparators[0]
             none = lambda n: isinstance(n, ast.Constant) and n.value is None
             if (none(right) and self.member(left)) or (none(left) and self.member(right)):
@@ -297,10 +407,11 @@ class _F2pGuard:
             return -self.pol(node.operand)
         if isinstance(node, ast.Name) and node.id in self.flags:
             return self.flags[node.id]
-        return 1 if self.member(node) else 0
+        return 1 if self.cond is None and self.member(node) else 0
 
     def use(self, sig, ok):
         if sig in self.sigs:
+            self.seen.add(sig)
             self.uses += 1
             if not ok:
                 self.bad += 1
@@ -352,6 +463,11 @@ class _F2pGuard:
         return ok
 
     def stmt(self, s, ok):
+        if self.cond is not None and isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign)):
+            self.use("effect:" + self.squash(s), ok)
+        if self.cond is not None and isinstance(s, ast.If) and isinstance(s.test, ast.Constant) and s.test.value in (False, 0):
+            self.seq(s.orelse, ok)
+            return ok
         if isinstance(s, ast.If):
             self.expr(s.test, ok)
             p = self.pol(s.test)
@@ -380,13 +496,27 @@ class _F2pGuard:
         return isinstance(s, ast.Assign) and any(self.member(t) for t in s.targets)
 
 
-def _f2p_guard(file, qualified, operand, sigs):
+def _f2p_cond(file, qualified, operand, op, value, sigs):
+    """A comparison site: every recorded effect occurs, each on its side; None when the function is missing."""
+    for sign, prefix in ((1, "effect+:"), (-1, "effect-:")):
+        group = ["effect:" + s[len(prefix) :] for s in sigs if s.startswith(prefix)]
+        if not group:
+            continue
+        g = _f2p_guard(file, qualified, operand, group, (op, value, sign))
+        if g is None:
+            return None
+        if g.bad or g.seen != set(group):
+            return False
+    return True
+
+
+def _f2p_guard(file, qualified, operand, sigs, cond=None):
     """(uses, unguarded uses) of operand with a signature in sigs; None when the function is missing."""
     found = _f2p_function(file, qualified)
     if found is None:
         return None
     src, fn = found
-    g = _F2pGuard(src, operand, sigs)
+    g = _F2pGuard(src, operand, sigs, cond)
     binds = []
     for stmt in fn.body:
         for node in ast.walk(stmt):
@@ -399,7 +529,7 @@ def _f2p_guard(file, qualified, operand, sigs):
         if name not in g.members and not g.member(value) and g.pol(value) != 0:
             g.flags[name] = g.pol(value)
     g.seq(fn.body, False)
-    return g.uses, g.bad
+    return g if cond is not None else (g.uses, g.bad)
 `;
 
 /**

@@ -182,6 +182,15 @@ func f2pIntentCount(file, recv, name, kind, key string) (count int, found bool) 
 /** Go assertion of a control site: >= 1 recorded use of the operand, every one guarded. */
 function goControlLines(base: string, s: FixSite, i: number, n: number): string[] {
   const sigs = `[]string{${s.guard!.signatures.map(goStr).join(', ')}}`;
+  const c = s.guard!.condition;
+  if (c)
+    return [
+      `\tif ok, found := f2pCondCheck(${goStr(base)}, ${goStr(s.receiver ?? '')}, ${goStr(s.name)}, ${goStr(s.guard!.operand)}, ${goStr(c.op)}, ${goStr(c.value)}, ${sigs}); !found {`,
+      `\t\tt.Errorf("function %s not found in %s", ${goStr(s.function)}, ${goStr(s.file)})`,
+      `\t} else if !ok {`,
+      `\t\tt.Errorf("%s in %s does not contain the expected fix (site %d of %d: the statements its condition governs)", ${goStr(s.function)}, ${goStr(s.file)}, ${i + 1}, ${n})`,
+      `\t}`,
+    ];
   return [
     `\tif uses, bad, found := f2pGuardCheck(${goStr(base)}, ${goStr(s.receiver ?? '')}, ${goStr(s.name)}, ${goStr(s.guard!.operand)}, ${sigs}); !found {`,
     `\t\tt.Errorf("function %s not found in %s", ${goStr(s.function)}, ${goStr(s.file)})`,
@@ -194,6 +203,13 @@ function goControlLines(base: string, s: FixSite, i: number, n: number): string[
 /** Python assertion of a control site (see {@link goControlLines}). */
 function pyControlLines(s: FixSite, i: number, n: number): string[] {
   const j = JSON.stringify;
+  const c = s.guard!.condition;
+  if (c)
+    return [
+      `    r = _f2p_cond(${j(s.file)}, ${j(s.function)}, ${j(s.guard!.operand)}, ${j(c.op)}, ${j(c.value)}, ${j(s.guard!.signatures)})`,
+      `    assert r is not None, "function ${s.function} not found in ${s.file}"`,
+      `    assert r, "${s.function} in ${s.file} does not contain the expected fix (site ${i + 1} of ${n}: the statements its condition governs)"`,
+    ];
   return [
     `    r = _f2p_guard(${j(s.file)}, ${j(s.function)}, ${j(s.guard!.operand)}, ${j(s.guard!.signatures)})`,
     `    assert r is not None, "function ${s.function} not found in ${s.file}"`,

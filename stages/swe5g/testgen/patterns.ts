@@ -551,18 +551,23 @@ function controlOf(
 }
 
 /**
- * Control strength of a C comparison site (condition.ts): the effects the condition governs in
+ * Control strength of a comparison site (condition.ts): the effects the condition governs in
  * the fix and not at the parent; `{}` when there are none (the site stays text).
  */
-function conditionControlOf(n: Node, fixBody: Node, parentBody: Node | null): Partial<FixSite> {
-  const c = conditionOf('c', n);
+function conditionControlOf(
+  language: SourceLanguage,
+  n: Node,
+  fixBody: Node,
+  parentBody: Node | null,
+): Partial<FixSite> {
+  const c = conditionOf(language, n);
   if (!c) return {};
   // the operand as written: a compared name is often assigned in the function (`bitrate =
   // INT64_MAX`), which is not an alias; the checker still accepts a prediction's local alias
   const operand = leafTokens(c.operandNode).join('');
   const condition = { op: c.op, value: c.value };
   const signatures = conditionSignatures(
-    'c',
+    language,
     fixBody,
     parentBody,
     operand,
@@ -736,10 +741,9 @@ export async function deriveFixSites(
                     ? controlOf(language, fn.body, parentFn?.body ?? null, operandNode)
                     : {}),
                   ...(!operandNode &&
-                  language === 'c' &&
                   fn.body &&
                   (c.kind === 'comparison' || c.kind === 'length_check')
-                    ? conditionControlOf(n, fn.body, parentFn?.body ?? null)
+                    ? conditionControlOf(language, n, fn.body, parentFn?.body ?? null)
                     : {}),
                 });
               }
