@@ -72,11 +72,14 @@ const LOGGING =
 
 /**
  * Effect signature of an expression statement (`effect:` + its tokens without whitespace), or
- * null for a logging call, an assertion or an empty statement (they change no state the test can
- * ask for).
+ * null for a logging call, an assertion, an empty statement (they change no state the test can
+ * ask for) or a C statement without its semicolon (a statement macro followed by its block).
  */
 export function effectSignature(language: SourceLanguage, stmt: Node): string | null {
   if (!EFFECT_TYPES[language].has(stmt.type)) return null;
+  // C: a statement macro with a block (`ogs_list_for_each(&l, b) { ... }`) has no semicolon and
+  // is a loop to the checker, not a statement
+  if (language === 'c' && (stmt.lastChild?.type !== ';' || stmt.lastChild.isMissing)) return null;
   const e =
     stmt.type === 'expression_statement'
       ? stmt.namedChildren.find((c): c is Node => c !== null && c.type !== 'comment')

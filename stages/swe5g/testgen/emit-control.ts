@@ -543,6 +543,7 @@ _KEYWORDS = {"if", "while", "for", "switch", "return", "sizeof", "case", "do", "
 _TERM_CALLS = {"abort", "exit", "_exit", "_Exit", "quick_exit"}
 _ASSERTS = {"ogs_assert", "ogs_expect", "ogs_expect_or_return", "ogs_expect_or_return_val", "assert"}
 _OPEN = {"(": ")", "[": "]", "{": "}"}
+_STMT_KW = {"if", "for", "while", "switch", "do", "return", "goto", "break", "continue"}
 
 
 def _is_ident(t):
@@ -781,6 +782,10 @@ class Guard:
             return ("labeled", stmt), k
         k = i
         while k < end and t[k] != ";":
+            if k > i and t[k] in _STMT_KW:
+                # a statement macro without its semicolon (Open5GS: SWITCH(x) CASE("a") ... DEFAULT
+                # END if (...)): a keyword that starts a statement ends it
+                return ("simple", (i, k), False), k
             if t[k] == "{":
                 if k > i and t[k - 1] == ")":
                     body, j = self.parse(k, end)

@@ -191,6 +191,31 @@ const COPY: Variant[] = [
   },
 ];
 
+// --- 4. statement macros around the condition (Open5GS: SWITCH ... END, ogs_list_for_each) ---
+const macros = (body: string): string =>
+  `${HEAD}int conv(char *unit, uint64_t bitrate, list_t *l)\n{\n    uint64_t mul = 1;\n    int n = 0;\n    SWITCH(unit)\n    CASE("Kbps")\n        mul = 1000ul;\n        break;\n    DEFAULT\n    END\n${body}\n    return n;\n}\n`;
+const LOOP = `    ogs_list_for_each(l, b) {\n        n = b->ebi;\n    }`;
+const M_PARENT = macros(`    bitrate *= mul;\n${LOOP}`);
+const M_GOLD = macros(
+  `    if (bitrate >= (INT64_MAX / mul))\n        return -1;\n    bitrate *= mul;\n${LOOP}`,
+);
+const MACROS: Variant[] = [
+  { name: 'parent', source: M_PARENT, pass: false },
+  { name: 'gold', source: M_GOLD, pass: true },
+  {
+    name: 'no-op condition',
+    source: macros(`    if (bitrate >= (INT64_MAX / mul)) { }\n    bitrate *= mul;\n${LOOP}`),
+    pass: false,
+  },
+  {
+    name: 'else branch holding the rest',
+    source: macros(
+      `    if (bitrate < INT64_MAX / mul) {\n        bitrate *= mul;\n${LOOP}\n    } else {\n        return -1;\n    }`,
+    ),
+    pass: true,
+  },
+];
+
 describe('Strategy B control for C comparisons (condition.ts, f2p_check.py)', () => {
   it('derives condition sites with the effects each side governs', async () => {
     const s = await sitesOf('c', 'lib/sbi/conv.c', S_PARENT, S_GOLD);
@@ -221,12 +246,18 @@ describe('Strategy B control for C comparisons (condition.ts, f2p_check.py)', ()
         signatures: ['effect-:memcpy(dst,src,len)'],
       },
     ]);
+    // the macro loop `ogs_list_for_each(l, b) { }` is a loop, not an effect; its body's statement is
+    const m = await sitesOf('c', 'lib/sbi/conv.c', M_PARENT, M_GOLD);
+    expect(m.map((x) => x.guard?.signatures)).toEqual([
+      ['effect-:bitrate*=mul', 'effect-:n=b->ebi'],
+    ]);
   });
 
   it.each([
     ['overflow check (two assignments)', 'lib/sbi/conv.c', S_PARENT, S_GOLD, SCALE],
     ['condition gating new assignments', 'src/amf/nudm-build.c', B_PARENT, B_GOLD, BUILD],
     ['bounds check with an early return', 'lib/core/copy.c', C_PARENT, C_GOLD, COPY],
+    ['statement macros around the condition', 'lib/sbi/conv.c', M_PARENT, M_GOLD, MACROS],
   ] as const)(
     '%s: rejects no-ops and fakes, accepts equivalent fixes',
     async (_n, file, p, g, v) => {
