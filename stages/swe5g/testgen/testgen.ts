@@ -43,7 +43,9 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   //    direct call meets the function's own assertions (c-preconditions.ts)
   // 9: C comparisons the fix adds are control sites when they govern effects (condition.ts): a
   //    no-op `if (C) {}` or the gold with its body emptied no longer passes their test
-  version: 9,
+  // 10: the C checker ends a statement macro without a semicolon at the next statement keyword
+  //    (Open5GS `SWITCH(x) CASE(..) .. DEFAULT END if (..)`), a macro with a block is no effect
+  version: 10,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:
