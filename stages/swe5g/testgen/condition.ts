@@ -72,8 +72,9 @@ const LOGGING =
 
 /**
  * Effect signature of an expression statement (`effect:` + its tokens without whitespace), or
- * null for a logging call, an assertion, an empty statement (they change no state the test can
- * ask for) or a C statement without its semicolon (a statement macro followed by its block).
+ * null for a logging call, an assertion, an expression that is no assignment, update or call
+ * (they change no state the test can ask for) or a C statement without its semicolon (a statement
+ * macro followed by its block).
  */
 export function effectSignature(language: SourceLanguage, stmt: Node): string | null {
   if (!EFFECT_TYPES[language].has(stmt.type)) return null;
@@ -86,6 +87,7 @@ export function effectSignature(language: SourceLanguage, stmt: Node): string | 
       : stmt;
   if (!e) return null;
   const x = unparen(e);
+  if (!CHANGES_STATE.has(x.type)) return null;
   if (x.type === 'call_expression' || x.type === 'call') {
     const fn = x.childForFieldName('function');
     const name = (fn?.text ?? '').split(/\.|->/).pop()!;
@@ -93,6 +95,19 @@ export function effectSignature(language: SourceLanguage, stmt: Node): string | 
   }
   return `effect:${leafTokens(e).join('').replace(/\s+/g, '')}`;
 }
+
+/** Expressions that change state: assignments, updates and calls (not a bare name or value). */
+const CHANGES_STATE = new Set([
+  'assignment_expression',
+  'update_expression',
+  'call_expression',
+  'assignment_statement',
+  'inc_statement',
+  'dec_statement',
+  'assignment',
+  'augmented_assignment',
+  'call',
+]);
 
 /** Statements that are effects: expression statements; Go also assignments and `x++`/`x--`. */
 export const EFFECT_TYPES: Record<SourceLanguage, Set<string>> = {

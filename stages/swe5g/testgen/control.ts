@@ -53,6 +53,16 @@ const TERMINATOR: Record<SourceLanguage, RegExp> = {
   python: /^(sys\.exit|os\._exit|os\.abort|exit|quit)$/,
 };
 
+/** A C block right after a statement that lacks its semicolon: a statement macro's body. */
+function isMacroBlock(n: Node): boolean {
+  const p = n.previousNamedSibling;
+  return (
+    n.type === 'compound_statement' &&
+    p?.type === 'expression_statement' &&
+    (p.lastChild?.type !== ';' || p.lastChild.isMissing)
+  );
+}
+
 /** Token text of a node without whitespace (the checkers' `text`). */
 export const tokText = (n: Node): string => leafTokens(n).join('');
 
@@ -231,7 +241,9 @@ class Analysis {
     if (t === 'block' || t === 'compound_statement' || t === 'statement_list') {
       let g = ok;
       for (const c of named(n)) g = this.visit(c, g);
-      return g;
+      // C: the block of a statement macro (`ogs_list_for_each(&l, x) { ... }`, the macro read
+      // as a statement without its semicolon) is a loop body: a guard does not leave it
+      return this.lang === 'c' && isMacroBlock(n) ? ok : g;
     }
     if (
       t === 'preproc_if' ||

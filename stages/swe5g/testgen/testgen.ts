@@ -45,7 +45,9 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   //    no-op `if (C) {}` or the gold with its body emptied no longer passes their test
   // 10: the C checker ends a statement macro without a semicolon at the next statement keyword
   //    (Open5GS `SWITCH(x) CASE(..) .. DEFAULT END if (..)`), a macro with a block is no effect
-  version: 10,
+  // 11: a C statement macro's block is a loop body (a guard does not leave it, as in the
+  //    checker); effects are assignments, updates and calls only (Open5GS PRs 3393, 3728)
+  version: 11,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:

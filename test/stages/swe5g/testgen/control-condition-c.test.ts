@@ -251,6 +251,18 @@ describe('Strategy B control for C comparisons (condition.ts, f2p_check.py)', ()
     expect(m.map((x) => x.guard?.signatures)).toEqual([
       ['effect-:bitrate*=mul', 'effect-:n=b->ebi'],
     ]);
+    // a break out of a macro loop's body governs nothing after the loop (Open5GS PR 3728's shape)
+    const pick = (body: string): string =>
+      `${HEAD}int pick(list_t *l, int t)\n{\n    int save = 0;\n${body}\n    drop(l);\n    return save;\n}\n`;
+    const p = await sitesOf(
+      'c',
+      'lib/sbi/nf-sm.c',
+      pick(`    ogs_list_for_each(l, s) {\n        save = 1;\n    }`),
+      pick(
+        `    ogs_list_for_each(l, s) {\n        if (s->type == t) {\n            save = 1;\n            break;\n        }\n    }`,
+      ),
+    );
+    expect(p.map((x) => x.guard?.signatures)).toEqual([['effect+:save=1']]);
   });
 
   it.each([
