@@ -116,9 +116,23 @@ export const EFFECT_TYPES: Record<SourceLanguage, Set<string>> = {
   go: new Set(['expression_statement', 'assignment_statement', 'inc_statement', 'dec_statement']),
 };
 
-/** Whether an `if` condition is the literal 0, false or False (its then branch is dead code). */
+/**
+ * Whether an `if` condition is the literal 0, false or False, or a conjunction holding one (its
+ * then branch is dead code).
+ */
 export function isDeadCondition(cond: Node | null): boolean {
-  return !!cond && /^\(?\s*(0|false|False)\s*\)?$/.test(cond.text.trim());
+  if (!cond) return false;
+  const x = unparen(cond);
+  if (/^(0|false|False)$/.test(x.text.trim())) return true;
+  const op = x.childForFieldName('operator')?.text;
+  if (
+    (x.type === 'binary_expression' && op === '&&') ||
+    (x.type === 'boolean_operator' && op === 'and')
+  )
+    return (
+      isDeadCondition(x.childForFieldName('left')) || isDeadCondition(x.childForFieldName('right'))
+    );
+  return false;
 }
 
 /**

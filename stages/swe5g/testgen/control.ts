@@ -260,6 +260,12 @@ class Analysis {
       return g;
     }
     if (t.startsWith('preproc_')) return ok;
+    if (t === 'labeled_statement') {
+      // a label is a join point: a `goto` from the bad branch may arrive there
+      let g = false;
+      for (const c of named(n)) g = this.visit(c, false);
+      return g;
+    }
     if (this.cond) {
       const sig = effectSignature(this.lang, n);
       if (sig) this.use(sig, n, ok);
@@ -367,7 +373,9 @@ class Analysis {
 
   /** The bad branch makes later uses unreachable (terminates) or repairs X (assigns it). */
   private safe(n: Node | null): boolean {
-    return !!n && (this.exits(n) || this.assigns(n));
+    // repairing X (`if (!x) x = default`) is a guard for null checks; for a condition the
+    // assignment is an effect (a clamp that falls through to the overflow is no guard)
+    return !!n && (this.exits(n) || (!this.cond && this.assigns(n)));
   }
 
   exits(n: Node | null): boolean {

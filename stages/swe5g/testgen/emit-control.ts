@@ -169,7 +169,7 @@ func (g *f2pGuard) stmt(s ast.Stmt, ok bool) bool {
 		if x.Init != nil {
 			ok = g.stmt(x.Init, ok)
 		}
-		if id, isId := f2pIntentUnparen(x.Cond).(*ast.Ident); g.cond != nil && isId && id.Name == "false" {
+		if g.cond != nil && f2pDead(x.Cond) {
 			if x.Else != nil {
 				g.stmt(x.Else, ok)
 			}
@@ -197,6 +197,9 @@ func (g *f2pGuard) stmt(s ast.Stmt, ok bool) bool {
 		}
 		g.seq(x.Body, ok)
 		return ok
+	case *ast.LabeledStmt:
+		// a label is a join point: a goto from the bad branch may arrive there
+		return g.stmt(x.Stmt, false)
 	case *ast.ExprStmt, *ast.IncDecStmt:
 		if g.cond != nil {
 			g.use("effect:"+g.squash(s), ok)
@@ -210,7 +213,18 @@ func (g *f2pGuard) stmt(s ast.Stmt, ok bool) bool {
 	return ok
 }
 
-func (g *f2pGuard) safe(s ast.Stmt) bool { return g.exits(s) || g.assigns(s) }
+func (g *f2pGuard) safe(s ast.Stmt) bool { return g.exits(s) || g.cond == nil && g.assigns(s) }
+
+// f2pDead: the literal false, or a conjunction holding it (a then branch that never runs).
+func f2pDead(e ast.Expr) bool {
+	switch x := f2pIntentUnparen(e).(type) {
+	case *ast.Ident:
+		return x.Name == "false"
+	case *ast.BinaryExpr:
+		return x.Op == token.LAND && (f2pDead(x.X) || f2pDead(x.Y))
+	}
+	return false
+}
 
 func (g *f2pGuard) exits(s ast.Stmt) bool {
 	switch x := s.(type) {
@@ -465,7 +479,7 @@ class _F2pGuard:
     def stmt(self, s, ok):
         if self.cond is not None and isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign)):
             self.use("effect:" + self.squash(s), ok)
-        if self.cond is not None and isinstance(s, ast.If) and isinstance(s.test, ast.Constant) and s.test.value in (False, 0):
+        if self.cond is not None and isinstance(s, ast.If) and self.dead(s.test):
             self.seq(s.orelse, ok)
             return ok
         if isinstance(s, ast.If):
@@ -481,7 +495,12 @@ class _F2pGuard:
         return ok
 
     def safe(self, stmts):
-        return any(self.exits(s) for s in stmts) or any(self.assigns(s) for s in stmts)
+        return any(self.exits(s) for s in stmts) or (self.cond is None and any(self.assigns(s) for s in stmts))
+
+    def dead(self, node):
+        if isinstance(node, ast.Constant):
+            return node.value in (False, 0) and node.value is not None
+        return isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and any(self.dead(v) for v in node.values)
 
     def exits(self, s):
         if isinstance(s, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
@@ -811,7 +830,7 @@ class Guard:
             return ok
         if kind == "if":
             lo, hi = n[1]
-            if self.cond is not None and self.text(lo, hi) in ("0", "false"):
+            if self.cond is not None and self.dead(lo, hi):
                 if n[3] is not None:
                     self.run(n[3], ok)
                 return ok
@@ -828,8 +847,8 @@ class Guard:
             self.run(n[2], ok)
             return ok
         if kind == "labeled":
-            self.run(n[1], ok)
-            return ok
+            # a label is a join point: a goto from the bad branch may arrive there
+            return self.run(n[1], False)
         if kind == "simple":
             if self.cond is not None and n[1][1] > n[1][0]:
                 self.use("effect:" + re.sub(r"\s+", "", "".join(self.t[n[1][0] : n[1][1]])), ok)
@@ -837,7 +856,14 @@ class Guard:
         return ok
 
     def safe(self, n):
-        return self.exits(n) or self.assigns(n)
+        return self.exits(n) or (self.cond is None and self.assigns(n))
+
+    def dead(self, lo, hi):
+        lo, hi = self.strip(lo, hi)
+        if self.text(lo, hi) in ("0", "false"):
+            return True
+        ands = self.parts(lo, hi, "&&")
+        return len(self.parts(lo, hi, "||")) == 1 and len(ands) > 1 and any(self.dead(a, b) for a, b in ands)
 
     def exits(self, n):
         if n[0] == "simple":

@@ -47,7 +47,9 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   //    (Open5GS `SWITCH(x) CASE(..) .. DEFAULT END if (..)`), a macro with a block is no effect
   // 11: a C statement macro's block is a loop body (a guard does not leave it, as in the
   //    checker); effects are assignments, updates and calls only (Open5GS PRs 3393, 3728)
-  version: 11,
+  // 12: for a condition, assigning the operand in the bad branch is no guard (a clamp that falls
+  //    through); a label is a join point in every mode; `false && C` is dead code
+  version: 12,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:
