@@ -10,6 +10,7 @@
  */
 import type { Node } from '../../../pipeline/providers/treesitter/parser.js';
 import type { FixSite } from './patterns.js';
+import { MIRROR, NEGATE } from './condition.js';
 
 /** One parameter of the called function. */
 export interface CParam {
@@ -123,16 +124,6 @@ function terminates(n: Node | null): boolean {
   return n.namedChildren.some((c) => c !== null && c.type !== 'if_statement' && terminates(c));
 }
 
-const INVERT: Record<string, string> = {
-  '==': '!=',
-  '!=': '==',
-  '<': '>=',
-  '>=': '<',
-  '>': '<=',
-  '<=': '>',
-};
-const SWAP: Record<string, string> = { '<': '>', '>': '<', '<=': '>=', '>=': '<=' };
-
 /** True for an expression the test can spell: numbers, macros, sizeof, argument paths. */
 export function constantLike(n: Node, params: Set<string>): boolean {
   if (n.type === 'sizeof_expression') return true;
@@ -179,14 +170,14 @@ function valuesFor(
     // one side suffices: the one on the site's operand, else the first that gives a value
     return (prefer && b?.some((v) => v.path === prefer) ? b : null) ?? a ?? b;
   }
-  if (!INVERT[op]) return null;
-  let o = want ? op : INVERT[op]!;
+  if (!NEGATE[op]) return null;
+  let o = want ? op : NEGATE[op]!;
   let lp = pathOf(l);
   let other = r;
   if (!lp || !params.has(rootOf(lp))) {
     lp = pathOf(r);
     other = l;
-    o = SWAP[o] ?? o;
+    o = MIRROR[o] ?? o;
   }
   if (!lp || !params.has(rootOf(lp))) return null;
   const zero = other.type === 'null' || other.text === 'NULL' || other.text === '0';

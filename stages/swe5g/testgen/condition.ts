@@ -30,7 +30,8 @@ export interface Condition {
 
 /** The relational and equality operators a condition may use. */
 export const RELATIONAL = new Set(['==', '!=', '<', '<=', '>', '>=']);
-const MIRROR: Record<string, string> = {
+/** The operator with its operands swapped (`a < b` is `b > a`). */
+export const MIRROR: Record<string, string> = {
   '==': '==',
   '!=': '!=',
   '<': '>',
@@ -38,7 +39,8 @@ const MIRROR: Record<string, string> = {
   '<=': '>=',
   '>=': '<=',
 };
-const NEGATE: Record<string, string> = {
+/** The operator of the negated comparison (`!(a < b)` is `a >= b`). */
+export const NEGATE: Record<string, string> = {
   '==': '!=',
   '!=': '==',
   '<': '>=',
