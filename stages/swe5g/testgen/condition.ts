@@ -17,7 +17,7 @@
  */
 import type { Node, SourceLanguage } from '../../../pipeline/providers/treesitter/parser.js';
 import { leafTokens } from '../../../pipeline/providers/treesitter/parser.js';
-import { guardedUses } from './control.js';
+import { PATH_TYPES, guardedUses } from './control.js';
 import { C_ASSERTS, comparisonParts, unparen } from './patterns.js';
 
 /** `operand op value` is the condition (its true side is `sign` +1 of the effects recorded). */
@@ -149,18 +149,12 @@ export function conditionOf(
   const parts = comparisonParts(language, n);
   if (!parts || !RELATIONAL.has(parts[1])) return null;
   const [l, op, r] = parts;
-  const path = PATHS[language];
+  const path = PATH_TYPES[language];
   const tok = (x: Node): string => leafTokens(unparen(x)).join('').replace(/\s+/g, '');
   if (path.has(unparen(l).type)) return { operandNode: unparen(l), op, value: tok(r) };
   if (path.has(unparen(r).type)) return { operandNode: unparen(r), op: MIRROR[op]!, value: tok(l) };
   return null;
 }
-
-const PATHS: Record<SourceLanguage, Set<string>> = {
-  go: new Set(['identifier', 'selector_expression']),
-  c: new Set(['identifier', 'field_expression']),
-  python: new Set(['identifier', 'attribute']),
-};
 
 /** At most this many effects per side are recorded (the nearest to the condition first). */
 export const MAX_EFFECTS_PER_SIDE = 2;

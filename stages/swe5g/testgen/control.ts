@@ -41,7 +41,8 @@ export interface GuardedUse {
   line: number;
 }
 
-const PATH_TYPES: Record<SourceLanguage, Set<string>> = {
+/** Node types of a name or field path (an operand: `x`, `a.B.C`, `p->req`, `session.pdu`). */
+export const PATH_TYPES: Record<SourceLanguage, Set<string>> = {
   go: new Set(['identifier', 'selector_expression']),
   c: new Set(['identifier', 'field_expression']),
   python: new Set(['identifier', 'attribute']),

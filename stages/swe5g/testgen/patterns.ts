@@ -15,7 +15,7 @@ import {
   type Node,
   type SourceLanguage,
 } from '../../../pipeline/providers/treesitter/parser.js';
-import { controlSignatures, resolveOperand } from './control.js';
+import { PATH_TYPES, controlSignatures, resolveOperand } from './control.js';
 import { conditionOf, conditionSignatures } from './condition.js';
 
 /** Kinds of fix pattern, most preferred first. */
@@ -544,7 +544,7 @@ function controlOf(
   parentBody: Node | null,
   operandNode: Node,
 ): Partial<FixSite> {
-  if (!PATH_TYPES_OK(language, operandNode)) return {};
+  if (!PATH_TYPES[language].has(operandNode.type)) return {};
   const operand = resolveOperand(language, fixBody, operandNode);
   const signatures = controlSignatures(language, fixBody, parentBody, operand);
   return signatures.length > 0 ? { strength: 'control', guard: { operand, signatures } } : {};
@@ -578,14 +578,6 @@ function conditionControlOf(
     ? { strength: 'control', guard: { operand, signatures, condition } }
     : {};
 }
-
-const PATH_TYPES_OK = (language: SourceLanguage, n: Node): boolean =>
-  (language === 'go'
-    ? ['identifier', 'selector_expression']
-    : language === 'c'
-      ? ['identifier', 'field_expression']
-      : ['identifier', 'attribute']
-  ).includes(n.type);
 
 /**
  * The sites of one function, best first, at most {@link MAX_SITES_PER_FUNCTION}: its control
