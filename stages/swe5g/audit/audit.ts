@@ -230,7 +230,10 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   //    code: real Open5GS 2805/2806 had every kind not_applicable and were released as audited
   // 5: a mutant that does not apply or build is not_applicable, not a rejection (real Open5GS
   //    2805, 2809, 2857, 2864: dead code / no-ops naming symbols the parent lacks)
-  version: 5,
+  // 6: a good-value guard is read on the condition's tree, so a truth-value test (`else if (opt &&
+  //    ...)`, Python `if x and ...`) is one too and a negated `!(p != NULL)` is not (real Open5GS
+  //    2829: its emptied use-body was graded accepted and the test called weak)
+  version: 6,
   // swe5g.statement first: an instance completed by a model-written statement is audited too
   needs: ['swe5g.validate', 'swe5g.statement'],
   description:

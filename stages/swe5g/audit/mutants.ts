@@ -32,6 +32,7 @@ import { toGitPatch } from '../testgen/patchfile.js';
 import type { FixSite } from '../testgen/patterns.js';
 import { guardsOf, indentAt, type Guard, type NoGuard, type StatementSite } from './guards.js';
 import { indentLines, SYNTAX } from './syntax.js';
+import { testsGoodValue } from './polarity.js';
 import type { MutantExpectation, MutantKind } from '../types.js';
 
 /**
@@ -197,7 +198,7 @@ const BUILDERS: Record<
       // only the bad-value branch's body is the fix's handling: where the body runs for a good
       // value (`X != nil && ...`), emptying it drops the guarded use, a fix of its own
       if (testsGoodValue(g))
-        return 'the guard body runs for a good value (the check is `!= nil` / `is not None`)';
+        return 'the guard body runs for a good value (the operand is tested `!= nil` / `is not None` or as a truth value)';
       const c = g.consequence;
       return { start: c.startIndex, end: c.endIndex, text: SYNTAX[g.language].emptyBody(g.indent) };
     },
@@ -236,21 +237,6 @@ const BUILDERS: Record<
     },
   },
 };
-
-/**
- * Whether the guard's condition tests a site's operand for a good value (`X != nil`, `X != NULL`,
- * `NULL != X`, `X is not None`): then its body is where the value is used, not where it is refused.
- */
-export function testsGoodValue(g: Pick<Guard, 'condition' | 'sites'>): boolean {
-  const cond = g.condition.text.replace(/\s+/g, ' ');
-  return g.sites.some((s) => {
-    const op = s.pattern.operand ?? s.pattern.key;
-    const e = op.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s*');
-    return new RegExp(
-      `(${e}\\s*!=\\s*(nil|NULL|None)\\b|\\b(nil|NULL)\\s*!=\\s*${e}|${e}\\s+is\\s+not\\s+None)`,
-    ).test(cond);
-  });
-}
 
 /** The guard with its condition negated and its branches swapped. */
 function invert(g: Guard, text: string): Built {

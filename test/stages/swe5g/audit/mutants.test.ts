@@ -332,4 +332,63 @@ func f(r R) string {
     const py = await mutantsOf('pkg/g.py', 'python', PY_PARENT, PY_FIX);
     expect(byKind(py.mutants).get('empty_body')!.patch).not.toBeNull();
   });
+
+  // siblings of Open5GS PR 2829 (a truth-value test added to an `else if`): the body runs for the
+  // good value, so emptying it removes the use; the audit called the real test weak for that
+  const goodValue: [string, SourceLanguage, string, string][] = [
+    [
+      'src/nrf/h.c',
+      'c',
+      'int h(struct o *opt, int a) {\n    if (a) {\n        return 0;\n    } else if (opt->n && opt->m) {\n        return opt->n;\n    }\n    return 1;\n}\n',
+      'int h(struct o *opt, int a) {\n    if (a) {\n        return 0;\n    } else if (opt &&\n            opt->n && opt->m) {\n        return opt->n;\n    }\n    return 1;\n}\n',
+    ],
+    [
+      'src/g.c',
+      'c',
+      'int g(struct s *p) {\n    int n = 0;\n    if (p->len > 0) {\n        n = p->len;\n    }\n    return n;\n}\n',
+      'int g(struct s *p) {\n    int n = 0;\n    if ((p) && p->len > 0) {\n        n = p->len;\n    }\n    return n;\n}\n',
+    ],
+    [
+      'pkg/g.py',
+      'python',
+      'def g(p):\n    n = 0\n    if p.size:\n        n = p.size\n    return n\n',
+      'def g(p):\n    n = 0\n    if p and p.size:\n        n = p.size\n    return n\n',
+    ],
+  ];
+  for (const [path, lang, parent, fix] of goodValue)
+    it(`is not applicable where the body runs for the good value (${lang}, ${path})`, async () => {
+      const { mutants } = await mutantsOf(path, lang, parent, fix);
+      const m = byKind(mutants).get('empty_body')!;
+      expect(m.not_applicable ?? m.patch).toMatch(/good value/);
+    });
+
+  // the same operands tested for the bad value, written through a negation or a disjunction: the
+  // body is the fix's handling and is emptied (a structural reading, not `!= NULL` text)
+  const badValue: [string, SourceLanguage, string, string][] = [
+    [
+      'src/b.c',
+      'c',
+      'int b(struct s *p) {\n    return p->len;\n}\n',
+      'int b(struct s *p) {\n    if (!(p != NULL) || p->len == 0) {\n        return -1;\n    }\n    return p->len;\n}\n',
+    ],
+    [
+      'p/b.go',
+      'go',
+      'package p\n\ntype N struct{ V string }\n\nfunc b(g *N) string {\n\treturn g.V\n}\n',
+      'package p\n\ntype N struct{ V string }\n\nfunc b(g *N) string {\n\tif !(g != nil) {\n\t\treturn ""\n\t}\n\treturn g.V\n}\n',
+    ],
+    [
+      'pkg/b.py',
+      'python',
+      'def b(p):\n    return p.size\n',
+      'def b(p):\n    if not p or p.size == 0:\n        return 0\n    return p.size\n',
+    ],
+  ];
+  for (const [path, lang, parent, fix] of badValue)
+    it(`empties the body that refuses the bad value (${lang}, ${path})`, async () => {
+      const { mutants } = await mutantsOf(path, lang, parent, fix);
+      const m = byKind(mutants).get('empty_body')!;
+      expect(m.not_applicable).toBeUndefined();
+      expect(m.patch).not.toBeNull();
+    });
 });
