@@ -6,11 +6,20 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 /**
- * Image builds at once: `build_concurrency` when set, else the machine's cores
- * (`os.availableParallelism()`), 1 to 16.
+ * Image builds at once: `build_concurrency` when set; with executor `swarm` and builds on the
+ * nodes, the cluster's `task_budget`; else the machine's cores (`os.availableParallelism()`), 1 to
+ * 16.
  */
-export function buildConcurrency(settings: { build_concurrency?: number | undefined }): number {
-  return settings.build_concurrency ?? Math.max(1, Math.min(16, availableParallelism()));
+export function buildConcurrency(settings: {
+  build_concurrency?: number | undefined;
+  executor?: string;
+  swarm?: { task_budget: number; builds: { on: string } };
+}): number {
+  if (settings.build_concurrency !== undefined) return settings.build_concurrency;
+  // builds on the swarm's nodes: as many at once as the cluster takes tasks
+  if (settings.executor === 'swarm' && settings.swarm?.builds.on === 'nodes')
+    return settings.swarm.task_budget;
+  return Math.max(1, Math.min(16, availableParallelism()));
 }
 
 /** Schema of `swe5g.environments` (every key has a default). */
@@ -149,6 +158,29 @@ export const environmentsSchema = z.strictObject({
       start_timeout_s: z.number().int().min(10).default(600),
       /** Placement constraints of every step (`node.labels.telebench==tests`). */
       constraints: z.array(z.string().min(1)).default([]),
+      /**
+       * Where images are built (issue 31): `coordinator` (here, then pushed) or `nodes` (each build a
+       * Swarm task on a node, with the node's engine socket mounted, pushed by the node and pulled
+       * back here; pipeline/providers/docker/swarm-build.ts, docs/scale-out.md).
+       */
+      builds: z
+        .strictObject({
+          on: z.enum(['coordinator', 'nodes']).default('coordinator'),
+          /** The build task's image: `sh`, `tar`, `base64`, `timeout` and the docker CLI. */
+          builder_image: z.string().min(1).default('docker:cli'),
+          /** CPUs and memory reserved on the node for one build (the scheduler's placement). */
+          cpus: z.number().min(0.1).default(2),
+          memory_mib: z.number().int().min(64).default(4096),
+          /** Wall-clock limit of one build, seconds. */
+          timeout_s: z.number().int().min(60).default(14400),
+        })
+        .default({
+          on: 'coordinator',
+          builder_image: 'docker:cli',
+          cpus: 2,
+          memory_mib: 4096,
+          timeout_s: 14400,
+        }),
     })
     .default({
       registry: 'localhost:5000',
@@ -156,6 +188,13 @@ export const environmentsSchema = z.strictObject({
       max_attempts: 3,
       start_timeout_s: 600,
       constraints: [],
+      builds: {
+        on: 'coordinator',
+        builder_image: 'docker:cli',
+        cpus: 2,
+        memory_mib: 4096,
+        timeout_s: 14400,
+      },
     }),
   limits: z
     .strictObject({

@@ -12,6 +12,7 @@ import {
 } from '../../pipeline/providers/docker/executor.js';
 import { pingRegistry, pushImage } from '../../pipeline/providers/docker/registry.js';
 import { SwarmExecutor } from '../../pipeline/providers/docker/swarm.js';
+import type { NodeBuildOptions } from '../../pipeline/providers/docker/swarm-build.js';
 import type { StageContext } from '../../pipeline/stage.js';
 import type { EnvironmentsSettings } from './environments-config.js';
 
@@ -96,4 +97,16 @@ export async function pushLayers(
   const env = await pushImage(docker, images.env, r);
   const instance = await pushImage(docker, images.instance, r);
   return { base, env, instance };
+}
+
+/** The node builds' options of `swe5g.environments.swarm` (`builds.on: nodes`, swarm-build.ts). */
+export function nodeBuildOptions(settings: EnvironmentsSettings): NodeBuildOptions {
+  const b = settings.swarm.builds;
+  return {
+    registry: settings.swarm.registry,
+    builderImage: b.builder_image,
+    cpus: b.cpus,
+    memoryBytes: b.memory_mib * 2 ** 20,
+    timeoutMs: b.timeout_s * 1000,
+  };
 }

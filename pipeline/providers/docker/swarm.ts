@@ -77,6 +77,17 @@ export interface SwarmExecutorOptions {
   onTaskOutput?: (step: string, output: string) => void;
 }
 
+/**
+ * What a step may add to its task beyond {@link StepSpec} (used by the node builds of
+ * swarm-build.ts, never by a test step): bind mounts of the node's files (its engine's socket), and
+ * an image the nodes pull as it is named (an image of another registry, not pushed from here).
+ */
+export interface TaskExtras {
+  mounts?: { source: string; target: string }[];
+  /** Run this image as named instead of pushing `spec.instance.image` to the registry. */
+  imageAsNamed?: boolean;
+}
+
 /** Largest Swarm config payload (the engine refuses more than 500 KiB); chunks stay below it. */
 const CONFIG_CHUNK = 400 * 1024;
 /** Where the overlay configs are mounted in the task. */
@@ -283,7 +294,7 @@ export class SwarmExecutor implements Executor {
    *   (every attempt's node left), `swarm_failed` (the engine refused a request), `step_aborted`;
    *   `swarm_cleanup_failed` when removal fails and no `onCleanupError` was given
    */
-  async run(spec: StepSpec, signal?: AbortSignal): Promise<StepResult> {
+  async run(spec: StepSpec, signal?: AbortSignal, extras: TaskExtras = {}): Promise<StepResult> {
     const started = Date.now();
     if (this.opts.reapAfterMs > 0) {
       // once per executor; a failed listing is tried again by the next step
@@ -293,11 +304,13 @@ export class SwarmExecutor implements Executor {
       });
       await this.reaped;
     }
-    const image = await pushImage(this.client, spec.instance.image, this.opts.registry);
+    const image = extras.imageAsNamed
+      ? spec.instance.image
+      : await pushImage(this.client, spec.instance.image, this.opts.registry);
     const excluded: string[] = [];
     const lost: string[] = [];
     for (let attempt = 1; attempt <= this.opts.maxAttempts; attempt++) {
-      const a = await this.attempt(spec, image, excluded, attempt, started, signal);
+      const a = await this.attempt(spec, image, excluded, attempt, started, signal, extras);
       if (a.kind === 'done') return { ...a.result, attempts: attempt };
       if (a.gone) excluded.push(a.node);
       lost.push(`${a.node} (${a.why})`);
@@ -319,6 +332,7 @@ export class SwarmExecutor implements Executor {
     attempt: number,
     started: number,
     signal?: AbortSignal,
+    extras: TaskExtras = {},
   ): Promise<Attempt> {
     const docker = this.client.docker;
     const nonce = randomBytes(16).toString('hex');
@@ -382,6 +396,15 @@ export class SwarmExecutor implements Executor {
             Init: false,
             StopGracePeriod: 1e9, // a drained node stops the task at once (ns)
             Configs: configRefs,
+            ...(extras.mounts?.length
+              ? {
+                  Mounts: extras.mounts.map((m) => ({
+                    Type: 'bind',
+                    Source: m.source,
+                    Target: m.target,
+                  })),
+                }
+              : {}),
           },
           Networks: [{ Target: net.id }],
           Resources: {

@@ -36,7 +36,9 @@ import type { EnvironmentSpec, RegistryEntry } from '../registry.js';
 import { filesOfPatch } from '../resolve/packages.js';
 import { DockerExecutor } from '../../../pipeline/providers/docker/executor.js';
 import { checkImageContract } from '../../../pipeline/providers/docker/contract.js';
-import { executorPreflight, pushLayers } from '../executors.js';
+import { executorFor, executorPreflight, nodeBuildOptions, pushLayers } from '../executors.js';
+import { buildOnNode } from '../../../pipeline/providers/docker/swarm-build.js';
+import type { SwarmExecutor } from '../../../pipeline/providers/docker/swarm.js';
 import { ensureRootfs, hostGo } from '../../../pipeline/providers/docker/offline-base.js';
 import { pythonEraOf, type InterpreterChoice } from './python-era.js';
 import { exportCleanRepo, fileAt } from '../../../pipeline/providers/git/repo.js';
@@ -157,13 +159,24 @@ async function ensureImage(
       const ctxDir = mkdtempSync(join(tmpdir(), `telebench-${recipe.layer}-`));
       try {
         writeContext(recipe, ctxDir);
-        bc.log?.(`building ${recipe.layer} image ${recipe.name}`);
-        await bc.docker.build(
-          ctxDir,
-          recipe.name,
-          { 'telebench.layer': recipe.layer, 'telebench.recipe': recipe.hash, ...labels },
-          bc.signal,
-        );
+        const all = { 'telebench.layer': recipe.layer, 'telebench.recipe': recipe.hash, ...labels };
+        const s = bc.settings;
+        if (s.executor === 'swarm' && s.swarm.builds.on === 'nodes') {
+          bc.log?.(`building ${recipe.layer} image ${recipe.name} on a swarm node`);
+          const nb = await buildOnNode(
+            bc.docker,
+            executorFor(s, bc.docker) as SwarmExecutor,
+            ctxDir,
+            recipe.name,
+            all,
+            nodeBuildOptions(s),
+            bc.signal,
+          );
+          bc.log?.(`built ${recipe.layer} image ${recipe.name} on swarm node ${nb.node}`);
+        } else {
+          bc.log?.(`building ${recipe.layer} image ${recipe.name}`);
+          await bc.docker.build(ctxDir, recipe.name, all, bc.signal);
+        }
       } finally {
         rmSync(ctxDir, { recursive: true, force: true });
       }

@@ -24,9 +24,11 @@ import {
   swarmTasksPerNode,
 } from '../../../../pipeline/providers/docker/swarm.js';
 import { pushImage, registryName } from '../../../../pipeline/providers/docker/registry.js';
+import { buildOnNode } from '../../../../pipeline/providers/docker/swarm-build.js';
 import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
 import {
   ensureSwarm,
+  ensureWorkerImage,
   execIn,
   freePort,
   setAvailability,
@@ -517,6 +519,135 @@ describe('two nodes: a worker engine joined to the swarm', () => {
     ]);
     expect(held.code).toBe(0);
     expect(await leftovers()).toBe(0);
+  });
+
+  it('builds on the worker (issue 31): the node builds and pushes, the coordinator pulls it back; a failing build names the node', async () => {
+    const w = worker!;
+    const hostname = (
+      (await docker.docker.getNode(w.nodeId).inspect()) as { Description: { Hostname: string } }
+    ).Description.Hostname;
+    // the builder: any image with sh, tar and the docker CLI; the worker's own image has them
+    const builderImage = await ensureWorkerImage(docker, image);
+    const ctx = mkdtempSync(join(tmpdir(), 'telebench-nodebuild-'));
+    const token = createHash('sha256').update(`${Date.now()}-${Math.random()}`).digest('hex');
+    writeFileSync(join(ctx, 'f'), `payload ${token}\n`);
+    writeFileSync(
+      join(ctx, 'Dockerfile'),
+      `FROM ${image}\nCOPY f /testbed/f\nRUN sed 's/payload/built/' /testbed/f > /testbed/g\n`,
+    );
+    const tag = `telebench-instance:nodebuild-${token.slice(0, 16)}`;
+    const ex = new SwarmExecutor(docker, {
+      registry: registry.address,
+      constraints: [`node.id==${w.nodeId}`],
+    });
+    const opts = {
+      registry: registry.address,
+      builderImage,
+      cpus: 0.5,
+      memoryBytes: 512 * 2 ** 20,
+      timeoutMs: 600_000,
+    };
+    await setAvailability(docker, w.nodeId, 'active');
+    try {
+      expect(await docker.hasImage(tag)).toBe(false);
+      const nb = await buildOnNode(docker, ex, ctx, tag, { 'telebench.layer': 'instance' }, opts);
+      // built by the worker's engine (its hostname, by Swarm's template), which holds the image
+      expect(nb.node).toBe(hostname);
+      expect(nb.ref).toMatch(
+        new RegExp(
+          `^${registry.address}/telebench-instance:nodebuild-[0-9a-f]{16}@sha256:[0-9a-f]{64}$`,
+        ),
+      );
+      const held = await execIn(w.container, [
+        'docker',
+        'image',
+        'inspect',
+        '--format',
+        '{{index .Config.Labels "telebench.built_on"}}',
+        registryName(registry.address, tag),
+      ]);
+      expect([held.code, held.output.trim()]).toEqual([0, hostname]);
+      // pulled back here under its own name, with the recipe's labels and the built content
+      const info = await docker.inspect(tag);
+      expect(info?.Config?.Labels?.['telebench.layer']).toBe('instance');
+      expect(info?.Config?.Labels?.['telebench.built_on']).toBe(hostname);
+      const r = await new DockerExecutor(docker).run(
+        spec('cat /testbed/g', { instance: { image: tag, workdir: '/', sourceDir: '' } }),
+      );
+      expect(r.stdout).toBe(`built ${token}\n`);
+      // a build that fails on the node: the error names the image and the node, with the log
+      writeFileSync(join(ctx, 'Dockerfile'), `FROM ${image}\nRUN echo broken-recipe >&2; exit 3\n`);
+      const bad = `telebench-instance:nodebuild-bad-${token.slice(0, 12)}`;
+      const err = await buildOnNode(docker, ex, ctx, bad, {}, opts).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TelebenchError);
+      expect((err as TelebenchError).code).toBe('image_build_failed');
+      expect((err as TelebenchError).message).toContain(`on swarm node ${w.nodeId}`);
+      expect((err as TelebenchError).message).toContain('broken-recipe');
+      expect(await docker.hasImage(bad)).toBe(false);
+    } finally {
+      await setAvailability(docker, w.nodeId, 'pause');
+      await docker.docker
+        .getImage(tag)
+        .remove()
+        .catch(() => undefined);
+    }
+    expect(await leftovers()).toBe(0);
+  });
+
+  it('swe5g.build with swarm.builds.on nodes: every layer of a Go instance is built on the worker, then validates here', async () => {
+    const w = worker!;
+    const hostname = (
+      (await docker.docker.getNode(w.nodeId).inspect()) as { Description: { Hostname: string } }
+    ).Description.Hostname;
+    const root = mkdtempSync(join(tmpdir(), 'telebench-nodebuild-stage-'));
+    const state = join(root, 'state');
+    const fx = goFixture(join(root, 'src'), 'good');
+    const res = await resolveFixture(fx, state);
+    // a prefix of its own: no layer of this recipe exists yet, so each one is built now
+    const prefix = `tbnode${createHash('sha256').update(root).digest('hex').slice(0, 8)}`;
+    const settings = testSettings({
+      executor: 'swarm',
+      image_prefix: prefix,
+      swarm: {
+        registry: registry.address,
+        constraints: [`node.id==${w.nodeId}`],
+        builds: { on: 'nodes', builder_image: await ensureWorkerImage(docker, image), cpus: 0.5 },
+      },
+    });
+    const logs: string[] = [];
+    await setAvailability(docker, w.nodeId, 'active');
+    let built;
+    try {
+      built = await buildInstanceImages(res, {
+        docker,
+        settings,
+        stateDir: state,
+        log: (m) => logs.push(m),
+      });
+    } finally {
+      await setAvailability(docker, w.nodeId, 'pause');
+    }
+    for (const layer of ['base', 'env', 'instance'] as const) {
+      const name = built.images[layer];
+      expect(name.startsWith(`${prefix}-`)).toBe(true);
+      expect(logs).toContain(`built ${layer} image ${name} on swarm node ${hostname}`);
+      expect((await docker.inspect(name))?.Config?.Labels?.['telebench.built_on']).toBe(hostname);
+    }
+    // the pulled-back images are the instance as a coordinator build makes it: it validates
+    const v = await validateInstance(
+      { resolved: res, testgen: fx.testgen, built },
+      {
+        executor: new DockerExecutor(docker),
+        settings: testSettings(),
+        saveLog: (step) => `digest-${step}`,
+      },
+    );
+    expect(v.FAIL_TO_PASS).toEqual([GO_F2P]);
+    for (const layer of ['instance', 'env', 'base'] as const)
+      await docker.docker
+        .getImage(built.images[layer])
+        .remove({ force: true })
+        .catch(() => undefined);
   });
 
   it('the worker stops mid-step: the step runs again on the manager and comes back once', async () => {
