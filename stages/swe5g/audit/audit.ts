@@ -230,9 +230,10 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   //    code: real Open5GS 2805/2806 had every kind not_applicable and were released as audited
   // 5: a mutant that does not apply or build is not_applicable, not a rejection (real Open5GS
   //    2805, 2809, 2857, 2864: dead code / no-ops naming symbols the parent lacks)
-  // 6: a good-value guard is read on the condition's tree, so a truth-value test (`else if (opt &&
-  //    ...)`, Python `if x and ...`) is one too and a negated `!(p != NULL)` is not (real Open5GS
-  //    2829: its emptied use-body was graded accepted and the test called weak)
+  // 6: a good-value guard is read on the condition's tree, so a truth-value test of a null-check
+  //    operand that is then used (`else if (opt && opt->n)`) is one too and a negated `!(p !=
+  //    NULL)` or a flag never used (`if (failed)`) is not (real Open5GS 2829: its emptied use-body
+  //    was graded accepted and the test called weak; 2857 and 2874 keep their must-reject kind)
   version: 6,
   // swe5g.statement first: an instance completed by a model-written statement is audited too
   needs: ['swe5g.validate', 'swe5g.statement'],

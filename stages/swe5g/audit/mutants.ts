@@ -198,7 +198,7 @@ const BUILDERS: Record<
       // only the bad-value branch's body is the fix's handling: where the body runs for a good
       // value (`X != nil && ...`), emptying it drops the guarded use, a fix of its own
       if (testsGoodValue(g))
-        return 'the guard body runs for a good value (the operand is tested `!= nil` / `is not None` or as a truth value)';
+        return 'the guard body runs for a good value that it uses (the operand tested `!= nil` / `is not None` or as a truth value)';
       const c = g.consequence;
       return { start: c.startIndex, end: c.endIndex, text: SYNTAX[g.language].emptyBody(g.indent) };
     },

@@ -8,9 +8,9 @@
  * is found in the condition and walked up to the condition's root, counting negations. Good when
  * the operand is compared `!=` / `is not` with nil/NULL/None or stands bare as a truth value (C's
  * `if (p && p->n)`, `else if (opt && ...)`, Python's `if x and x.y:`), under an even number of
- * `!` / `not` and through conjunctions (`&&`, `and`) and parentheses only. Anything else (a
- * disjunction, a call, a ternary on the way) is not known to be good, so the body is emptied as
- * before.
+ * `!` / `not` and through conjunctions (`&&`, `and`) and parentheses only, and then used (in
+ * the rest of the condition or in the body). Anything else (a disjunction, a call, a ternary on
+ * the way; a flag tested and not used) is not known to be good, so the body is emptied.
  */
 import type { Node } from '../../../pipeline/providers/treesitter/parser.js';
 import type { Guard } from './guards.js';
@@ -77,15 +77,25 @@ function need(operand: Node, root: Node): 'good' | 'bad' | null {
   return good ? 'good' : 'bad';
 }
 
+/** Occurrences of `operand` (whitespace aside) in `text` as a whole expression, not inside a name. */
+function uses(text: string, operand: string): number {
+  const e = squash(operand).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return (squash(text).match(new RegExp(`(?<![\\w.>])${e}(?!\\w)`, 'g')) ?? []).length;
+}
+
 /**
- * Whether the guard's condition needs a site's operand to be good (non-null) for its body to run:
- * then its body is where the value is used, not where it is refused (see the module comment).
- * @returns true when some site's operand (`pattern.operand`, else `pattern.key`) is so tested
+ * Whether the guard's body runs only for a good value that it then uses (see the module comment):
+ * some null-check site's operand is needed non-null by the condition, and is used after the test
+ * (again in the condition, `p && p->n`, or in the body). A flag tested for truth and not used
+ * (`if (failed) {...}`, `if (ip->ipv4 && ip->ipv6) {...}`: real Open5GS 2874, 2857) is a branch
+ * choice, whose emptied body is a wrong fix, so it is not such a guard; nor is a comparison site
+ * (it has no operand).
  */
-export function testsGoodValue(g: Pick<Guard, 'condition' | 'sites'>): boolean {
-  return g.sites.some((s) =>
-    nodesWithText(g.condition, s.pattern.operand ?? s.pattern.key).some(
-      (n) => need(n, g.condition) === 'good',
-    ),
-  );
+export function testsGoodValue(g: Pick<Guard, 'condition' | 'consequence' | 'sites'>): boolean {
+  return g.sites.some((s) => {
+    const op = s.pattern.operand;
+    if (!op) return false;
+    const good = nodesWithText(g.condition, op).some((n) => need(n, g.condition) === 'good');
+    return good && (uses(g.condition.text, op) > 1 || uses(g.consequence.text, op) > 0);
+  });
 }

@@ -345,14 +345,14 @@ func f(r R) string {
     [
       'src/g.c',
       'c',
-      'int g(struct s *p) {\n    int n = 0;\n    if (p->len > 0) {\n        n = p->len;\n    }\n    return n;\n}\n',
-      'int g(struct s *p) {\n    int n = 0;\n    if ((p) && p->len > 0) {\n        n = p->len;\n    }\n    return n;\n}\n',
+      'int g(struct s *p) {\n    int n = 0;\n    n = p->len;\n    return n;\n}\n',
+      'int g(struct s *p) {\n    int n = 0;\n    if (p) {\n        n = p->len;\n    }\n    return n;\n}\n',
     ],
     [
       'pkg/g.py',
       'python',
-      'def g(p):\n    n = 0\n    if p.size:\n        n = p.size\n    return n\n',
-      'def g(p):\n    n = 0\n    if p and p.size:\n        n = p.size\n    return n\n',
+      'def g(p):\n    n = 0\n    n = p.size\n    return n\n',
+      'def g(p):\n    n = 0\n    if not (p is None):\n        n = p.size\n    return n\n',
     ],
   ];
   for (const [path, lang, parent, fix] of goodValue)
@@ -365,6 +365,26 @@ func f(r R) string {
   // the same operands tested for the bad value, written through a negation or a disjunction: the
   // body is the fix's handling and is emptied (a structural reading, not `!= NULL` text)
   const badValue: [string, SourceLanguage, string, string][] = [
+    // a flag tested for truth and not used (real Open5GS 2874 `if (failed)`, 2857): a branch choice
+    [
+      'src/f.c',
+      'c',
+      'void f(struct u *ue) {\n    ue->n = 0;\n}\n',
+      'void f(struct u *ue) {\n    ue->n = 0;\n    if (ue->paging.failed) {\n        ue->n = 1;\n    }\n}\n',
+    ],
+    // a non-null test whose body does not use the value: emptying it drops other behaviour
+    [
+      'p/u.go',
+      'go',
+      'package p\n\ntype N struct{ V string }\n\nfunc u(g *N, n int) int {\n\treturn n\n}\n',
+      'package p\n\ntype N struct{ V string }\n\nfunc u(g *N, n int) int {\n\tif g != nil {\n\t\tn++\n\t}\n\treturn n\n}\n',
+    ],
+    [
+      'pkg/u.py',
+      'python',
+      'def u(p, n):\n    return n\n',
+      'def u(p, n):\n    if p is not None:\n        n += 1\n    return n\n',
+    ],
     [
       'src/b.c',
       'c',
