@@ -425,7 +425,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   }
   let goModCache: string | undefined;
   if (recipe === 'go' && s.go_modules === 'host' && depFiles['go.mod'] !== undefined) {
-    goModCache = await hostModCache(bc.stateDir, depFiles, module_dir);
+    goModCache = await hostModCache(bc.stateDir, depFiles, module_dir, bc.mirrorsDir);
   }
   const cEnv = recipe === 'c-meson' && spec ? await cEnvironment(res, bc, mirror, spec) : undefined;
   // a Go or Python monorepo folder: the env layer keeps the env commit's repository (issue 31)

@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix, relative } from 'node:path';
 import type * as Zx from 'zx';
+import { findMirror } from '../../../pipeline/providers/git/mirror-source.js';
 import { TelebenchError } from '../../../pipeline/errors.js';
 import { fileAt, hostEnv } from '../../../pipeline/providers/git/repo.js';
 import { hashJson } from '../../../pipeline/hash.js';
@@ -208,9 +209,12 @@ function hostHas(downloads: string, moduleAtVersion: string): string[] {
  * module cache (`go env GOMODCACHE`) is read first, as a `file://` proxy ahead of the user's
  * GOPROXY, with the `.info` files it lacks supplied from an overlay ({@link infoOverlay}), so a
  * module the host already holds is never downloaded again and a module the proxy refuses still
- * builds.
+ * builds. A module both refuse whose repository is in the mirrors folder (`github.com/<owner>/<name>`
+ * as `<owner>+<name>/repo`, ...: free5GC's own modules at a pseudo-version the proxy never served)
+ * is then taken from the mirror through git ({@link mirrorRouting}), in a second download.
  * @param depFiles {@link goDepFiles}' result
  * @param moduleDir the module's folder (its go.mod's local `replace` targets are relative to it)
+ * @param mirrorsDir the mirrors folder (`swe5g.mining.mirrors_dir`), when there is one
  * @returns the cache folder (only these go.mod files' modules: it is copied into the env image)
  * @throws TelebenchError `dependency_unavailable` (tier infra) naming `module@version`, what the
  *   host cache holds of it and what the proxy said (`permanent` for 403/404/410 or an unknown
@@ -220,6 +224,7 @@ export async function hostModCache(
   stateDir: string,
   depFiles: Record<string, string>,
   moduleDir = '',
+  mirrorsDir?: string,
 ): Promise<string> {
   const key = hashJson(depFiles).slice(0, 16);
   const cache = join(stateDir, 'swe5g', 'gomodcache', key);
@@ -251,22 +256,37 @@ export async function hostModCache(
   }
   const proxy = [...proxies, userProxy].join(',');
   const userFlags = (userEnv.GOFLAGS ?? '').replace(/-mod=\S+/g, '').trim();
+  const baseEnv = {
+    ...userEnv,
+    GOPROXY: proxy,
+    GOMODCACHE: join(cache, 'mod'),
+    GOFLAGS: `${userFlags} -mod=mod`.trim(),
+  };
   for (const w of works) {
     try {
-      await zx().$({
-        cwd: w.dir,
-        quiet: true,
-        env: {
-          ...userEnv,
-          GOPROXY: proxy,
-          GOMODCACHE: join(cache, 'mod'),
-          GOFLAGS: `${userFlags} -mod=mod`.trim(),
-        },
-      })`go mod download`;
+      const download = (env: Record<string, string>) =>
+        zx().$({ cwd: w.dir, quiet: true, env })`go mod download`;
+      // a module the proxy and the host cache refuse, whose repository the mirrors folder holds
+      // (free5GC's own modules at a pseudo-version): from the mirror through git, one more module
+      // per round (only the refused ones: a mirror may lack tags the proxy serves)
+      const routed: string[] = [];
+      for (;;) {
+        const err = await download({ ...baseEnv, ...mirrorRouting(mirrorsDir, routed) }).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        if (err === null) break;
+        const f = goModuleFailure(String((err as { stderr?: string }).stderr ?? ''));
+        const repo = f && githubRepoOf(f.module);
+        const path = repo && `github.com/${repo.owner}/${repo.name}`;
+        if (!path || !mirrorsDir || routed.includes(path) || routed.length >= 16) throw err;
+        if (!findMirror(mirrorsDir, repo.owner, repo.name)) throw err;
+        routed.push(path);
+      }
     } catch (err) {
       const text = String((err as { stderr?: string }).stderr ?? (err as Error).message);
       const f = goModuleFailure(text);
-      if (f) throw unavailableOnHost(f, w.mod, hostCache, hostDownloads, err);
+      if (f) throw unavailableOnHost(f, w.mod, hostCache, hostDownloads, err, mirrorsDir);
       throw new TelebenchError(
         'go_mod_download_failed',
         `go mod download on the host (${w.mod}) failed: ${text}`,
@@ -286,8 +306,18 @@ function unavailableOnHost(
   hostCache: string,
   hostDownloads: string,
   cause: unknown,
+  mirrorsDir?: string,
 ): TelebenchError {
   const held = hostDownloads ? hostHas(hostDownloads, f.module) : [];
+  const repo = githubRepoOf(f.module);
+  const mirror = repo && mirrorsDir ? findMirror(mirrorsDir, repo.owner, repo.name) : undefined;
+  const mirrorSaid = !repo
+    ? ''
+    : mirror
+      ? `, nor its mirror ${repo.owner}/${repo.name} (that version's commit is not there)`
+      : mirrorsDir
+        ? `, nor the mirrors folder (no mirror of ${repo.owner}/${repo.name})`
+        : '';
   const where = !hostCache
     ? 'the host has no module cache'
     : held.length === 0
@@ -295,7 +325,7 @@ function unavailableOnHost(
       : `the host module cache (${hostCache}) holds only its ${held.map((e) => `.${e}`).join(', ')}`;
   return new TelebenchError(
     'dependency_unavailable',
-    `go mod download on the host (${goMod === 'go.mod' ? 'the base go.mod' : "the fix's go.mod"}): ${f.module} cannot be had: ${where}, and the proxy: ${f.reason}; fill the host cache (go mod download in a checkout of that commit) or set GOPROXY/GOFLAGS to a proxy that serves it`,
+    `go mod download on the host (${goMod === 'go.mod' ? 'the base go.mod' : "the fix's go.mod"}): ${f.module} cannot be had: ${where}${mirrorSaid}, and the proxy: ${f.reason}; fill the host cache (go mod download in a checkout of that commit) or set GOPROXY/GOFLAGS to a proxy that serves it`,
     {
       tier: 'infra',
       context: {
@@ -310,4 +340,33 @@ function unavailableOnHost(
       cause,
     },
   );
+}
+
+/** `github.com/<owner>/<name>` of a module path (`@version` and subfolders aside), else null. */
+function githubRepoOf(moduleAtVersion: string): { owner: string; name: string } | null {
+  const m = /^github\.com\/([^/@]+)\/([^/@]+)/.exec(moduleAtVersion);
+  return m ? { owner: m[1]!, name: m[2]! } : null;
+}
+
+/**
+ * The Go environment that takes the `github.com` repositories `paths` (`github.com/owner/name`)
+ * from the mirrors folder: fetched by git (`GONOPROXY`, `GONOSUMDB`, `GOPRIVATE`; go.sum still
+ * checks the bytes) from the mirror, through a `url.<mirror>.insteadOf` of the GitHub URL given
+ * as `GIT_CONFIG_*` variables.
+ * @returns the variables to add (none without a mirrors folder or paths)
+ */
+export function mirrorRouting(
+  mirrorsDir: string | undefined,
+  paths: readonly string[],
+): Record<string, string> {
+  if (!mirrorsDir || paths.length === 0) return {};
+  const env: Record<string, string> = {};
+  paths.forEach((path, i) => {
+    const r = githubRepoOf(path)!;
+    env[`GIT_CONFIG_KEY_${i}`] = `url.${findMirror(mirrorsDir, r.owner, r.name)}.insteadOf`;
+    env[`GIT_CONFIG_VALUE_${i}`] = `https://${path}`;
+  });
+  env.GIT_CONFIG_COUNT = String(paths.length);
+  for (const k of ['GONOPROXY', 'GONOSUMDB', 'GOPRIVATE']) env[k] = paths.join(',');
+  return env;
 }

@@ -85,4 +85,76 @@ describe('hostModCache (go_modules: host)', () => {
     });
     expect(e.message).toContain('host module cache');
   });
+
+  // free5GC's own modules at a pseudo-version the proxy never served (real free5gc__amf-210:
+  // github.com/free5gc/nas@v1.2.3-0.20260121015506-0329a7ac3f31, refused with 403): its mirror has it
+  describe('a module the proxy refuses, from the mirrors folder', () => {
+    const git = (cwd: string, ...args: string[]): string => {
+      const r = spawnSync('git', args, {
+        cwd,
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: 't',
+          GIT_AUTHOR_EMAIL: 't@l',
+          GIT_COMMITTER_NAME: 't',
+          GIT_COMMITTER_EMAIL: 't@l',
+          GIT_AUTHOR_DATE: '2026-01-21T01:55:06Z',
+          GIT_COMMITTER_DATE: '2026-01-21T01:55:06Z',
+        },
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout.trim();
+    };
+    let mirrors: string;
+    let pseudo: string;
+    beforeAll(() => {
+      mirrors = join(root, 'mirrors');
+      const work = join(root, 'nas-work');
+      mkdirSync(work, { recursive: true });
+      git(work, 'init', '-q');
+      writeFileSync(join(work, 'go.mod'), 'module github.com/tbtest/nas\n\ngo 1.21\n');
+      writeFileSync(join(work, 'nas.go'), 'package nas\n\n// N is two.\nconst N = 2\n');
+      git(work, 'add', '-A');
+      git(work, 'commit', '-qm', 'nas');
+      pseudo = `v0.0.0-20260121015506-${git(work, 'rev-parse', 'HEAD').slice(0, 12)}`;
+      git(root, 'clone', '-q', '--bare', work, join(mirrors, 'tbtest+nas', 'repo'));
+    });
+    const appMod = (v: string): string =>
+      `module example.com/app\n\ngo 1.21\n\nrequire (\n\texample.com/dep v1.0.0\n\tgithub.com/tbtest/nas ${v}\n)\n`;
+    const env403 = (): void => {
+      process.env.GOMODCACHE = join(root, 'hostcache'); // holds example.com/dep only
+      process.env.GOPROXY = proxyUrl; // 403 for everything else
+      process.env.GOSUMDB = 'off';
+      process.env.GOFLAGS = '';
+    };
+
+    it('is taken from its mirror through git; the host cache still serves the others', async () => {
+      env403();
+      const deps = { 'go.mod': appMod(pseudo), 'go.sum': '' };
+      const mod = await hostModCache(join(root, 'state3'), deps, '', mirrors);
+      expect(existsSync(join(mod, 'github.com', 'tbtest', `nas@${pseudo}`, 'nas.go'))).toBe(true);
+      expect(existsSync(join(mod, 'example.com', 'dep@v1.0.0', 'dep.go'))).toBe(true);
+    });
+
+    it('without the mirrors folder, or with a mirror that lacks the commit, it stays dependency_unavailable and says which', async () => {
+      env403();
+      const without = await hostModCache(
+        join(root, 'state4'),
+        { 'go.mod': appMod(pseudo), 'go.sum': '' },
+        '',
+      ).catch((e: unknown) => e);
+      expect((without as TelebenchError).code).toBe('dependency_unavailable');
+      expect((without as TelebenchError).context.module).toBe(`github.com/tbtest/nas@${pseudo}`);
+      const missing = 'v0.0.0-20260121015506-0123456789ab';
+      const lacking = await hostModCache(
+        join(root, 'state5'),
+        { 'go.mod': appMod(missing), 'go.sum': '' },
+        '',
+        mirrors,
+      ).catch((e: unknown) => e);
+      expect((lacking as TelebenchError).code).toBe('dependency_unavailable');
+      expect((lacking as TelebenchError).message).toContain('nor its mirror tbtest/nas');
+    });
+  });
 });
