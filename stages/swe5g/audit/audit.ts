@@ -234,7 +234,10 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   //    operand that is then used (`else if (opt && opt->n)`) is one too and a negated `!(p !=
   //    NULL)` or a flag never used (`if (failed)`) is not (real Open5GS 2829: its emptied use-body
   //    was graded accepted and the test called weak; 2857 and 2874 keep their must-reject kind)
-  version: 6,
+  // 7: the statement kinds (noop, dead_code) are not applicable where the guard's place at the
+  //    parent is outside any function body (real Open5GS 2857, 2882: the fix adds or rewrites the
+  //    function; their copies went between functions, did not compile, and cost a run each)
+  version: 7,
   // swe5g.statement first: an instance completed by a model-written statement is audited too
   needs: ['swe5g.validate', 'swe5g.statement'],
   description:

@@ -30,7 +30,14 @@ import {
 } from '../../../pipeline/providers/treesitter/parser.js';
 import { toGitPatch } from '../testgen/patchfile.js';
 import type { FixSite } from '../testgen/patterns.js';
-import { guardsOf, indentAt, type Guard, type NoGuard, type StatementSite } from './guards.js';
+import {
+  guardsOf,
+  indentAt,
+  inFunctionBody,
+  type Guard,
+  type NoGuard,
+  type StatementSite,
+} from './guards.js';
 import { indentLines, SYNTAX } from './syntax.js';
 import { testsGoodValue } from './polarity.js';
 import type { MutantExpectation, MutantKind } from '../types.js';
@@ -162,6 +169,10 @@ const pyBlock = (text: string, b: Node): string => indentAt(text, b.startIndex) 
 
 type Built = Edit | string; // an edit, or why the kind does not fit this guard
 
+/** Why a statement-inserting kind does not fit a guard whose parent place is in no function. */
+const OUTSIDE =
+  'its place at the parent is outside any function body (the fix adds the function, or rewrites it from above its head): the statement would not compile there';
+
 /** Edits of one kind for one guard; `text` is the file the kind starts from (parent or fix). */
 const BUILDERS: Record<
   MutantKind,
@@ -170,6 +181,7 @@ const BUILDERS: Record<
   noop: {
     from: 'parent',
     edit(g, text) {
+      if (g.parentInFunction === false) return OUTSIDE;
       const at = lineStart(text, g.parentLine);
       return { start: at, end: at, text: SYNTAX[g.language].emptyIf(g.condition.text, g.indent) };
     },
@@ -177,6 +189,7 @@ const BUILDERS: Record<
   dead_code: {
     from: 'parent',
     edit(g, text) {
+      if (g.parentInFunction === false) return OUTSIDE;
       const at = lineStart(text, g.parentLine);
       return { start: at, end: at, text: SYNTAX[g.language].deadCode(guardLines(g), g.indent)[0]! };
     },
@@ -310,6 +323,15 @@ export async function generateMutants(
       const tree = await parseSource(f.language, f.fixSource);
       trees.push(tree);
       const r = guardsOf(tree, f.fixSource, f.path, f.language, mine, patch);
+      // where the parent-based kinds insert: inside a function body of the parent, or nowhere
+      const parent = f.parentSource === null ? null : await parseSource(f.language, f.parentSource);
+      if (parent) trees.push(parent);
+      for (const g of [...r.guards, ...r.statements]) {
+        // the line's first non-blank character (a Python block starts after the indentation)
+        const at = lineStart(f.parentSource ?? '', g.parentLine);
+        const lead = /^[ \t]*/.exec((f.parentSource ?? '').slice(at))![0].length;
+        g.parentInFunction = !!parent && inFunctionBody(parent, at + lead);
+      }
       guards.push(...r.guards);
       none.push(...r.none);
       statements.push(...r.statements);

@@ -412,3 +412,39 @@ func f(r R) string {
       expect(m.patch).not.toBeNull();
     });
 });
+
+describe('statement kinds at the parent need a function body to go in', () => {
+  // real Open5GS 2857: the fix adds `ogs_ip_to_paa` whole; its no-op and `if (0)` copies went
+  // between two functions of the parent, did not compile, and cost a grading run each
+  const newFunction: [string, SourceLanguage, string, string][] = [
+    [
+      'lib/conv.c',
+      'c',
+      'int a(const struct ip *ip)\n{\n    return ip->v4;\n}\n',
+      'int a(const struct ip *ip)\n{\n    return ip->v4;\n}\n\nint b(const struct ip *ip, struct paa *paa)\n{\n    if (ip == NULL) {\n        return -1;\n    }\n    paa->v = ip->v4;\n    return 0;\n}\n',
+    ],
+    [
+      'p/conv.go',
+      'go',
+      'package p\n\ntype IP struct{ V4 int }\n\nfunc A(ip *IP) int {\n\treturn ip.V4\n}\n',
+      'package p\n\ntype IP struct{ V4 int }\n\nfunc A(ip *IP) int {\n\treturn ip.V4\n}\n\nfunc B(ip *IP) int {\n\tif ip == nil {\n\t\treturn -1\n\t}\n\treturn ip.V4 + 1\n}\n',
+    ],
+    [
+      'pkg/conv.py',
+      'python',
+      'def a(ip):\n    return ip.v4\n',
+      'def a(ip):\n    return ip.v4\n\n\ndef b(ip):\n    if ip is None:\n        return -1\n    return ip.v4 + 1\n',
+    ],
+  ];
+  for (const [path, lang, parent, fix] of newFunction)
+    it(`no-op and if (0) are not applicable to a guard of a function the fix adds (${lang})`, async () => {
+      const { mutants } = await mutantsOf(path, lang, parent, fix);
+      for (const kind of ['noop', 'dead_code'] as const) {
+        const m = byKind(mutants).get(kind)!;
+        expect(m.patch).toBeNull();
+        expect(m.not_applicable).toMatch(/outside any function body/);
+      }
+      // the kinds that start from the fix still apply
+      expect(byKind(mutants).get('empty_body')!.patch).not.toBeNull();
+    });
+});
