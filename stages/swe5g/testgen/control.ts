@@ -13,7 +13,7 @@
  *   terminates (return, goto, break, continue, raise, panic, os.Exit, log.Fatal*, abort, exit,
  *   sys.exit) or assigns X. A flag `has := X != nil` used as a condition counts as its condition.
  *
- * The generated checkers (`emit.ts`, `emit-control.ts`: Go `go/ast`, Python `ast`, the C token
+ * The generated checkers (`emit.ts`, `checker-go.ts`, `checker-py.ts`, `checker-c.ts`: Go `go/ast`, Python `ast`, the C token
  * parser) apply the same rules in the image; this module computes at generation time which
  * signatures the gold fix guards and the parent leaves unguarded.
  */

@@ -13,7 +13,9 @@
 import { posix } from 'node:path';
 import { SkipItem } from '../../../pipeline/errors.js';
 import type { FixSite } from './patterns.js';
-import { C_GUARD, GO_GUARD, PY_GUARD } from './emit-control.js';
+import { C_GUARD } from './checker-c.js';
+import { GO_GUARD } from './checker-go.js';
+import { PY_GUARD } from './checker-py.js';
 
 /** A generated file: repository-relative path and full new content. */
 export interface GeneratedFile {

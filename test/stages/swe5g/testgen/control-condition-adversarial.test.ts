@@ -1,6 +1,6 @@
 /**
  * Adversarial review of Strategy B control for comparisons (condition.ts, control.ts,
- * emit-control.ts): new fix shapes in C, Go and Python, each derived with tree-sitter and checked
+ * checker-*.ts): new fix shapes in C, Go and Python, each derived with tree-sitter and checked
  * for real by the generated checker. Every variant states the verdict a correct checker must give
  * (`pass: true` for a correct fix, `pass: false` for a wrong one); the known limits below are
  * asserted with today's wrong verdict. Written by a reviewer trying to break the checkers; the
