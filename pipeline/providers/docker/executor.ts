@@ -80,6 +80,19 @@ export interface Executor {
 const shq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
+ * Throws when the run was stopped (Ctrl-C, SIGTERM): a step that would start after the stop, or
+ * that the stop killed, has no result to grade (its exit 137 is the stop's, not the tests').
+ * @throws TelebenchError `step_aborted` (tier infra; the runner puts the item back to pending)
+ */
+export function throwIfAborted(signal: AbortSignal | undefined, step: string, when: string): void {
+  if (!signal?.aborted) return;
+  throw new TelebenchError('step_aborted', `step ${step}: the run was stopped ${when}`, {
+    tier: 'infra',
+    context: { step },
+  });
+}
+
+/**
  * Engine answers that mean "nothing to do" for kill/remove: 304 (already stopped), 404 (no such
  * container), 409 (not running, or removal already in progress).
  */
@@ -116,6 +129,7 @@ export class DockerExecutor implements Executor {
    *   `container_remove_failed` (tier infra) when removing it fails and no `onCleanupError` was given
    */
   async run(spec: StepSpec, signal?: AbortSignal): Promise<StepResult> {
+    throwIfAborted(signal, spec.step, 'before it started');
     const docker = this.client.docker;
     const started = Date.now();
     const overlay = mkdtempSync(join(tmpdir(), 'telebench-overlay-'));
@@ -194,6 +208,7 @@ export class DockerExecutor implements Executor {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
       }
+      if (!timedOut) throwIfAborted(signal, spec.step, 'while it ran: its container was killed');
       const raw = (await c.logs({ stdout: true, stderr: true, follow: false })) as Buffer;
       const { stdout, stderr } = demux(raw);
       const collected: Record<string, string | undefined> = {};
@@ -342,6 +357,7 @@ export class LocalExecutor implements Executor {
   readonly kind = 'local' as const;
 
   async run(spec: StepSpec, signal?: AbortSignal): Promise<StepResult> {
+    throwIfAborted(signal, spec.step, 'before it started');
     const started = Date.now();
     const dir = mkdtempSync(join(tmpdir(), 'telebench-local-'));
     try {
@@ -369,6 +385,7 @@ export class LocalExecutor implements Executor {
         ...(signal ? { signal } : {}),
       });
       const { stdout, stderr, timedOut } = r;
+      if (!timedOut) throwIfAborted(signal, spec.step, 'while it ran: its processes were killed');
       return {
         executor: 'local',
         step: spec.step,

@@ -40,7 +40,13 @@ import { pipeline as streamPipeline } from 'node:stream/promises';
 import type Docker from 'dockerode';
 import { TelebenchError } from '../../errors.js';
 import { tarFs, type DockerClient } from './client.js';
-import { demux, type Executor, type StepResult, type StepSpec } from './executor.js';
+import {
+  demux,
+  throwIfAborted,
+  type Executor,
+  type StepResult,
+  type StepSpec,
+} from './executor.js';
 import { writeOverlay, type Overlay } from './overlay.js';
 import { PINNED_ENV } from './recipes.js';
 import { pushImage } from './registry.js';
@@ -295,6 +301,7 @@ export class SwarmExecutor implements Executor {
    *   `swarm_cleanup_failed` when removal fails and no `onCleanupError` was given
    */
   async run(spec: StepSpec, signal?: AbortSignal, extras: TaskExtras = {}): Promise<StepResult> {
+    throwIfAborted(signal, spec.step, 'before it started');
     const started = Date.now();
     if (this.opts.reapAfterMs > 0) {
       // once per executor; a failed listing is tried again by the next step

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll } from 'vitest';
-import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, request } from 'node:http';
@@ -12,6 +12,7 @@ import {
 } from '../../../../pipeline/providers/docker/executor.js';
 import { overlayFile } from '../../../../pipeline/providers/docker/overlay.js';
 import { ensureTestBase, testSettings } from '../../../fixtures/repos/harness.js';
+import { TelebenchError } from '../../../../pipeline/errors.js';
 
 const docker = new DockerClient();
 let image: string;
@@ -163,6 +164,55 @@ const containersOf = async (step: string): Promise<number> =>
       filters: { label: [`telebench.step=${step}`] },
     })
   ).length;
+
+/**
+ * A stopped run (Ctrl-C) must not grade or start steps: seen on a real run, a validation went on
+ * starting containers for minutes after SIGINT, each step's `run` called with the signal already
+ * aborted (an abort listener added then never fires), and a step the stop killed came back as a
+ * result with exit 137 (the stop's code, not the tests').
+ */
+describe('a stopped run: no step starts, a killed step is no result', () => {
+  const executors = (): [string, () => DockerExecutor | LocalExecutor][] => [
+    ['docker', () => new DockerExecutor(docker)],
+    ['local', () => new LocalExecutor()],
+  ];
+  for (const [name, make] of executors()) {
+    it(`${name}: a step asked for after the stop does not start`, async () => {
+      const marker = join(mkdtempSync(join(tmpdir(), 'telebench-abort-')), 'ran');
+      const ac = new AbortController();
+      ac.abort('SIGINT');
+      const step = `aborted-before-${name}-${Date.now()}`;
+      const err = await make()
+        .run(spec(`touch ${marker}; echo ran`, { step }), ac.signal)
+        .catch((e: unknown) => e);
+      expect((err as TelebenchError).code).toBe('step_aborted');
+      expect((err as TelebenchError).message).toContain('before it started');
+      expect(existsSync(marker)).toBe(false);
+      if (name === 'docker') {
+        const left = await docker.docker.listContainers({
+          all: true,
+          filters: { label: [`telebench.step=${step}`] },
+        });
+        expect(left).toHaveLength(0);
+      }
+    });
+
+    it(`${name}: a step the stop kills is step_aborted, not exit 137`, async () => {
+      const ac = new AbortController();
+      const started = Date.now();
+      const p = make()
+        .run(spec('echo start; sleep 60; echo done', { step: `aborted-mid-${name}` }), ac.signal)
+        .catch((e: unknown) => e);
+      setTimeout(() => ac.abort('SIGINT'), 1500);
+      const err = await p;
+      expect(err).toBeInstanceOf(TelebenchError);
+      expect((err as TelebenchError).code).toBe('step_aborted');
+      expect((err as TelebenchError).message).toContain('while it ran');
+      // hang guard only: far below the step's 60 s sleep, sized for a loaded machine
+      expect(Date.now() - started).toBeLessThan(45_000);
+    });
+  }
+});
 
 describe('DockerExecutor reports engine failures of kill and remove', () => {
   it('ignores 404 on remove (already gone) and keeps the result', async () => {
