@@ -237,7 +237,12 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   // 7: the statement kinds (noop, dead_code) are not applicable where the guard's place at the
   //    parent is outside any function body (real Open5GS 2857, 2882: the fix adds or rewrites the
   //    function; their copies went between functions, did not compile, and cost a run each)
-  version: 7,
+  // 8: a statement copy also needs the guard's own function at the parent (same kind and header)
+  //    and a statement boundary (not inside a call's arguments or an initializer); a Python place
+  //    after a function's last statement continues it when indented like the guard; a good-value
+  //    guard reads the value in its body (not only in the condition) and De Morgan forms
+  //    (`!(a || b)`) count (a reviewer's 39 adversarial cases, mutants-adversarial.test.ts)
+  version: 8,
   // swe5g.statement first: an instance completed by a model-written statement is audited too
   needs: ['swe5g.validate', 'swe5g.statement'],
   description:

@@ -26,11 +26,10 @@ export interface Guard {
   /** 1-based line of the parent file before which the guard protects its use. */
   parentLine: number;
   /**
-   * Whether that line is inside a function body of the parent (set by the mutant generator): not
-   * when the fix adds the function or rewrites it from above its head (a statement put there at
-   * the parent would not compile).
+   * Why a statement cannot go before that line of the parent (place.ts, set by the mutant
+   * generator), or null when it can.
    */
-  parentInFunction?: boolean;
+  parentPlace?: string | null;
   sites: FixSite[];
 }
 
@@ -48,33 +47,8 @@ export interface NoGuard {
  */
 export type StatementSite = Pick<
   Guard,
-  'file' | 'language' | 'node' | 'indent' | 'parentLine' | 'parentInFunction' | 'sites'
+  'file' | 'language' | 'node' | 'indent' | 'parentLine' | 'parentPlace' | 'sites'
 >;
-
-/** Node types of a function body (C `compound_statement`, Go and Python `block`). */
-const BODIES = new Set(['compound_statement', 'block']);
-/** Node types of a function (C, Go, Python; Go closures too). */
-const FUNCTIONS = new Set([
-  'function_definition',
-  'function_declaration',
-  'method_declaration',
-  'func_literal',
-]);
-
-/**
- * Whether text offset `index` of the tree's source is inside the body of a function: a
- * statement inserted there is in code that runs, and can name the function's parameters.
- */
-export function inFunctionBody(tree: Tree, index: number): boolean {
-  let body = false;
-  for (let n: Node | null = tree.rootNode.descendantForIndex(index); n; n = n.parent) {
-    // a braced body (C, Go) holds what is after its `{`; a Python block starts at its first statement
-    const from = n.text.startsWith('{') ? n.startIndex + 1 : n.startIndex;
-    if (BODIES.has(n.type) && index >= from && index < n.endIndex) body = true;
-    if (FUNCTIONS.has(n.type)) return body;
-  }
-  return false;
-}
 
 /** Node types whose named children are statements (a block of any of the three languages). */
 const BLOCKS = new Set(['compound_statement', 'block', 'statement_list', 'module']);

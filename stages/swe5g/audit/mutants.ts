@@ -30,16 +30,10 @@ import {
 } from '../../../pipeline/providers/treesitter/parser.js';
 import { toGitPatch } from '../testgen/patchfile.js';
 import type { FixSite } from '../testgen/patterns.js';
-import {
-  guardsOf,
-  indentAt,
-  inFunctionBody,
-  type Guard,
-  type NoGuard,
-  type StatementSite,
-} from './guards.js';
+import { guardsOf, indentAt, type Guard, type NoGuard, type StatementSite } from './guards.js';
 import { indentLines, SYNTAX } from './syntax.js';
 import { testsGoodValue } from './polarity.js';
+import { parentPlace } from './place.js';
 import type { MutantExpectation, MutantKind } from '../types.js';
 
 /**
@@ -169,10 +163,6 @@ const pyBlock = (text: string, b: Node): string => indentAt(text, b.startIndex) 
 
 type Built = Edit | string; // an edit, or why the kind does not fit this guard
 
-/** Why a statement-inserting kind does not fit a guard whose parent place is in no function. */
-const OUTSIDE =
-  'its place at the parent is outside any function body (the fix adds the function, or rewrites it from above its head): the statement would not compile there';
-
 /** Edits of one kind for one guard; `text` is the file the kind starts from (parent or fix). */
 const BUILDERS: Record<
   MutantKind,
@@ -181,7 +171,7 @@ const BUILDERS: Record<
   noop: {
     from: 'parent',
     edit(g, text) {
-      if (g.parentInFunction === false) return OUTSIDE;
+      if (g.parentPlace) return g.parentPlace;
       const at = lineStart(text, g.parentLine);
       return { start: at, end: at, text: SYNTAX[g.language].emptyIf(g.condition.text, g.indent) };
     },
@@ -189,7 +179,7 @@ const BUILDERS: Record<
   dead_code: {
     from: 'parent',
     edit(g, text) {
-      if (g.parentInFunction === false) return OUTSIDE;
+      if (g.parentPlace) return g.parentPlace;
       const at = lineStart(text, g.parentLine);
       return { start: at, end: at, text: SYNTAX[g.language].deadCode(guardLines(g), g.indent)[0]! };
     },
@@ -326,12 +316,8 @@ export async function generateMutants(
       // where the parent-based kinds insert: inside a function body of the parent, or nowhere
       const parent = f.parentSource === null ? null : await parseSource(f.language, f.parentSource);
       if (parent) trees.push(parent);
-      for (const g of [...r.guards, ...r.statements]) {
-        // the line's first non-blank character (a Python block starts after the indentation)
-        const at = lineStart(f.parentSource ?? '', g.parentLine);
-        const lead = /^[ \t]*/.exec((f.parentSource ?? '').slice(at))![0].length;
-        g.parentInFunction = !!parent && inFunctionBody(parent, at + lead);
-      }
+      for (const g of [...r.guards, ...r.statements])
+        g.parentPlace = parentPlace(parent, f.parentSource ?? '', g.parentLine, g.indent, g.node);
       guards.push(...r.guards);
       none.push(...r.none);
       statements.push(...r.statements);
