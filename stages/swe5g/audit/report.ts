@@ -9,6 +9,7 @@ import { countInto, formatCounts, repoOfInstance } from '../report-counts.js';
 import { AUDIT_KINDS } from './config.js';
 import { auditStage, rejectGraded, type AuditOutput } from './audit.js';
 import { MUTANT_KINDS } from './mutants.js';
+import { auditByTestKindMarkdown } from './by-test.js';
 import type { MutantKind } from '../types.js';
 
 /** Counts of one repository (or `total`). */
@@ -111,6 +112,8 @@ export function auditMarkdown(ctx: Pick<StageContext, 'store'>): string {
       (k) =>
         `| ${k.kind} | ${MUTANT_KINDS[k.kind]} | ${k.graded} | ${k.resolved} | ${k.ok} | ${k.notApplicable} |`,
     ),
+    '',
+    auditByTestKindMarkdown(ctx),
   ];
   return `${lines.join('\n')}\n`;
 }
