@@ -5,18 +5,14 @@
  * from that tree to an instance's `base_commit` (which the instance layer writes over the env
  * layer's tree, so that the kept build directory rebuilds only what changed) is `tree-delta.ts`'s.
  */
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import type * as Zx from 'zx';
-import { TelebenchError } from '../../../pipeline/errors.js';
-import { lazy } from '../../../pipeline/lazy.js';
 import { hashJson } from '../../../pipeline/hash.js';
 import { ensureMirror, fileAt, git, gitPaths } from '../../../pipeline/providers/git/repo.js';
+import { exportTree } from '../../../pipeline/providers/git/export-tree.js';
 import { mirrorSource } from '../resolve/resolve.js';
 import type { MesonSelection } from '../../../pipeline/providers/docker/meson-step.js';
 import type { EnvironmentSpec } from '../registry.js';
-
-const zx = lazy<typeof Zx>('zx');
 
 /** One `[wrap-git]` subproject as resolved on the host. */
 export interface ResolvedSubproject {
@@ -152,32 +148,6 @@ export async function resolveSubprojects(opts: {
     resolved.push({ directory: wrap.directory, repo, revision: rev, commit });
   }
   return { resolved, missing };
-}
-
-/**
- * Writes the tree of `commit` (no `.git`) into `dest` (replaced) with `git archive`.
- * @throws TelebenchError `git_export_failed` (tier infra) naming the commit and git's message
- *   (an object absent from the mirror is named there)
- */
-export async function exportTree(mirror: string, commit: string, dest: string): Promise<void> {
-  const part = `${dest}.part`;
-  rmSync(part, { recursive: true, force: true });
-  mkdirSync(part, { recursive: true });
-  try {
-    await zx().$({
-      quiet: true,
-    })`git -C ${mirror} archive --format=tar ${commit} | tar -x -C ${part}`;
-  } catch (err) {
-    rmSync(part, { recursive: true, force: true });
-    const text = String((err as { stderr?: string }).stderr ?? (err as Error).message).trim();
-    throw new TelebenchError(
-      'git_export_failed',
-      `could not export the tree of ${commit} from ${mirror}: ${text.split('\n').slice(0, 3).join(' ')}`,
-      { tier: 'infra', context: { mirror, commit }, cause: err },
-    );
-  }
-  rmSync(dest, { recursive: true, force: true });
-  renameSync(part, dest);
 }
 
 /** Content key of an env tree plus its subprojects (names the env image). */

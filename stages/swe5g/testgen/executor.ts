@@ -19,6 +19,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { exportTree } from '../../../pipeline/providers/git/export-tree.js';
 import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import { SECRET_ENV_VARS, redact } from '../../../pipeline/secrets.js';
 import { runProcess } from '../../../pipeline/process.js';
@@ -199,28 +200,19 @@ export async function runCommand(
 }
 
 /**
- * Extracts the tree of `commit` from `gitDir` into a new temporary directory.
+ * Extracts the tree of `commit` from `gitDir` into a new temporary directory (the shared
+ * exporter: blobs a partial mirror lacks are left out when they are documents no test reads).
  * @returns the directory (remove it with {@link removeScratch})
- * @throws TelebenchError `git_archive_failed` (tier infra) when the commit is unknown
+ * @throws TelebenchError `git_export_failed` (tier infra) when the commit is unknown;
+ *   `source_objects_missing` (tier content) when an absent blob may be read by a build or test
  */
 export async function scratchCheckout(gitDir: string, commit: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'telebench-testgen-'));
-  const r = await runCommand(
-    'sh',
-    ['-c', `git -C "$0" archive --format=tar "$1" | tar -x -C "$2"`, gitDir, commit, dir],
-    dir,
-    300_000,
-  );
-  if (r.code !== 0) {
+  try {
+    await exportTree(gitDir, commit, dir);
+  } catch (err) {
     rmSync(dir, { recursive: true, force: true });
-    throw new TelebenchError(
-      'git_archive_failed',
-      `git archive ${commit} in ${gitDir} failed: ${r.out.slice(0, 500)}`,
-      {
-        tier: 'infra',
-        context: { gitDir, commit },
-      },
-    );
+    throw err;
   }
   return dir;
 }

@@ -8,11 +8,13 @@
  * `cn/deploy/helm/templates/virtctl` binary) is listed, and the export goes on without it.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { absentFiles, exportCleanRepo } from '../../../../pipeline/providers/git/repo.js';
+import { exportTree } from '../../../../pipeline/providers/git/export-tree.js';
+import { removeScratch, scratchCheckout } from '../../../../stages/swe5g/testgen/executor.js';
 import { resolveCandidate } from '../../../../stages/swe5g/resolve/resolve.js';
 import { goReplaceDirs } from '../../../../stages/swe5g/resolve/reads.js';
 import { SkipItem, TelebenchError } from '../../../../pipeline/errors.js';
@@ -131,6 +133,49 @@ describe('a mirror that lacks some blobs', () => {
     const skip = await resolveCandidate(libGone, radius, entry).catch((e: unknown) => e);
     expect(skip).toBeInstanceOf(SkipItem);
     expect((skip as Error).message).toContain('orc8r/lib/go/l.go');
+  });
+
+  // The plain-tree exporter of testgen's host checks and the C subprojects (git archive reads
+  // every blob, even under an exclude pathspec: the real Magma 2548, 3962 and 6900 failed
+  // testgen with `git_archive_failed` on a `.gif` and a `.docx` of their docs)
+  it('a plain tree (testgen scratch copy) goes on without absent documents and lists them', async () => {
+    const mirror = mirrorWithout('tree-docs.git', ['docs/guide.docx', 'docs/pics/flow.gif']);
+    const dest = join(root, 'tree-docs');
+    const left = await exportTree(mirror, fx.candidate.base_commit, dest);
+    expect(left.map((f) => f.path).sort()).toEqual(['docs/guide.docx', 'docs/pics/flow.gif']);
+    expect(readFileSync(join(dest, 'lte', 'b.go'), 'utf8')).toContain('func B()');
+    expect(readFileSync(join(dest, 'feg', 'radius', 'src', 'go.mod'), 'utf8')).toContain('replace');
+    expect(existsSync(join(dest, 'docs', 'guide.docx'))).toBe(false);
+    expect(existsSync(join(dest, '.git'))).toBe(false);
+    expect(existsSync(`${dest}.part`)).toBe(false);
+    const scratch = await scratchCheckout(mirror, fx.candidate.base_commit);
+    try {
+      expect(readFileSync(join(scratch, 'lte', 'a.go'), 'utf8')).toContain('return 1');
+    } finally {
+      removeScratch(scratch);
+    }
+  });
+
+  it('a plain tree: a complete mirror lists nothing; an absent source file or an unknown commit stops it', async () => {
+    const whole = join(root, 'tree-whole');
+    expect(await exportTree(fx.dir, fx.candidate.merge_commit, whole)).toEqual([]);
+    expect(readFileSync(join(whole, 'lte', 'a.go'), 'utf8')).toContain('return 3');
+    const mirror = mirrorWithout('tree-src.git', ['lte/b.go', 'docs/pics/flow.gif']);
+    const dest = join(root, 'tree-src');
+    const err = await exportTree(mirror, fx.candidate.base_commit, dest).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'source_objects_missing', tier: 'content' });
+    expect((err as Error).message).toMatch(/lte\/b\.go \([0-9a-f]{40}\)/);
+    expect((err as Error).message).not.toContain('flow.gif');
+    expect(existsSync(dest) || existsSync(`${dest}.part`)).toBe(false);
+    // a file the caller knows is unread (an instance's absent_files) does not stop it
+    const ok = await exportTree(mirror, fx.candidate.base_commit, dest, (p) => p === 'lte/b.go');
+    expect(ok.map((f) => f.path).sort()).toEqual(['docs/pics/flow.gif', 'lte/b.go']);
+    expect(existsSync(join(dest, 'lte', 'a.go'))).toBe(true);
+    const unknown = await exportTree(mirror, 'f'.repeat(40), join(root, 'tree-unknown')).catch(
+      (e: unknown) => e,
+    );
+    expect(unknown).toMatchObject({ code: 'git_export_failed', tier: 'infra' });
+    expect((unknown as Error).message).toContain('f'.repeat(40));
   });
 
   it('goReplaceDirs: local replace folders relative to the module, not module paths', () => {

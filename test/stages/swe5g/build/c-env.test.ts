@@ -9,11 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import {
-  exportTree,
-  parseWrapGit,
-  resolveSubprojects,
-} from '../../../../stages/swe5g/build/c-env.js';
+import { parseWrapGit, resolveSubprojects } from '../../../../stages/swe5g/build/c-env.js';
+import { exportTree } from '../../../../pipeline/providers/git/export-tree.js';
 import { deltaContext, treeDelta } from '../../../../stages/swe5g/build/tree-delta.js';
 import { exportCleanRepo } from '../../../../pipeline/providers/git/repo.js';
 
