@@ -201,15 +201,21 @@ export async function runCommand(
 
 /**
  * Extracts the tree of `commit` from `gitDir` into a new temporary directory (the shared
- * exporter: blobs a partial mirror lacks are left out when they are documents no test reads).
+ * exporter: blobs a partial mirror lacks are left out when they are documents no test reads or
+ * listed in `unread`, the instance's `absent_files` that resolve found outside what it reads).
  * @returns the directory (remove it with {@link removeScratch})
  * @throws TelebenchError `git_export_failed` (tier infra) when the commit is unknown;
  *   `source_objects_missing` (tier content) when an absent blob may be read by a build or test
  */
-export async function scratchCheckout(gitDir: string, commit: string): Promise<string> {
+export async function scratchCheckout(
+  gitDir: string,
+  commit: string,
+  unread: readonly string[] = [],
+): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'telebench-testgen-'));
+  const skip = new Set(unread);
   try {
-    await exportTree(gitDir, commit, dir);
+    await exportTree(gitDir, commit, dir, (p) => skip.has(p));
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;

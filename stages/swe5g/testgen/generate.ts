@@ -60,6 +60,8 @@ export type TestRunner = (
   ids: string[],
   timeoutMs: number,
   signal?: AbortSignal,
+  /** Files the mirror lacks that no build or test reads (the instance's `absent_files`). */
+  unread?: readonly string[],
 ) => Promise<TestRun & { applyError: string | null }>;
 
 /**
@@ -79,8 +81,8 @@ export type ScratchPreparer = (
  * `prepare`d before the test patch goes in.
  */
 export function makeHostRunner(prepare?: ScratchPreparer): TestRunner {
-  return (gitDir, commit, patch, language, ids, timeoutMs, signal) =>
-    runInScratch({ gitDir, commit, patch, language, ids, timeoutMs, signal, prepare });
+  return (gitDir, commit, patch, language, ids, timeoutMs, signal, unread) =>
+    runInScratch({ gitDir, commit, patch, language, ids, timeoutMs, signal, prepare, unread });
 }
 
 /** Default {@link TestRunner}: host toolchain in a `git archive` scratch copy, nothing added. */
@@ -95,9 +97,10 @@ async function runInScratch(o: {
   timeoutMs: number;
   signal: AbortSignal | undefined;
   prepare: ScratchPreparer | undefined;
+  unread: readonly string[] | undefined;
 }): Promise<TestRun & { applyError: string | null }> {
   const { gitDir, commit, patch, language, ids, timeoutMs, signal } = o;
-  const dir = await scratchCheckout(gitDir, commit);
+  const dir = await scratchCheckout(gitDir, commit, o.unread);
   try {
     if (o.prepare) await o.prepare(dir, gitDir, commit, language);
     const applyError = await applyPatch(dir, patch);
@@ -122,14 +125,25 @@ async function runInScratch(o: {
  */
 export async function checkFlip(
   gitDir: string,
-  r: Pick<Resolved, 'base_commit' | 'merge_commit' | 'language'>,
+  r: Pick<Resolved, 'base_commit' | 'merge_commit' | 'language' | 'absent_files'>,
   patch: string,
   ids: string[],
   timeoutMs: number,
   runner: TestRunner = hostRunner,
   signal?: AbortSignal,
 ): Promise<FlipCheck> {
-  const parent = await runner(gitDir, r.base_commit, patch, r.language, ids, timeoutMs, signal);
+  // a monorepo folder's files the mirror lacks and its build never reads (resolve's absent_files)
+  const unread = r.absent_files?.map((f) => f.path);
+  const parent = await runner(
+    gitDir,
+    r.base_commit,
+    patch,
+    r.language,
+    ids,
+    timeoutMs,
+    signal,
+    unread,
+  );
   if (parent.applyError)
     return {
       ok: false,
@@ -160,7 +174,16 @@ export async function checkFlip(
       reason: `does not fail at base_commit (${notFailing.map((i) => `${i}: ${parent.statuses[i]}`).join(', ')})`,
       parent,
     };
-  const fix = await runner(gitDir, r.merge_commit, patch, r.language, ids, timeoutMs, signal);
+  const fix = await runner(
+    gitDir,
+    r.merge_commit,
+    patch,
+    r.language,
+    ids,
+    timeoutMs,
+    signal,
+    unread,
+  );
   if (fix.applyError)
     return {
       ok: false,

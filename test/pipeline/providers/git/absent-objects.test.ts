@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { absentFiles, exportCleanRepo } from '../../../../pipeline/providers/git/repo.js';
 import { exportTree } from '../../../../pipeline/providers/git/export-tree.js';
 import { removeScratch, scratchCheckout } from '../../../../stages/swe5g/testgen/executor.js';
+import { checkFlip } from '../../../../stages/swe5g/testgen/generate.js';
 import { resolveCandidate } from '../../../../stages/swe5g/resolve/resolve.js';
 import { goReplaceDirs } from '../../../../stages/swe5g/resolve/reads.js';
 import { SkipItem, TelebenchError } from '../../../../pipeline/errors.js';
@@ -177,6 +178,53 @@ describe('a mirror that lacks some blobs', () => {
     expect(unknown).toMatchObject({ code: 'git_export_failed', tier: 'infra' });
     expect((unknown as Error).message).toContain('f'.repeat(40));
   });
+
+  // real Magma 6900: its folder's absent `cn/deploy/helm/templates/virtctl` (a binary resolve
+  // listed in absent_files) stopped testgen's flip check with source_objects_missing
+  it("testgen's flip check goes on without the instance's absent_files, and stops without them", async () => {
+    const mirror = mirrorWithout('flip-helm.git', ['cn/deploy/helm/templates/virtctl']);
+    const patch = [
+      'diff --git a/lte/a_test.go b/lte/a_test.go',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ b/lte/a_test.go',
+      '@@ -0,0 +1,9 @@',
+      '+package lte',
+      '+',
+      '+import "testing"',
+      '+',
+      '+func TestA(t *testing.T) {',
+      '+\tif A() != 3 {',
+      '+\t\tt.Fatal(A())',
+      '+\t}',
+      '+}',
+      '',
+    ].join('\n');
+    const r = {
+      base_commit: fx.candidate.base_commit,
+      merge_commit: fx.candidate.merge_commit,
+      language: 'go' as const,
+    };
+    const absent_files = [
+      {
+        path: 'cn/deploy/helm/templates/virtctl',
+        object: 'ebf15c98fffea0232b0f4a32a6d55601822448e6',
+      },
+    ];
+    const ok = await checkFlip(
+      mirror,
+      { ...r, absent_files },
+      patch,
+      ['example.com/m/lte::TestA'],
+      120_000,
+    );
+    expect(ok, JSON.stringify(ok).slice(0, 1500)).toMatchObject({ ok: true });
+    const refused = await checkFlip(mirror, r, patch, ['example.com/m/lte::TestA'], 120_000).catch(
+      (e: unknown) => e,
+    );
+    expect(refused).toMatchObject({ code: 'source_objects_missing' });
+    expect((refused as Error).message).toContain('cn/deploy/helm/templates/virtctl');
+  }, 300_000);
 
   it('goReplaceDirs: local replace folders relative to the module, not module paths', () => {
     const goMod =
