@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type * as Zx from 'zx';
 import { TelebenchError } from '../../errors.js';
 import { lazy } from '../../lazy.js';
-import { absentFiles, isDocumentPath, type AbsentFile } from './repo.js';
+import { absentFiles, refuseReadAbsent, type AbsentFile } from './repo.js';
 
 const zx = lazy<typeof Zx>('zx');
 
@@ -87,16 +87,7 @@ export async function exportTree(
           `could not export the tree of ${commit} from ${mirror}: ${firstLines(err)}`,
           { tier: 'infra', context: { mirror, commit }, cause: err },
         );
-      const needed = absent.filter((f) => !isDocumentPath(f.path) && !unread(f.path));
-      if (needed.length > 0)
-        throw new TelebenchError(
-          'source_objects_missing',
-          `${mirror} lacks ${needed.length} file(s) of ${commit} that a build or test may read: ${needed
-            .slice(0, 10)
-            .map((f) => `${f.path} (${f.object})`)
-            .join(', ')}${needed.length > 10 ? `, and ${needed.length - 10} more` : ''}`,
-          { tier: 'content', context: { mirror, commit, absent: needed } },
-        );
+      refuseReadAbsent(mirror, commit, absent, unread);
       rmSync(part, { recursive: true, force: true });
       mkdirSync(part, { recursive: true });
       await checkoutWithout(mirror, commit, part, absent).catch((e: unknown) => {

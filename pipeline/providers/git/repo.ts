@@ -548,6 +548,30 @@ export async function absentFiles(repoDir: string, commit: string): Promise<Abse
 }
 
 /**
+ * The rule of every export from a partial mirror: it may go on without `absent` files only when
+ * each is a document no test reads ({@link isDocumentPath}) or one `unread` names.
+ * @throws TelebenchError `source_objects_missing` (tier content) naming the absent files a build
+ *   or test may read (the first ten, then how many more)
+ */
+export function refuseReadAbsent(
+  mirrorDir: string,
+  commit: string,
+  absent: readonly AbsentFile[],
+  unread: (path: string) => boolean,
+): void {
+  const needed = absent.filter((f) => !isDocumentPath(f.path) && !unread(f.path));
+  if (needed.length === 0) return;
+  throw new TelebenchError(
+    'source_objects_missing',
+    `${mirrorDir} lacks ${needed.length} file(s) of ${commit} that a build or test may read: ${needed
+      .slice(0, 10)
+      .map((f) => `${f.path} (${f.object})`)
+      .join(', ')}${needed.length > 10 ? `, and ${needed.length - 10} more` : ''}`,
+    { tier: 'content', context: { mirrorDir, commit, absent: needed } },
+  );
+}
+
+/**
  * Creates `dest` as a fresh git repository that holds only `commit` (fetched with `--depth=1
  * --no-tags` from `mirrorDir`) checked out on branch `main`; FETCH_HEAD, reflogs and hooks are
  * removed. This is the source tree of an instance image: nothing after `commit` is reachable or
@@ -573,16 +597,7 @@ export async function exportCleanRepo(
   unread: (path: string) => boolean = () => false,
 ): Promise<AbsentFile[]> {
   const absent = await absentFiles(mirrorDir, commit);
-  const needed = absent.filter((f) => !isDocumentPath(f.path) && !unread(f.path));
-  if (needed.length > 0)
-    throw new TelebenchError(
-      'source_objects_missing',
-      `${mirrorDir} lacks ${needed.length} file(s) of ${commit} that a build or test may read: ${needed
-        .slice(0, 10)
-        .map((f) => `${f.path} (${f.object})`)
-        .join(', ')}${needed.length > 10 ? `, and ${needed.length - 10} more` : ''}`,
-      { tier: 'content', context: { mirrorDir, commit, absent: needed } },
-    );
+  refuseReadAbsent(mirrorDir, commit, absent, unread);
   rmSync(dest, { recursive: true, force: true });
   mkdirSync(dest, { recursive: true });
   const g = git(dest);

@@ -8,60 +8,17 @@
  * Python, parsed and checked to sit in the right function.
  */
 import { describe, it, expect, afterAll } from 'vitest';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { deriveFixSites } from '../../../../stages/swe5g/testgen/patterns.js';
-import { readDiff } from '../../../../stages/swe5g/testgen/diffinfo.js';
-import { generateMutants, type Mutant } from '../../../../stages/swe5g/audit/mutants.js';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Mutant } from '../../../../stages/swe5g/audit/mutants.js';
+import { git, mutantsOf, removeMutantRepos, scratchDir } from './mutant-repo.js';
 import {
   parseSource,
   type SourceLanguage,
 } from '../../../../pipeline/providers/treesitter/parser.js';
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-const git = (dir: string, ...args: string[]): string =>
-  execFileSync('git', ['-C', dir, ...args], {
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@l',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@l',
-    },
-  });
-
-/** A repository at the parent; returns the gold diff and the mutants of the fix. */
-async function mutantsOf(path: string, language: SourceLanguage, parent: string, fix: string) {
-  const dir = mkdtempSync(join(tmpdir(), 'telebench-audit-rev7-'));
-  dirs.push(dir);
-  git(dir, 'init', '-q');
-  mkdirSync(dirname(join(dir, path)), { recursive: true });
-  writeFileSync(join(dir, path), parent);
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-qm', 'parent');
-  writeFileSync(join(dir, path), fix);
-  const patch = git(dir, 'diff');
-  git(dir, 'checkout', '-q', '--', '.');
-  const [f] = readDiff(patch, 'x');
-  const { sites } = await deriveFixSites({
-    file: path,
-    language,
-    parentSource: parent,
-    fixSource: fix,
-    addedLines: f!.addedLines,
-  });
-  const mutants = await generateMutants(
-    [{ path, language, parentSource: parent, fixSource: fix }],
-    sites,
-    patch,
-  );
-  return { dir, mutants, sites, patch };
-}
+afterAll(removeMutantRepos);
 
 /** The mutant's file text after `git apply` at the parent. */
 function appliedText(dir: string, m: Mutant, path: string): string {
@@ -74,8 +31,7 @@ function appliedText(dir: string, m: Mutant, path: string): string {
 
 /** Compiler / parser diagnostics of a mutated file, '' when it is accepted. */
 async function problems(language: SourceLanguage, text: string): Promise<string> {
-  const d = mkdtempSync(join(tmpdir(), 'telebench-rev7-cc-'));
-  dirs.push(d);
+  const d = scratchDir('telebench-rev7-cc-');
   if (language === 'c') {
     writeFileSync(join(d, 'm.c'), text);
     const r = spawnSync('gcc', ['-fsyntax-only', '-Wno-implicit-function-declaration', 'm.c'], {

@@ -6,13 +6,10 @@
  * not fit are `not_applicable` with why.
  */
 import { describe, it, expect, afterAll } from 'vitest';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { deriveFixSites } from '../../../../stages/swe5g/testgen/patterns.js';
-import { readDiff } from '../../../../stages/swe5g/testgen/diffinfo.js';
-import { generateMutants, type Mutant } from '../../../../stages/swe5g/audit/mutants.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Mutant } from '../../../../stages/swe5g/audit/mutants.js';
+import { git, mutantsOf, removeMutantRepos } from './mutant-repo.js';
 import { failToPassOnly } from '../../../../stages/swe5g/audit/audit.js';
 import type { EvalInstance } from '../../../../stages/swe5g/evaluate/grade.js';
 import {
@@ -20,48 +17,7 @@ import {
   type SourceLanguage,
 } from '../../../../pipeline/providers/treesitter/parser.js';
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-const git = (dir: string, ...args: string[]): string =>
-  execFileSync('git', ['-C', dir, ...args], {
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@l',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@l',
-    },
-  });
-
-/** A repository at the parent; returns the gold diff and the mutants of the fix. */
-async function mutantsOf(path: string, language: SourceLanguage, parent: string, fix: string) {
-  const dir = mkdtempSync(join(tmpdir(), 'telebench-audit-mut-'));
-  dirs.push(dir);
-  git(dir, 'init', '-q');
-  mkdirSync(dirname(join(dir, path)), { recursive: true });
-  writeFileSync(join(dir, path), parent);
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-qm', 'parent');
-  writeFileSync(join(dir, path), fix);
-  const patch = git(dir, 'diff');
-  git(dir, 'checkout', '-q', '--', '.');
-  const [f] = readDiff(patch, 'x');
-  const { sites } = await deriveFixSites({
-    file: path,
-    language,
-    parentSource: parent,
-    fixSource: fix,
-    addedLines: f!.addedLines,
-  });
-  const mutants = await generateMutants(
-    [{ path, language, parentSource: parent, fixSource: fix }],
-    sites,
-    patch,
-  );
-  return { dir, mutants, sites };
-}
+afterAll(removeMutantRepos);
 
 /** Applies a mutant at the parent (then undoes it): its file text, checked to parse. */
 async function applied(dir: string, m: Mutant, path: string, language: SourceLanguage) {
