@@ -134,16 +134,9 @@ export async function checkFlip(
 ): Promise<FlipCheck> {
   // a monorepo folder's files the mirror lacks and its build never reads (resolve's absent_files)
   const unread = r.absent_files?.map((f) => f.path);
-  const parent = await runner(
-    gitDir,
-    r.base_commit,
-    patch,
-    r.language,
-    ids,
-    timeoutMs,
-    signal,
-    unread,
-  );
+  const at = (commit: string) =>
+    runner(gitDir, commit, patch, r.language, ids, timeoutMs, signal, unread);
+  const parent = await at(r.base_commit);
   if (parent.applyError)
     return {
       ok: false,
@@ -174,16 +167,7 @@ export async function checkFlip(
       reason: `does not fail at base_commit (${notFailing.map((i) => `${i}: ${parent.statuses[i]}`).join(', ')})`,
       parent,
     };
-  const fix = await runner(
-    gitDir,
-    r.merge_commit,
-    patch,
-    r.language,
-    ids,
-    timeoutMs,
-    signal,
-    unread,
-  );
+  const fix = await at(r.merge_commit);
   if (fix.applyError)
     return {
       ok: false,
