@@ -114,14 +114,17 @@ function audits(store: StoreReader): Map<string, F2pAudit> {
 }
 
 /**
- * Card lines of the fail-to-pass audit: how many rows were audited, and the instances left out
- * because their test accepted a must-reject mutant (or released anyway with `release_weak`).
+ * Card lines of the fail-to-pass audit: how many rows were audited, the instances left out
+ * because their test accepted a must-reject mutant (or released anyway with `release_weak`), and
+ * those released without an audit record (`release_unaudited`) or left out for it.
  */
 function auditNotes(
   rows: readonly Swe5gRow[],
   weak: readonly { id: string; kinds: string[] }[],
-  releaseWeak: boolean,
+  settings: { enabled: boolean; release_weak: boolean; release_unaudited: boolean },
+  unaudited: readonly string[],
 ): string[] {
+  const releaseWeak = settings.release_weak;
   const audited = rows.filter((r) => r.f2p_audit);
   // a row whose gold patch gave no must-reject mutant (no guard to empty or bypass) was audited
   // in name only: nothing shows its test rejects a no-op
@@ -132,6 +135,15 @@ function auditNotes(
   if (weak.length > 0)
     out.push(
       `${releaseWeak ? 'released although their test accepts' : 'left out because their test accepts'} a patch that does not fix the bug (swe5g.audit.release_weak: ${releaseWeak}): ${weak.map((w) => `${w.id} (${w.kinds.join(', ')} resolved)`).join('; ')}`,
+    );
+  const released = rows.filter((r) => !r.f2p_audit).map((r) => r.instance_id);
+  if (released.length > 0)
+    out.push(
+      `released without an audit record (${settings.enabled ? 'swe5g.audit.release_unaudited: true' : 'the audit is off: swe5g.audit.enabled: false'}): ${released.join(', ')}`,
+    );
+  if (unaudited.length > 0)
+    out.push(
+      `left out because the audit has no record of them (failed or not run; swe5g.audit.release_unaudited: false): ${unaudited.join(', ')}`,
     );
   return out;
 }
@@ -196,12 +208,17 @@ const LEFT_OUT_HINTS: Record<string, string> = {
     'no problem statement (no linked issue with a text): add the issue to the issues file (swe5g.mining.issues_from, one GitHub issue object per line) or turn on model-written statements (swe5g.problem_statements.model_written.enabled with its llm), then refresh again',
   weak_f2p_test:
     'the fail-to-pass audit found a mutant the test does not catch: set swe5g.audit.release_weak: true to release them anyway (the card says so)',
+  not_audited:
+    'no fail-to-pass audit record (the audit failed or has not reached it: `telebench status` names the item): run `telebench run swe5g` again (with --retry-failed for a failed audit), or set swe5g.audit.release_unaudited: true to release them anyway (the card says so)',
 };
 
 /**
- * Rows of the validated instances: complete ones mapped by {@link swe5gRowOf}, incomplete ones
- * counted as `incomplete_left_out`. The outputs are those of the configured source stage
- * (`release.sources`), read untyped: every row is checked against the row schema afterwards.
+ * Rows of the validated instances: complete ones mapped by {@link swe5gRowOf}; left out and
+ * counted by reason: `incomplete_left_out` (no problem statement), `weak_f2p_test` (the audit
+ * found a must-reject mutant resolved; `swe5g.audit.release_weak` releases them) and
+ * `not_audited` (the audit is enabled and has no record of it; `release_unaudited` releases
+ * them). The outputs are those of the configured source stage (`release.sources`), read untyped:
+ * every row is checked against the row schema afterwards.
  */
 function collectSwe5g(
   outputs: readonly StageOutput<unknown, unknown>[],
@@ -209,12 +226,14 @@ function collectSwe5g(
 ): CollectedRows<Swe5gRow> {
   const whole = (ctx.config ?? {}) as Record<string, unknown>;
   const rows: Swe5gRow[] = [];
-  const incomplete: string[] = [];
+  const leftOut = new Map<string, string[]>();
+  const leave = (reason: string, id: string) =>
+    leftOut.set(reason, [...(leftOut.get(reason) ?? []), id]);
   const mined = candidatesOf(ctx.store);
   const audited = audits(ctx.store);
   const validated = outputs.map((o) => o.output as ValidatedInstance);
   const baseDates = baseCommitDates(ctx.stateDir, validated);
-  const releaseWeak = swe5gConfigSchema.parse(whole.swe5g ?? {}).audit.release_weak;
+  const settings = swe5gConfigSchema.parse(whole.swe5g ?? {}).audit;
   const weak: { id: string; kinds: string[] }[] = [];
   const current = withCurrentStatement(ctx.store);
   for (const o of validated) {
@@ -226,26 +245,28 @@ function collectSwe5g(
       merged_at: c?.merged_at ?? '',
       base_commit_date: baseDates.get(v.base_commit) ?? '',
     });
-    if (!r) incomplete.push(v.instance_id);
+    if (!r) leave('incomplete_left_out', v.instance_id);
     else if (a?.weak) {
       weak.push({
         id: v.instance_id,
         kinds: a.failed_kinds.filter((k) => MUTANT_KINDS[k] === 'reject'),
       });
-      if (releaseWeak) rows.push(r);
-    } else rows.push(r);
+      if (settings.release_weak) rows.push(r);
+      else leave('weak_f2p_test', v.instance_id);
+    } else if (!a && settings.enabled && !settings.release_unaudited)
+      leave('not_audited', v.instance_id);
+    else rows.push(r);
   }
   const swe5g = (whole.swe5g ?? {}) as Record<string, unknown>;
+  const keys = Object.fromEntries(leftOut);
   return {
     rows,
+    // incomplete_left_out is always reported (0 included), the others when they happened
     leftOut: {
-      incomplete_left_out: incomplete.length,
-      ...(weak.length && !releaseWeak ? { weak_f2p_test: weak.length } : {}),
+      incomplete_left_out: 0,
+      ...Object.fromEntries([...leftOut].map(([k, ids]) => [k, ids.length])),
     },
-    leftOutKeys: {
-      incomplete_left_out: incomplete,
-      ...(weak.length && !releaseWeak ? { weak_f2p_test: weak.map((w) => w.id) } : {}),
-    },
+    leftOutKeys: { incomplete_left_out: [], ...keys },
     leftOutHints: LEFT_OUT_HINTS,
     profile: null,
     settings: {
@@ -253,7 +274,10 @@ function collectSwe5g(
       environments: swe5g.environments ?? null,
       audit: swe5g.audit ?? null,
     },
-    notes: [...problemStatementNotes(rows, whole), ...auditNotes(rows, weak, releaseWeak)],
+    notes: [
+      ...problemStatementNotes(rows, whole),
+      ...auditNotes(rows, weak, settings, leftOut.get('not_audited') ?? []),
+    ],
     models: swe5gModels(whole),
   };
 }

@@ -26,6 +26,14 @@ export const auditSchema = z.strictObject({
    */
   release_weak: z.boolean().default(false),
   /**
+   * Release a validated instance that has no audit record although the audit is enabled (its
+   * audit failed, or the release ran on a state whose audit has not reached it). False
+   * (default): it is left out as `not_audited`, so a snapshot never holds a test nobody tried
+   * to fool; with `enabled: false` nothing is audited and every row is released, the card saying
+   * so.
+   */
+  release_unaudited: z.boolean().default(false),
+  /**
    * Audit the validated instances that have no problem statement yet too (`incomplete`: never
    * released until one is added, e.g. by `mine --issues-from` or a model-written statement; a new
    * statement does not re-audit). False (default): only complete instances, so a run over

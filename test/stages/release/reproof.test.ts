@@ -94,7 +94,11 @@ describe('a release whose instance environment breaks (host Go, local executor)'
   let good: Swe5gRow;
   let fragile: Swe5gRow;
   const config = {
-    swe5g: { environments: { executor: 'local', test_scope: 'touched' } },
+    // fixture rows, never audited (the audit gate: test/datasets/swe5g-audit-gate.test.ts)
+    swe5g: {
+      environments: { executor: 'local', test_scope: 'touched' },
+      audit: { release_unaudited: true },
+    },
     release: { reproof_runs: 3 },
   };
 

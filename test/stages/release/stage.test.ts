@@ -100,7 +100,12 @@ async function runAll(preflightFails: boolean) {
   return runPipeline({
     pipeline,
     registry,
-    config: { version: 1, release: { verify_before_release: false } },
+    // hand-built rows, never audited (the audit gate: test/datasets/swe5g-audit-gate.test.ts)
+    config: {
+      version: 1,
+      release: { verify_before_release: false },
+      swe5g: { audit: { release_unaudited: true } },
+    },
     configFile: join(dir, 'config.yaml'),
     stateDir: dir,
     store: state.store,

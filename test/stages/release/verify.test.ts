@@ -39,7 +39,12 @@ const rowOf = (fx: Fixture, state: string): Swe5gRow =>
 
 describe('verify with the local executor', () => {
   let state: string;
-  let config: { swe5g: { environments: { executor: 'local'; test_scope: 'touched' } } };
+  let config: {
+    swe5g: {
+      environments: { executor: 'local'; test_scope: 'touched' };
+      audit: { release_unaudited: true };
+    };
+  };
   let configFile: string;
   let good: Swe5gRow;
   let bad: Swe5gRow;
@@ -51,7 +56,13 @@ describe('verify with the local executor', () => {
     fixtures = [goFixture(root, 'good'), goFixture(root, 'badfix')];
     good = rowOf(fixtures[0]!, state);
     bad = rowOf(fixtures[1]!, state);
-    config = { swe5g: { environments: { executor: 'local', test_scope: 'touched' } } } as never;
+    // fixture rows, never audited (the audit gate: test/datasets/swe5g-audit-gate.test.ts)
+    config = {
+      swe5g: {
+        environments: { executor: 'local', test_scope: 'touched' },
+        audit: { release_unaudited: true },
+      },
+    } as never;
     configFile = join(state, 'config.yaml');
     writeFileSync(configFile, 'version: 1\n');
   });
