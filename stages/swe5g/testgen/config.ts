@@ -16,6 +16,13 @@ export const testgenSchema = z.strictObject({
   verify: z.enum(['a', 'all']).default('a'),
   /** A PR that ships its own test files uses them (strategy `shipped`) instead of generating. */
   prefer_shipped: z.boolean().default(true),
+  /**
+   * Read a host test run back from the state when the same test patch ran at the same commit
+   * with the same toolchain before (run-cache.ts): a new testgen version then repeats no C build
+   * or Go/Python run whose inputs it did not change. Killed, timed-out and dependency-failed
+   * runs are never kept. False: every check runs anew.
+   */
+  reuse_host_runs: z.boolean().default(true),
   /** Wall-clock limit of one host test command (seconds), including module downloads. */
   test_timeout_s: z.number().int().min(10).default(900),
   /**

@@ -16,6 +16,7 @@ import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
 import { testgenDefaults, type TestgenSettings } from './config.js';
 import { generateTestGen, makeHostRunner } from './generate.js';
 import { cSubprojectPreparer } from './c-subprojects.js';
+import { cachedRunner } from './run-cache.js';
 import { configuredMirrorsDir } from '../mine/source.js';
 import { createProvider, stageLlmDeps } from '../../../pipeline/providers/llm/config.js';
 
@@ -106,7 +107,7 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
     // one runner per run: C checks get the meson subprojects from the mirrors, told once each
     const runner = ctx.memo('swe5g.testgen.runner', () => {
       const s5 = swe5gSettings(ctx.config);
-      return makeHostRunner(
+      const host = makeHostRunner(
         cSubprojectPreparer({
           stateDir: ctx.stateDir,
           gitUrlBase: s5.environments.git_url_base,
@@ -118,6 +119,12 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
             ),
         }),
       );
+      // a run with the same patch, commit and toolchain made before is read back (run-cache.ts)
+      return settings.reuse_host_runs
+        ? cachedRunner(host, { kv: ctx.kv, blobs: ctx.blobs }, undefined, (commit) =>
+            ctx.log(`host test run at ${commit.slice(0, 12)} read back from an earlier run`),
+          )
+        : host;
     });
     const gen = await generateTestGen(gitDir, r, settings, runner, {
       signal: ctx.signal,
