@@ -1,7 +1,7 @@
 /**
  * `telebench plan`, declared without loading any stage (the action is in `command.ts`):
  *
- *   telebench plan [--config FILE] [--sample N] [--seed S] [--depth testgen|validate] [--json]
+ *   telebench plan [--config FILE] [--sample N] [--seed S] [--depth testgen|validate|audit] [--json]
  *
  * An estimate of a whole SWE-Bench 5G run before it starts: mining (cheap) gives the exact funnel,
  * a seeded random sample of N kept candidates per project goes through the later stages in the
@@ -12,13 +12,14 @@
  */
 import { Option, type Command } from 'commander';
 import { ConfigError } from '../../../pipeline/errors.js';
+import { DEPTHS, type Depth } from './estimate.js';
 
 /** The flags of `telebench plan` after parsing. */
 export interface PlanFlags {
   config?: string;
   sample: number;
   seed: number;
-  depth: 'testgen' | 'validate';
+  depth: Depth;
   json?: boolean;
 }
 
@@ -47,9 +48,12 @@ export function addPlanCommand(program: Command): void {
     .option('--sample <n>', 'kept candidates sampled per project', wholeNumber('--sample', 1), 10)
     .option('--seed <n>', 'seed of the random sample', wholeNumber('--seed', 0), 1)
     .addOption(
-      new Option('--depth <stage>', 'how far the sample goes (testgen: no Docker)')
-        .choices(['testgen', 'validate'])
-        .default('validate'),
+      new Option(
+        '--depth <stage>',
+        'how far the sample goes (testgen: no Docker; audit: what a default release keeps)',
+      )
+        .choices([...DEPTHS])
+        .default('audit'),
     )
     .option('--json', 'print the estimate as JSON (for scripts)')
     .action(async (flags: PlanFlags, cmd: Command) => {

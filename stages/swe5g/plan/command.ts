@@ -6,11 +6,12 @@
  * 2. a seeded random sample of `--sample` kept candidates per project (`sample.ts`);
  * 3. `telebench run swe5g` from `swe5g.filter` to `--depth` with `swe5g.instances` = the sample
  *    (`selection: replace`): the same items, keys and inputs a full run plans for them, so a later
- *    `telebench run swe5g` finds them done and repeats none of that work;
+ *    `telebench run swe5g` finds them done and repeats none of that work; at `--depth audit` the
+ *    audit grades the sampled instances without a problem statement too (`include_incomplete`);
  * 4. `swe5g.filter` again with the configuration's own selection, so the state selects what it
  *    selected before the sample (a `selection: add` list keeps growing from there);
  * 5. the sample's outcomes read from the store and projected (`estimate.ts`), printed as a table
- *    or, with `--json`, as JSON on stdout; at `--depth validate` with the sample's environments by
+ *    or, with `--json`, as JSON on stdout; at `--depth validate`/`audit` with the sample's environments by
  *    project and base-commit year (`../report-environments.ts`, counts of the sample, not
  *    projected).
  */
@@ -69,13 +70,26 @@ async function withContext<T>(
   }
 }
 
-/** The configuration with `swe5g.instances` = `ids`, exactly (`selection: replace`). */
+/**
+ * The configuration with `swe5g.instances` = `ids`, exactly (`selection: replace`). With
+ * `auditAll`, the audit also grades the sampled instances that still lack a problem statement
+ * (`include_incomplete`): most fixes mined from git history name no issue, and the estimate asks
+ * what their tests are worth before a statement is added.
+ */
 const selecting =
-  (ids: readonly string[]) =>
-  (c: AppConfig): AppConfig => ({
-    ...c,
-    swe5g: { ...swe5gSettings(c), instances: [...ids], selection: 'replace' },
-  });
+  (ids: readonly string[], auditAll = false) =>
+  (c: AppConfig): AppConfig => {
+    const s = swe5gSettings(c);
+    return {
+      ...c,
+      swe5g: {
+        ...s,
+        instances: [...ids],
+        selection: 'replace',
+        ...(auditAll ? { audit: { ...s.audit, include_incomplete: true } } : {}),
+      },
+    };
+  };
 
 /** Items at once per stage after mining, as the configuration runs them. */
 async function concurrencyOf(config: AppConfig): Promise<Record<SampleStage, number>> {
@@ -126,10 +140,17 @@ export async function planCommand(flags: PlanFlags & { state?: string }): Promis
     [...mined.kept].map(([p, keys]) => [p, sampleKeys(keys, flags.sample, flags.seed, p)]),
   );
   const stages = stagesOf(flags.depth);
+  if (
+    stages.includes('audit') &&
+    !(await withContext(base, (ctx) => swe5gSettings(ctx.config).audit.enabled))
+  )
+    throw new ConfigError(
+      '--depth audit: the configuration turns the audit off (swe5g.audit.enabled: false), so its run would release every validated instance: give --depth validate instead',
+    );
   const ids = [...samples.values()].flat();
   const sampleCode = await runCommand('swe5g', base, {
     ...resume,
-    config: selecting(ids),
+    config: selecting(ids, stages.includes('audit')),
     stages: ['swe5g.filter', ...stages.map((s) => `swe5g.${s}`)],
   });
   if (sampleCode > 1) return sampleCode;

@@ -3,7 +3,8 @@
  * taken through the stages after mining, projected to all of the project's candidates. Pure (no
  * store, no I/O); `outcomes.ts` reads what the sample did, `render.ts` prints the result.
  *
- * - yields (resolved, with a fail-to-pass test, built, validated; each loss reason): k of the n
+ * - yields (resolved, with a fail-to-pass test, built, validated, kept by the audit; each loss
+ *   reason, a weak test counted as the audit's loss `weak_f2p_test`): k of the n
  *   sampled, projected to N candidates as N k / n with the exact Clopper-Pearson interval of k / n
  *   (jStat's beta quantile) times N. At k = 0 the interval is [0, N (1 - (alpha/2)^(1/n))], never
  *   the point 0. Binomial, so conservative for a sample drawn without replacement; when the sample
@@ -25,15 +26,19 @@ import jstat from 'jstat';
 const { jStat } = jstat;
 
 /** The stages a sampled candidate goes through after mining, in order. */
-export const SAMPLE_STAGES = ['resolve', 'testgen', 'build', 'validate'] as const;
+export const SAMPLE_STAGES = ['resolve', 'testgen', 'build', 'validate', 'audit'] as const;
 export type SampleStage = (typeof SAMPLE_STAGES)[number];
 
-/** How far the sample goes: test generation only (no Docker), or through validation. */
-export type Depth = 'testgen' | 'validate';
+/**
+ * How far the sample goes: test generation only (no Docker), through validation, or through the
+ * fail-to-pass audit (issue 30: the instances a default release keeps, not only the validated).
+ */
+export type Depth = 'testgen' | 'validate' | 'audit';
+export const DEPTHS = ['testgen', 'validate', 'audit'] as const satisfies readonly Depth[];
 
 /** The stages a sample of `depth` runs. */
 export function stagesOf(depth: Depth): SampleStage[] {
-  return depth === 'testgen' ? ['resolve', 'testgen'] : [...SAMPLE_STAGES];
+  return SAMPLE_STAGES.slice(0, SAMPLE_STAGES.indexOf(depth) + 1);
 }
 
 /** Interval level of every projection. */
@@ -100,6 +105,11 @@ export interface ProjectEstimate {
   /** Null when the sample did not go through build / validation (depth testgen). */
   built: Projected | null;
   validated: Projected | null;
+  /**
+   * Validated and kept by the audit (not `weak`: no must-reject mutant resolved), what a default
+   * release holds; null below depth `audit`.
+   */
+  audited: Projected | null;
   /** Losses after mining by stage and reason, largest first. */
   losses: { stage: SampleStage; reason: string; projected: Projected }[];
   /** Wall hours at the configured concurrency (stages one after another). */
@@ -200,7 +210,7 @@ export function estimateProject(args: {
     stages.reduce((s, st) => s + (o.seconds[st] ?? 0) / concurrency[st], 0),
   );
   const items = projectTotal(share, N);
-  const built = depth === 'validate' ? count('build') : null;
+  const built = depth !== 'testgen' ? count('build') : null;
   const builds = sample.flatMap((o) => (o.build ? [o.build] : []));
   let env_images: Span | null = null;
   let disk_gib: Span | null = null;
@@ -250,7 +260,8 @@ export function estimateProject(args: {
     resolved: count('resolve'),
     tests: count('testgen'),
     built,
-    validated: depth === 'validate' ? count('validate') : null,
+    validated: depth !== 'testgen' ? count('validate') : null,
+    audited: depth === 'audit' ? count('audit') : null,
     losses: lossesOf(sample, N),
     hours: {
       point: items.point / 3600 + envHours(env_images?.point ?? 0),

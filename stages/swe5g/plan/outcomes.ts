@@ -11,6 +11,7 @@ import { swe5gFilter } from '../filter/filter.js';
 import { swe5gMine } from '../mine/mine.js';
 import type { HasSwe5g } from '../config.js';
 import type { Built } from '../build/build.js';
+import type { AuditOutput } from '../audit/audit.js';
 import type { ProjectFunnel, SampleStage, SampledOutcome } from './estimate.js';
 
 /** The kept candidates' instance ids per project, sorted. */
@@ -72,8 +73,10 @@ const seconds = (r: ItemRecord): number =>
 
 /**
  * What one sampled candidate did in `stages` (in order): the stages it finished, the first that
- * dropped it (skip reason, or `failed:<code>`), seconds per stage, its images when built. A stage
- * with no finished record for it (not planned, still pending) ends the walk without a loss.
+ * dropped it (skip reason, or `failed:<code>`; an audit that found the test `weak` drops it as
+ * `weak_f2p_test`, since a default release leaves it out), seconds per stage, its images when
+ * built. A stage with no finished record for it (not planned, still pending) ends the walk
+ * without a loss.
  */
 export function sampledOutcome(
   store: StoreReader,
@@ -90,6 +93,10 @@ export function sampledOutcome(
         stage,
         reason: r.state === 'skipped' ? (r.skipReason ?? 'skipped') : `failed:${errorCode(r)}`,
       };
+      break;
+    }
+    if (stage === 'audit' && (r.output as AuditOutput).f2p_audit.weak) {
+      out.lost = { stage, reason: 'weak_f2p_test' };
       break;
     }
     out.done.push(stage);

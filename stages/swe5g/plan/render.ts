@@ -27,6 +27,8 @@ export interface PlanEstimate {
     candidates: number;
     tests: Span;
     validated: Span | null;
+    /** Kept by the audit (depth `audit`), else null. */
+    audited: Span | null;
     hours: Span;
     env_images: Span | null;
     instance_images: Span | null;
@@ -35,8 +37,8 @@ export interface PlanEstimate {
   /** Registry entries not mined, by why (`no_mirror`: no mirror of the repository). */
   not_mined: Record<string, string[]>;
   /**
-   * `--depth validate`: the sampled candidates' environments by project and UTC year of the base
-   * commit (counts of the sample itself, not projected; absent at `--depth testgen`).
+   * `--depth validate` and `audit`: the sampled candidates' environments by project and UTC year
+   * of the base commit (counts of the sample itself, not projected; absent at `--depth testgen`).
    */
   environments?: EnvironmentReport;
 }
@@ -53,6 +55,7 @@ export function totalOf(projects: readonly ProjectEstimate[]): PlanEstimate['tot
     candidates: projects.reduce((s, p) => s + p.candidates, 0),
     tests: sumSpans(projects.map((p) => p.tests)) ?? { point: 0, low: 0, high: 0 },
     validated: sum(projects.map((p) => p.validated)),
+    audited: sum(projects.map((p) => p.audited)),
     hours: sumSpans(projects.map((p) => p.hours)) ?? { point: 0, low: 0, high: 0 },
     env_images: sum(projects.map((p) => p.env_images)),
     instance_images: sum(projects.map((p) => p.instance_images)),
@@ -70,6 +73,13 @@ export function spanText(s: Span | null, digits = 0): string {
   return `${num(s.point, digits)} [${num(s.low, digits)}-${num(s.high, digits)}]`;
 }
 
+/** How far a sample of each depth went, as the heading says it. */
+const DEPTH_TEXT: Record<Depth, string> = {
+  testgen: 'test generation',
+  validate: 'validation',
+  audit: 'validation and the fail-to-pass audit',
+};
+
 /** A projected count with the sample's `k/n`. */
 const countText = (p: Projected | null): string => (p ? `${spanText(p)} (${p.k}/${p.n})` : 'n/a');
 
@@ -77,20 +87,20 @@ const countText = (p: Projected | null): string => (p ? `${spanText(p)} (${p.k}/
 export function planMarkdown(e: PlanEstimate): string {
   const pct = Math.round(e.level * 100);
   const out = [
-    `## SWE-Bench 5G plan: the whole run projected from a sample of ${e.sample_size} per project (seed ${e.seed}, through ${e.depth === 'validate' ? 'validation' : 'test generation'})`,
+    `## SWE-Bench 5G plan: the whole run projected from a sample of ${e.sample_size} per project (seed ${e.seed}, through ${DEPTH_TEXT[e.depth]})`,
     '',
     `Projected to all kept candidates: point [${pct}% interval]; (k/n) = sampled candidates that got there.`,
     '',
-    '| project | kept candidates | resolved | with a fail-to-pass test | validated | hours | environment images | instance images | disk GiB |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| project | kept candidates | resolved | with a fail-to-pass test | validated | kept by the audit | hours | environment images | instance images | disk GiB |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const p of e.projects)
     out.push(
-      `| ${p.project} | ${num(p.candidates, 0)} | ${countText(p.resolved)} | ${countText(p.tests)} | ${countText(p.validated)} | ${spanText(p.hours, 1)} | ${spanText(p.env_images)} | ${spanText(p.instance_images)} | ${spanText(p.disk_gib, 1)} |`,
+      `| ${p.project} | ${num(p.candidates, 0)} | ${countText(p.resolved)} | ${countText(p.tests)} | ${countText(p.validated)} | ${countText(p.audited)} | ${spanText(p.hours, 1)} | ${spanText(p.env_images)} | ${spanText(p.instance_images)} | ${spanText(p.disk_gib, 1)} |`,
     );
   const t = e.total;
   out.push(
-    `| total | ${num(t.candidates, 0)} | | ${spanText(t.tests)} | ${spanText(t.validated)} | ${spanText(t.hours, 1)} | ${spanText(t.env_images)} | ${spanText(t.instance_images)} | ${spanText(t.disk_gib, 1)} |`,
+    `| total | ${num(t.candidates, 0)} | | ${spanText(t.tests)} | ${spanText(t.validated)} | ${spanText(t.audited)} | ${spanText(t.hours, 1)} | ${spanText(t.env_images)} | ${spanText(t.instance_images)} | ${spanText(t.disk_gib, 1)} |`,
     '',
     `Hours: the stages ${[...new Set(e.projects.flatMap((p) => p.timed_stages))].join(', ')} one after another at the configured concurrency (${Object.entries(
       e.concurrency,

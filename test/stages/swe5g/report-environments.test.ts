@@ -287,6 +287,7 @@ describe('telebench plan: environments of the sample', () => {
         candidates: 0,
         tests: { point: 0, low: 0, high: 0 },
         validated: null,
+        audited: null,
         hours: { point: 0, low: 0, high: 0 },
         env_images: null,
         instance_images: null,

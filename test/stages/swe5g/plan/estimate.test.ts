@@ -126,7 +126,7 @@ const lostAt = (id: string, stage: 'resolve' | 'build', reason: string): Sampled
   seconds: stage === 'build' ? { resolve: 2, testgen: 4, build: 300 } : { resolve: 1 },
 });
 
-const concurrency = { resolve: 4, testgen: 2, build: 2, validate: 2 };
+const concurrency = { resolve: 4, testgen: 2, build: 2, validate: 2, audit: 2 };
 
 describe('estimateProject', () => {
   it('projects a sample where everything is lost to 0 validated with the right interval and its losses', () => {
@@ -185,6 +185,62 @@ describe('estimateProject', () => {
     // env builds: 200 x 360 s / build concurrency 2, on top of the per-candidate shares
     const share = 1 / 4 + 2 / 2 + 20 / 2 + 60 / 2;
     expect(e.hours.point).toBeCloseTo((300 * share + (200 * 360) / 2) / 3600, 6);
+  });
+
+  it("at depth audit, projects what a default release keeps: a weak test is the audit's loss", () => {
+    const through = (id: string, audit: 'ok' | 'weak' | 'pending'): SampledOutcome => ({
+      instance_id: id,
+      done: [
+        'resolve',
+        'testgen',
+        'build',
+        'validate',
+        ...(audit === 'ok' ? ['audit' as const] : []),
+      ],
+      ...(audit === 'weak' ? { lost: { stage: 'audit' as const, reason: 'weak_f2p_test' } } : {}),
+      seconds: {
+        resolve: 1,
+        testgen: 2,
+        build: 20,
+        validate: 60,
+        ...(audit !== 'pending' ? { audit: 50 } : {}),
+      },
+    });
+    const sample = [
+      through('a', 'ok'),
+      through('b', 'weak'),
+      through('c', 'weak'),
+      through('d', 'ok'),
+    ];
+    const e = estimateProject({ funnel: funnel(400), sample, depth: 'audit', concurrency });
+    expect(e.validated).toMatchObject({ k: 4, n: 4, point: 400 });
+    expect(e.audited).toMatchObject({ k: 2, n: 4, point: 200 });
+    expect(e.audited!.low).toBeLessThan(200);
+    expect(e.losses.map((l) => [l.stage, l.reason, l.projected.k])).toEqual([
+      ['audit', 'weak_f2p_test', 2],
+    ]);
+    expect(e.timed_stages).toEqual(['resolve', 'testgen', 'build', 'validate', 'audit']);
+    // the audit's seconds count at its concurrency
+    const share = 1 / 4 + 2 / 2 + 20 / 2 + 60 / 2 + 50 / 2;
+    expect(e.hours.point).toBeCloseTo((400 * share) / 3600, 6);
+    // below depth audit nothing is said of it
+    expect(
+      estimateProject({ funnel: funnel(400), sample, depth: 'validate', concurrency }).audited,
+    ).toBeNull();
+    const md = planMarkdown({
+      level: 0.95,
+      depth: 'audit',
+      sample_size: 4,
+      seed: 1,
+      concurrency: { resolve: 4, testgen: 2, build: 2, validate: 2, audit: 2 },
+      projects: [e],
+      total: totalOf([e]),
+      not_mined: {},
+    });
+    expect(md).toContain('through validation and the fail-to-pass audit');
+    expect(md).toContain('| kept by the audit |');
+    expect(md).toContain('(4/4) | 200 [27-373] (2/4) |');
+    expect(md).toContain('audit: weak_f2p_test 200 [');
   });
 
   it('leaves build, validation, images and disk unmeasured at depth testgen', () => {
