@@ -29,6 +29,8 @@ import { SkipItem } from '../../../../pipeline/errors.js';
 import { buildFixture } from '../../../fixtures/repos/builder.js';
 import { ensureTestBase, resolveFixture, testSettings } from '../../../fixtures/repos/harness.js';
 import { inImage as probe } from '../../../fixtures/in-image.js';
+import { gradePrediction } from '../../../../stages/swe5g/evaluate/grade.js';
+import { stateInstance } from '../../../../stages/swe5g/evaluate/instances.js';
 
 const docker = new DockerClient();
 let root: string;
@@ -165,6 +167,50 @@ describe('C with a registry environment (kept build, env tag, Debian library, C+
     for (const text of logs.values()) expect(text).not.toMatch(/needs_db\s+(OK|FAIL)/);
     // the f2p registration regenerates the kept build: the step says so and still passes
     expect(logs.get('fix_1')).toMatch(/ninja -C \.telebench\/build build\.ninja/);
+
+    // PASS_TO_PASS sees a regression (issue 30), through grading = validation's fix step: the
+    // gold resolves; the gold plus a broken library (core_add) or a broken AMF path (seen only by
+    // the `unit` program that links every library) passes FAIL_TO_PASS and is not resolved
+    const inst = stateInstance(v, { resolved: res, testgen: gen.testgen, built }, entry, settings);
+    const grade = async (patch: string) =>
+      (
+        await gradePrediction(
+          { instance: inst, model_patch: patch },
+          { executor: new DockerExecutor(docker), settings, saveLog: () => 'log' },
+        )
+      ).grade;
+    const gold = await grade(res.patch);
+    expect(gold.resolved).toBe(true);
+    const core = `diff --git a/lib/core.c b/lib/core.c
+--- a/lib/core.c
++++ b/lib/core.c
+@@ -1 +1 @@
+-int core_add(int a, int b) { return b + a; }
++int core_add(int a, int b) { return b - a; }
+`;
+    const brokenCore = await grade(`${res.patch}${core}`);
+    expect(Object.values(brokenCore.FAIL_TO_PASS).every((s) => s === 'pass')).toBe(true);
+    expect(brokenCore.PASS_TO_PASS).toEqual({ 'unit::core': 'fail', 'unit::unit': 'fail' });
+    expect(brokenCore.resolved).toBe(false);
+    // the guard added, and the good path changed: only `unit` (linking the AMF library) sees it
+    const amf = `diff --git a/src/amf/handler.c b/src/amf/handler.c
+--- a/src/amf/handler.c
++++ b/src/amf/handler.c
+@@ -1,5 +1,7 @@
+ #include <stddef.h>
+ int amf_handle(int *ue)
+ {
+-    return *ue + 1;
++    if (!ue)
++        return -1;
++    return *ue + 2;
+ }
+`;
+    const brokenAmf = await grade(amf);
+    expect(brokenAmf.patch_applied).toBe(true);
+    expect(Object.values(brokenAmf.FAIL_TO_PASS).every((s) => s === 'pass')).toBe(true);
+    expect(brokenAmf.PASS_TO_PASS).toEqual({ 'unit::core': 'pass', 'unit::unit': 'fail' });
+    expect(brokenAmf.resolved).toBe(false);
   });
 
   it('a meson.build changed after the tag: that commit is the env commit, the instance layer does not regenerate', async () => {
