@@ -201,7 +201,11 @@ export const environmentsSchema = z.strictObject({
       memory_mib: z.number().int().min(64).default(4096),
       cpus: z.number().min(0.1).default(2),
       pids: z.number().int().min(16).default(1024),
-      /** Wall-clock limit of one test step, seconds. */
+      /**
+       * Wall-clock limit of one fresh run of a step's tests, seconds: the test tool's own timeout
+       * (`go test -timeout`), and + 15 s each run's container (or, for Go's runs in one
+       * container, each process); the first run over it ends its step as `timeout` (issue 31).
+       */
       timeout_s: z.number().int().min(1).default(1800),
     })
     .default({ memory_mib: 4096, cpus: 2, pids: 1024, timeout_s: 1800 }),

@@ -15,6 +15,13 @@ export function repoOfInstance(instanceId: string): string {
  */
 export const projectOf = (id: string): string => id.split('/')[0]!.toLowerCase();
 
+/**
+ * The project of an item key of a swe5g stage, by {@link projectOf}: an instance id
+ * (`free5gc__amf-161` -> `free5gc`, `magma__magma-10269` -> `magma`) or a registry id
+ * (`swe5g.mine`'s keys: `free5gc/amf`, `magma/magma:lte/cloud/go` -> `magma`).
+ */
+export const projectOfKey = (key: string): string => projectOf(repoOfInstance(key));
+
 /** Adds one to `counts[key]` (starting from 0). */
 export function countInto(counts: Record<string, number>, key: string): void {
   counts[key] = (counts[key] ?? 0) + 1;

@@ -14,7 +14,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defineStage } from '../../../pipeline/stage.js';
+import { defineStage, type WorkItem } from '../../../pipeline/stage.js';
+import { inRunOrder } from '../run-order.js';
 import { ensureInstanceImage } from '../build/on-demand.js';
 import { isComplete, withCurrentStatement } from '../statement/current.js';
 import type { Executor } from '../../../pipeline/providers/docker/executor.js';
@@ -268,16 +269,16 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
     const entries = ctx.memo('swe5g.audit.registry', () =>
       registryById(ctx.config, ctx.configFile),
     );
-    let n = 0;
     const current = withCurrentStatement(ctx.store);
+    const items: WorkItem<AuditInput>[] = [];
     for (const o of ctx.store.outputs(validateStage)) {
       const v = current(o.output);
       if (!isComplete(v) && !s.include_incomplete) continue;
-      if (ctx.limit !== undefined && n++ >= ctx.limit) return;
       const input = o.input as ValidateInput;
       const instance = stateInstance(v, input, entries.get(input.resolved.registry_id), env);
-      yield { key: o.key, input: { instance, kinds: s.kinds } };
+      items.push({ key: o.key, input: { instance, kinds: s.kinds } });
     }
+    yield* inRunOrder(ctx, items);
   },
   async run(item, ctx) {
     const settings = swe5gSettings(ctx.config).environments;

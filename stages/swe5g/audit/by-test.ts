@@ -7,7 +7,7 @@
  * project, the behavioural share (tests that run the code: Strategy A and shipped tests).
  */
 import type { StageContext } from '../../../pipeline/stage.js';
-import { projectOf, repoOfInstance } from '../report-counts.js';
+import { projectOfKey } from '../report-counts.js';
 import { testgenStage } from '../testgen/testgen.js';
 import { validateStage } from '../validate/validate.js';
 import type { TestGen, ValidatedInstance } from '../types.js';
@@ -112,7 +112,7 @@ export function auditByTestKind(ctx: Pick<StageContext, 'store'>): TestKindRow[]
   for (const rec of ctx.store.items(validateStage)) {
     if (rec.state !== 'done' || !rec.output) continue;
     const v = rec.output as ValidatedInstance;
-    const project = projectOf(repoOfInstance(rec.key));
+    const project = projectOfKey(rec.key);
     const kind = kindOf(v.strategy, tests.get(rec.key));
     for (const r of [row(project, kind), row(project, 'all')]) {
       addAudit(r, audits.get(rec.key));

@@ -22,6 +22,7 @@
  * SWE-Bench 5G paper, section "Pipeline", step (2).
  */
 import { defineStage } from '../../../pipeline/stage.js';
+import { inRunOrder } from '../run-order.js';
 import { SkipItem } from '../../../pipeline/errors.js';
 import { swe5gSettings, type FilterSettings, type HasSwe5g } from '../config.js';
 import type { Candidate, LinkedPR } from '../types.js';
@@ -214,12 +215,13 @@ export const swe5gFilter = defineStage<FilterInput, Candidate, HasSwe5g>({
       s.selection === 'new'
         ? (listed?.has(key) ?? false) || (before.get(key) ?? true)
         : listed === null || listed.has(key) || before.get(key) === true;
-    let n = 0;
-    for (const o of ctx.store.outputs(swe5gLink)) {
-      if (ctx.limit !== undefined && n >= ctx.limit) return;
-      n++;
-      yield { key: o.key, input: { pr: o.output, rules: s.filter, selected: selectedOf(o.key) } };
-    }
+    yield* inRunOrder(
+      ctx,
+      [...ctx.store.outputs(swe5gLink)].map((o) => ({
+        key: o.key,
+        input: { pr: o.output, rules: s.filter, selected: selectedOf(o.key) },
+      })),
+    );
   },
   async run(item, ctx) {
     if (!item.input.selected)

@@ -56,8 +56,9 @@ export function gradeStoredLogs(
   expectRuns = 1,
 ): TestVerdict & { parsed: ParsedRun; ambiguous: string; timed_out: boolean } {
   const stored = logTexts.map(readStepLog);
-  const { parsed, ambiguous } = parseRuns(spec, stored, expectRuns);
-  const timedOut = stored.some((r) => r.timedOut);
+  const { parsed, ambiguous, each } = parseRuns(spec, stored, expectRuns);
+  // killed at the limit: a container, or a run of a multi-process step at its share
+  const timedOut = stored.some((r) => r.timedOut) || each.some((e) => e.killed);
   return {
     ...gradeTests(parsed, tests, { timedOut, ambiguous }),
     parsed,

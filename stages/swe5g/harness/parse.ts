@@ -14,7 +14,7 @@ import {
   type ParsedRun,
   type TestStatus,
 } from './parsers.js';
-import { RUN_MARK, type ParserName, type TestSpec } from './spec.js';
+import { RUN_MARK, RUN_STOP_MARK, type ParserName, type TestSpec } from './spec.js';
 import type { StoredRun } from './step-log.js';
 
 /** What a parser reads of one run: the exit code, stdout and the collected files, in spec order. */
@@ -116,26 +116,39 @@ export interface RunParse {
   parsed: ParsedRun;
   /** `ambiguous_log` message ('' when the run agrees with its exit code). */
   ambiguous: string;
+  /**
+   * The run outlived its share of a multi-process step and was killed (`telebench-run <i>
+   * timed-out limit`, spec.ts `stepCommand`): a timeout, like a container killed at its limit.
+   */
+  killed?: true;
+}
+
+/** One run of a step's stdout ({@link splitRuns}). */
+export interface RunPart {
+  stdout: string;
+  exitCode: number | null;
+  /** The step stopped after this run, which timed out ({@link RUN_STOP_MARK}: how). */
+  stopped?: 'limit' | 'tool';
 }
 
 /**
  * Splits the stdout of a multi-process Go step ({@link stepCommand}) into its runs at the
- * `telebench-run <i> exit <c>` lines.
+ * `telebench-run <i> exit <c>` lines; a `telebench-run <i> timed-out <how>` line marks the run
+ * before it as the one that stopped the step.
  * @returns one entry per run, with that run's exit code; the whole stdout with the step's exit
  *   code when the log has no mark (one run)
  */
-export function splitRuns(
-  stdout: string,
-  exitCode: number | null,
-): { stdout: string; exitCode: number | null }[] {
-  const out: { stdout: string; exitCode: number | null }[] = [];
+export function splitRuns(stdout: string, exitCode: number | null): RunPart[] {
+  const out: RunPart[] = [];
   let cur: string[] = [];
   for (const line of stdout.split('\n')) {
     const m = RUN_MARK.exec(line);
+    const stop = out.length > 0 && cur.length === 0 ? RUN_STOP_MARK.exec(line) : null;
     if (m) {
       out.push({ stdout: cur.join('\n'), exitCode: Number(m[2]) });
       cur = [];
-    } else cur.push(line);
+    } else if (stop) out[out.length - 1]!.stopped = stop[2] as 'limit' | 'tool';
+    else cur.push(line);
   }
   if (out.length === 0) return [{ stdout, exitCode }];
   // output after the last mark: the step was cut short in a run that printed no mark
@@ -176,21 +189,30 @@ export function parseRuns(
       spec.parser === 'go-test-json' && spec.fresh === 'process'
         ? splitRuns(run.stdout, run.exitCode)
         : [{ stdout: run.stdout, exitCode: run.exitCode }];
-    if (spec.fresh === 'process' && expectRuns > 1 && parts.length !== expectRuns && !run.timedOut)
+    // a step stopped by a run that timed out has fewer runs: that is the timeout, not a gap
+    const stopped = parts.some((p) => p.stopped);
+    if (
+      spec.fresh === 'process' &&
+      expectRuns > 1 &&
+      parts.length !== expectRuns &&
+      !run.timedOut &&
+      !stopped
+    )
       problems.push(`step ${run.step}: ${parts.length} of ${expectRuns} fresh runs in the log`);
     parts.forEach((p, i) => {
+      const killed = run.timedOut || p.stopped === 'limit';
       const parsed = withoutExcluded(
         PARSERS[spec.parser]({
-          exitCode: run.timedOut ? null : p.exitCode,
+          exitCode: killed ? null : p.exitCode,
           stdout: p.stdout,
           files: spec.collect.map((c) => run.collected[c]),
         }),
         spec,
       );
       const label = parts.length > 1 ? `${run.step} (run ${i + 1})` : run.step;
-      const why = run.timedOut ? '' : disagreement(parsed, p.exitCode, label);
+      const why = killed ? '' : disagreement(parsed, p.exitCode, label);
       if (why) problems.push(why);
-      each.push({ parsed, ambiguous: why });
+      each.push({ parsed, ambiguous: why, ...(p.stopped === 'limit' ? { killed: true } : {}) });
     });
   }
   return {

@@ -51,14 +51,34 @@ export interface StepOutcome {
   logs: Record<string, string>;
   /** Wall time of the step's containers, seconds. */
   seconds: number;
-  /** A container was killed at the time limit. */
+  /**
+   * A container was killed at the time limit, or a run of a multi-process step at its share of
+   * it (`RunParse.killed`).
+   */
   timedOut: boolean;
   /** The first disagreement of a run with its exit code ('' when none): `ambiguous_log`. */
   ambiguous: string;
 }
 
 /**
- * Runs one step.
+ * Whether one container's run of a step timed out: killed at its limit, or its log says the test
+ * tool's own timeout ended it (Go's `panic: test timed out`). A log its parser cannot read is left
+ * to the step's parse (which throws the same error after the loop).
+ */
+function timedOutRun(spec: TestSpec, run: StoredRun): boolean {
+  if (run.timedOut) return true;
+  try {
+    return parseRuns(spec, [run], 1).parsed.timed_out;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs one step. Its fresh runs stop at the first that times out (issue 31): for `fresh:
+ * 'container'` no further container starts; for `fresh: 'process'` the step script stops itself
+ * (spec.ts `stepCommand`, each run's share of the container's limit). The step is then timed out
+ * (`timedOut`, or `parsed.timed_out` for the tool's own timeout) with the runs it made.
  * @returns the {@link StepOutcome}; a timeout or a disagreeing log is reported in it, not thrown
  *   (validation turns them into skips, grading into a verdict)
  * @throws TelebenchError from the executor (infra), SkipItem `ambiguous_log` from a parser that
@@ -97,6 +117,8 @@ export async function runStep(spec: TestSpec, step: StepRun, deps: StepDeps): Pr
     stored.push(run);
     logs[name] = deps.saveLog(name, formatStepLog(run, step.notes));
     deps.log?.(`${name}: exit ${result.exitCode} in ${(result.durationMs / 1000).toFixed(1)} s`);
+    // a run that timed out ends the step: its verdict is the timeout whatever the others say
+    if (i + 1 < containers && timedOutRun(spec, run)) break;
   }
   const { parsed, ambiguous, each } = parseRuns(spec, stored, runs);
   return {
@@ -107,7 +129,7 @@ export async function runStep(spec: TestSpec, step: StepRun, deps: StepDeps): Pr
     stored,
     logs,
     seconds: results.reduce((s, r) => s + r.durationMs, 0) / 1000,
-    timedOut: results.some((r) => r.timedOut),
+    timedOut: results.some((r) => r.timedOut) || each.some((e) => e.killed),
     ambiguous,
   };
 }

@@ -250,17 +250,76 @@ export function testCommand(
 export const RUN_MARK = /^telebench-run (\d+) exit (\d+)$/;
 
 /**
+ * The line {@link stepCommand} prints after the {@link RUN_MARK} of a run that timed out, just
+ * before the step stops (issue 31): `limit` when the run's share of the step's time ran out (the
+ * watchdog killed it), `tool` when the test tool's own timeout ended it ({@link TOOL_TIMEOUT}).
+ */
+export const RUN_STOP_MARK = /^telebench-run (\d+) timed-out (limit|tool)$/;
+
+/**
+ * What a test tool writes when its own timeout ends a run, as it stands in the log its parser
+ * reads: Go's `panic: test timed out after ...` as `go test -json` encodes it (an output event
+ * whose text starts with it, the line parsers.ts `parseGoTestJson` counts as `timed_out`).
+ */
+export const TOOL_TIMEOUT: Partial<Record<ParserName, string>> = {
+  'go-test-json': '"Output":"panic: test timed out after',
+};
+
+/** Seconds the watchdog waits after its TERM before it sends KILL (`timeout -k`). */
+const KILL_AFTER_S = 10;
+
+/**
  * The command one container runs for a step of `runs` fresh runs: the spec's command itself for
  * one run (and for `fresh: 'container'`, where the runner starts one container per run); for
  * `fresh: 'process'` (Go) the command `runs` times in a row, each a separate `go test -count=1`
  * process, each followed by the line `telebench-run <i> exit <code>` ({@link RUN_MARK}) that
  * parse.ts splits the log at. The step exits with the last failing run's code, 0 when all passed.
+ *
+ * A run that times out ends the step at once (issue 31: a test blocked until `go test -timeout`
+ * cost the step `runs` x the timeout): after its mark, `telebench-run <i> timed-out <how>`
+ * ({@link RUN_STOP_MARK}) and the step exits with that run's code. `how` is `limit` when the run
+ * outlived its share of the step, `spec.limits.timeoutMs` (the limit one container of a
+ * `fresh: 'container'` step has; coreutils `timeout` sends TERM, then KILL 10 s later: exit 124,
+ * or 137 at or after the share), `tool` when its stdout holds the tool's own timeout marker
+ * ({@link TOOL_TIMEOUT}, by `spec.parser`). Without `timeout` in the image, or without
+ * `spec.limits`, only the tool's marker and the container's limit stop a run. Each run's stdout
+ * goes to `.telebench/run-out` in the working folder and is then copied to the step's stdout
+ * whole (the same bytes, in the same order, as when it went there directly); stderr is not
+ * touched. Every run that does not time out runs and exits exactly as before.
+ * @param runs fresh runs (values below 1 count as 1)
+ * @returns a `/bin/sh -c` script
  */
-export function stepCommand(spec: Pick<TestSpec, 'command' | 'fresh'>, runs: number): string {
+export function stepCommand(
+  spec: Pick<TestSpec, 'command' | 'fresh'> & {
+    limits?: Pick<StepLimits, 'timeoutMs'>;
+    parser?: ParserName;
+  },
+  runs: number,
+): string {
   const n = Math.max(1, Math.floor(runs));
   if (n === 1 || spec.fresh !== 'process') return spec.command;
-  return `rc=0; i=0; while [ $i -lt ${n} ]; do i=$((i+1)); ( ${spec.command}
-); c=$?; echo "telebench-run $i exit $c"; [ $c -eq 0 ] || rc=$c; done; exit $rc`;
+  const share = spec.limits ? Math.ceil(spec.limits.timeoutMs / 1000) : undefined;
+  const marker = spec.parser ? TOOL_TIMEOUT[spec.parser] : undefined;
+  const killed =
+    share === undefined
+      ? ''
+      : `if [ -n "$tmo" ] && { [ $c -eq 124 ] || { [ $c -eq 137 ] && [ $(($(date +%s)-s)) -ge ${share} ]; }; }; then t=limit; fi\n`;
+  const tool = marker
+    ? `[ -n "$t" ] || ! grep -qF ${shq(marker)} .telebench/run-out || t=tool\n`
+    : '';
+  return (
+    `rc=0; i=0; mkdir -p .telebench || exit 98\n` +
+    (share === undefined
+      ? `tmo=\n`
+      : `tmo=; if command -v timeout >/dev/null 2>&1; then tmo="timeout -k ${KILL_AFTER_S} ${share}"; fi\n`) +
+    `while [ $i -lt ${n} ]; do i=$((i+1)); s=$(date +%s)\n` +
+    `$tmo sh -c ${shq(spec.command)} > .telebench/run-out; c=$?; cat .telebench/run-out\n` +
+    `echo "telebench-run $i exit $c"; [ $c -eq 0 ] || rc=$c; t=\n` +
+    killed +
+    tool +
+    `if [ -n "$t" ]; then echo "telebench-run $i timed-out $t"; exit $c; fi\n` +
+    `done; exit $rc`
+  );
 }
 
 /** The parser of a recipe's log (a C repository with registry make commands: the make results). */

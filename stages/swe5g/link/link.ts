@@ -10,7 +10,8 @@
  */
 import { resolve, dirname, join } from 'node:path';
 import { copyFileSync, existsSync, mkdirSync, renameSync } from 'node:fs';
-import { defineStage } from '../../../pipeline/stage.js';
+import { defineStage, type WorkItem } from '../../../pipeline/stage.js';
+import { inRunOrder } from '../run-order.js';
 import { issueWithComments } from '../../../pipeline/providers/github/pulls.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
 import type { IssueComment, LinkedIssue, LinkedPR } from '../types.js';
@@ -88,7 +89,7 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
     const issuesRepoOf = new Map(selectedEntries(ctx).map((e) => [e.id, e.issues_repo]));
     // issue 32: evidence and other_prs read the whole history the state mined, not the window
     const earlier = linkedBefore(ctx.store);
-    let n = 0;
+    const items: WorkItem<LinkInput>[] = [];
     for (const { output } of ctx.store.outputs(swe5gMine)) {
       const inputs = linkInputsOf(output, {
         issuesRepo: issuesRepoOf.get(output.registry_id) ?? output.repo,
@@ -98,12 +99,9 @@ export const swe5gLink = defineStage<LinkInput, LinkedPR, HasSwe5g>({
         minConfidence: s.filter.min_link_confidence,
         generation: s.mining.generation,
       });
-      for (const input of inputs) {
-        if (ctx.limit !== undefined && n >= ctx.limit) return;
-        n++;
-        yield { key: input.pr.instance_id, input };
-      }
+      for (const input of inputs) items.push({ key: input.pr.instance_id, input });
     }
+    yield* inRunOrder(ctx, items);
   },
 
   async run(item, ctx) {

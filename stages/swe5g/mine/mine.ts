@@ -11,7 +11,8 @@ import { execFileSync } from 'node:child_process';
 import pLimit from 'p-limit';
 import { defineStage } from '../../../pipeline/stage.js';
 import { SkipItem } from '../../../pipeline/errors.js';
-import type { RunContext } from '../../../pipeline/stage.js';
+import type { RunContext, WorkItem } from '../../../pipeline/stage.js';
+import { inRunOrder } from '../run-order.js';
 import {
   listClosedPulls,
   branchParents,
@@ -252,10 +253,8 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
   *plan(ctx) {
     const s = swe5gSettings(ctx.config);
     const entries = selectedEntries(ctx);
-    let n = 0;
+    const items: WorkItem<MineInput>[] = [];
     for (const entry of entries) {
-      if (ctx.limit !== undefined && n >= ctx.limit) return;
-      n++;
       const sibling_paths = entries
         .filter((o) => o !== entry && githubRepoOf(o) === githubRepoOf(entry) && o.path)
         .map((o) => o.path!);
@@ -264,7 +263,7 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
         const mirror = mirrorOf(ctx, entry);
         return mirror ? mirrorTip(mirror, entry.default_branch) : null;
       };
-      yield {
+      items.push({
         key: entry.id,
         input: {
           entry,
@@ -275,8 +274,9 @@ export const swe5gMine = defineStage<MineInput, MineOutput, HasSwe5g>({
           generation: s.mining.generation,
           tip: tipOf(),
         },
-      };
+      });
     }
+    yield* inRunOrder(ctx, items);
   },
 
   async run(item, ctx) {

@@ -7,10 +7,11 @@ import type { PlanContext, Stage, WorkItem } from '../../../pipeline/stage.js';
 import type { Resolved } from '../types.js';
 import { resolveStage } from './resolve.js';
 import { currentIssueText, withIssueText } from '../statement/current.js';
+import { inRunOrder } from '../run-order.js';
 
 /**
- * One work item per stored Resolved instance, in key order (key = instance_id, the resolve
- * output's key), at most `ctx.limit` items when `--limit N` is given. With `onlyDoneIn`, only the
+ * One work item per stored Resolved instance, interleaved by project (`../run-order.ts`; key =
+ * instance_id, the resolve output's key), at most `ctx.limit` items when `--limit N` is given. With `onlyDoneIn`, only the
  * instances that stage has done (e.g. `swe5g.build` plans only instances whose test generation
  * succeeded: an image for an instance without a fail-to-pass test leads nowhere). The issue and PR
  * text is the current candidate's (`swe5g.filter`): resolve leaves it out of its cache key, so its
@@ -21,17 +22,15 @@ export function* planPerResolved<Cfg>(
   ctx: PlanContext<Cfg>,
   onlyDoneIn?: Stage<unknown, unknown, any>, // eslint-disable-line @typescript-eslint/no-explicit-any
 ): Generator<WorkItem<Resolved>> {
-  let n = 0;
   const keep = onlyDoneIn
     ? new Set([...ctx.store.outputs(onlyDoneIn)].map((o) => o.key))
     : undefined;
   const text = currentIssueText(ctx.store);
-  for (const o of ctx.store.outputs(resolveStage)) {
-    if (keep && !keep.has(o.key)) continue;
-    if (ctx.limit !== undefined && n >= ctx.limit) return;
-    n++;
-    yield { key: o.key, input: withIssueText(o.output, text.get(o.key)) };
-  }
+  const items: WorkItem<Resolved>[] = [];
+  for (const o of ctx.store.outputs(resolveStage))
+    if (!keep || keep.has(o.key))
+      items.push({ key: o.key, input: withIssueText(o.output, text.get(o.key)) });
+  yield* inRunOrder(ctx, items);
 }
 
 /**

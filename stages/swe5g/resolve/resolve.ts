@@ -32,6 +32,7 @@ import { packageDirs } from './packages.js';
 import { type HasSwe5g } from '../config.js';
 import { gitUrlBase, mirrorsDir } from '../mine/source.js';
 import { swe5gFilter } from '../filter/filter.js';
+import { inRunOrder } from '../run-order.js';
 import { registryById, type RegistryEntry } from '../registry.js';
 import { entryReads } from './reads.js';
 import { configureStateCommit } from './c-configure.js';
@@ -213,14 +214,11 @@ export const resolveStage = defineStage<Candidate, Resolved, HasSwe5g>({
   description:
     'Splits each kept PR into patch / test_patch and finds its environment commit and version.',
   concurrency: () => 4,
-  *plan(ctx) {
-    let n = 0;
-    for (const o of ctx.store.outputs(swe5gFilter)) {
-      if (ctx.limit !== undefined && n >= ctx.limit) return;
-      n++;
-      yield { key: o.key, input: o.output };
-    }
-  },
+  plan: (ctx) =>
+    inRunOrder(
+      ctx,
+      [...ctx.store.outputs(swe5gFilter)].map((o) => ({ key: o.key, input: o.output })),
+    ),
   async run(item, ctx) {
     const cand = item.input;
     const source = mirrorSource(cand.repo, gitUrlBase(ctx), mirrorsDir(ctx));

@@ -14,7 +14,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { defineStage } from '../../../pipeline/stage.js';
+import { defineStage, type WorkItem } from '../../../pipeline/stage.js';
+import { inRunOrder } from '../run-order.js';
 import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import { createProvider, stageLlmDeps } from '../../../pipeline/providers/llm/config.js';
 import { swe5gSettings, type HasSwe5g } from '../config.js';
@@ -68,14 +69,13 @@ export const statementStage = defineStage<StatementInput, ModelStatement, HasSwe
     if (!s.enabled || !s.llm) return;
     const text = currentIssueText(ctx.store);
     const { enabled: _e, ...settings } = s;
-    let n = 0;
+    const items: WorkItem<StatementInput>[] = [];
     for (const o of ctx.store.outputs(validateStage)) {
       const t = text.get(o.key);
       const statement = t ? t.problem_statement : o.output.problem_statement;
       if (statement.trim() !== '') continue; // a linked issue: nothing to write
-      if (ctx.limit !== undefined && n++ >= ctx.limit) return;
       const v = o.output;
-      yield {
+      items.push({
         key: o.key,
         input: {
           instance_id: v.instance_id,
@@ -87,8 +87,9 @@ export const statementStage = defineStage<StatementInput, ModelStatement, HasSwe
           parent_log: v.step_logs.parent_p2p ?? null,
           settings,
         },
-      };
+      });
     }
+    yield* inRunOrder(ctx, items);
   },
   async run(item, ctx) {
     const i = item.input;

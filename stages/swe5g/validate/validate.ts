@@ -30,7 +30,7 @@
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { registryById } from '../registry.js';
-import { defineStage } from '../../../pipeline/stage.js';
+import { defineStage, type WorkItem } from '../../../pipeline/stage.js';
 import { ensureInstanceImage } from '../build/on-demand.js';
 import { sameKeyIn } from '../resolve/plan.js';
 import { SkipItem } from '../../../pipeline/errors.js';
@@ -66,6 +66,7 @@ import { buildStage } from '../build/build.js';
 import { testgenStage } from '../testgen/testgen.js';
 import { resolveStage } from '../resolve/resolve.js';
 import { currentIssueText, withIssueText, withoutIssueText } from '../statement/current.js';
+import { inRunOrder } from '../run-order.js';
 
 export { environmentalReason, goTestOutput } from './verdicts.js';
 
@@ -433,24 +434,23 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
     built: i.built,
   }),
   *plan(ctx) {
-    let n = 0;
     const tests = new Map([...ctx.store.outputs(testgenStage)].map((t) => [t.key, t.output]));
     const text = currentIssueText(ctx.store);
+    const items: WorkItem<ValidateInput>[] = [];
     for (const b of ctx.store.outputs(buildStage)) {
       const testgen = tests.get(b.key);
       const resolved = ctx.store.item(resolveStage, b.key);
       if (!testgen || resolved?.state !== 'done' || !resolved.output) continue;
-      if (ctx.limit !== undefined && n >= ctx.limit) return;
-      n++;
-      yield {
+      items.push({
         key: b.key,
         input: {
           resolved: withIssueText(resolved.output as Resolved, text.get(b.key)),
           testgen,
           built: b.output,
         },
-      };
+      });
     }
+    yield* inRunOrder(ctx, items);
   },
   async run(item, ctx) {
     const settings = swe5gSettings(ctx.config).environments;

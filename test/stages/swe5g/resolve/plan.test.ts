@@ -1,6 +1,7 @@
 /**
- * planPerResolved over a real SQLite store: one item per done `swe5g.resolve` output (key order,
- * `--limit`), and `swe5g.build` and `swe5g.testgen` plan exactly those items.
+ * planPerResolved over a real SQLite store: one item per done `swe5g.resolve` output (run order:
+ * key order within one project, test/stages/swe5g/run-order.test.ts for several; `--limit`), and
+ * `swe5g.build` and `swe5g.testgen` plan exactly those items.
  */
 import { describe, it, expect, afterAll } from 'vitest';
 import { mkdtempSync } from 'node:fs';
@@ -58,7 +59,7 @@ describe('planPerResolved', () => {
   record('free5gc__amf-161', 'done');
   record('free5gc__amf-200', 'failed');
 
-  it('lists done resolve outputs in key order, failed ones not, capped by --limit', async () => {
+  it('lists done resolve outputs (one project: key order), failed ones not, capped by --limit', async () => {
     expect(await keys(planPerResolved(ctx(undefined)))).toEqual([
       'free5gc__amf-161',
       'free5gc__amf-9',
