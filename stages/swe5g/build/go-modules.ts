@@ -141,6 +141,8 @@ export async function hostModCache(
   const h = await hostGo(cache, works[0]!.dir, mirrorsDir);
   for (const w of works)
     await goOnHost(h, w.dir, ['mod', 'download'], { goMod: w.mod, what: 'go mod download' });
+  // a go.mod without requirements downloads nothing: the folder is still the (empty) cache
+  mkdirSync(join(cache, 'mod'), { recursive: true });
   await zx().$({ quiet: true })`chmod -R u+w ${join(cache, 'mod')}`;
   writeFileSync(join(cache, '.complete'), '');
   return join(cache, 'mod');
