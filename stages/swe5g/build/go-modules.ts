@@ -1,11 +1,12 @@
 /**
  * Go modules of an instance's env layer: the `go.mod`/`go.sum` of the environment commit and,
  * when the fix changes them (a dependency bump), the ones after the fix, so the fixed code
- * compiles in the test steps (`GOPROXY=off`); and the `go_modules: host` module cache. The host's
- * Go, its mirror routing and the reading of a module it cannot have as `dependency_unavailable`
- * are in go-host-download.ts.
+ * compiles in the test steps (`GOPROXY=off`); and the `go_modules: host` module cache, which
+ * also holds every module the folder's packages and tests import (the import check, go-imports.ts).
+ * The host's Go, its mirror routing and the reading of a module it cannot have as
+ * `dependency_unavailable` are in go-host-download.ts.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import type * as Zx from 'zx';
 import { fileAt } from '../../../pipeline/providers/git/repo.js';
@@ -14,6 +15,12 @@ import { lazy } from '../../../pipeline/lazy.js';
 import type { Resolved } from '../types.js';
 import { goReplaceDirs } from '../resolve/reads.js';
 import { goOnHost, hostGo } from './go-host-download.js';
+import {
+  exportModuleTree,
+  hostImports,
+  type GoImportsRecord,
+  type HostTree,
+} from './go-imports.js';
 
 export {
   goModuleFailure,
@@ -21,6 +28,7 @@ export {
   mirrorRouting,
   type GoModuleFailure,
 } from './go-host-download.js';
+export type { GoImportsRecord, HostTree } from './go-imports.js';
 
 const zx = lazy<typeof Zx>('zx');
 
@@ -100,33 +108,53 @@ export function downloadFiles(
   return out;
 }
 
+/** A `go_modules: host` module cache ({@link fillHostModCache}). */
+export interface HostModCache {
+  /** The GOMODCACHE folder (only these go.mod files' modules: it is copied into the env image). */
+  dir: string;
+  /** What the import check found; absent without a `tree` (the go.mod download only). */
+  imports?: GoImportsRecord;
+}
+
 /**
  * Fills a module cache on the host for the `go_modules: host` mode, keyed by the hash of the
- * dependency files: `go mod download` of the environment commit's go.mod (and of the fix's,
- * `fix.go.mod`, when it differs) with the host's Go ({@link hostGo}: the minimal environment plus
- * the user's Go variables, the host's own module cache as a `file://` proxy ahead of the user's
- * GOPROXY, so a module the host already holds is never downloaded again and a module the proxy
- * refuses still builds). A module both refuse whose repository is in the mirrors folder
- * (`github.com/<owner>/<name>` as `<owner>+<name>/repo`, ...: free5GC's own modules at a
- * pseudo-version the proxy never served) is then taken from the mirror through git
- * (`mirrorRouting`).
+ * dependency files (and, with `tree`, of the environment commit, the folder and cgo): `go mod
+ * download` of the environment commit's go.mod (and of the fix's, `fix.go.mod`, when it differs)
+ * with the host's Go ({@link hostGo}: the minimal environment plus the user's Go variables, the
+ * host's own module cache as a `file://` proxy ahead of the user's GOPROXY, so a module the host
+ * already holds is never downloaded again and a module the proxy refuses still builds). A module
+ * both refuse whose repository is in the mirrors folder (`github.com/<owner>/<name>` as
+ * `<owner>+<name>/repo`, ...: free5GC's own modules at a pseudo-version the proxy never served)
+ * is then taken from the mirror through git (`mirrorRouting`). With `tree`, the import check
+ * (issue 31, go-imports.ts) then fetches every module the folder's packages and their tests import
+ * with each go.mod, as the test steps load them, on an export of the folder and its local
+ * `replace` targets at the environment commit (removed afterwards; the tree the tests see is
+ * untouched).
  * @param depFiles {@link goDepFiles}' result
  * @param moduleDir the module's folder (its go.mod's local `replace` targets are relative to it)
  * @param mirrorsDir the mirrors folder (`swe5g.mining.mirrors_dir`), when there is one
- * @returns the cache folder (only these go.mod files' modules: it is copied into the env image)
+ * @param tree the environment commit's tree to check the imports of; none: the download only
  * @throws TelebenchError `dependency_unavailable` (tier infra) naming `module@version`, what the
  *   host cache holds of it and what the proxy said (`permanent` for 403/404/410 or an unknown
- *   revision); `go_mod_download_failed` (tier transient) for any other failure
+ *   revision); `go_mod_download_failed` (tier transient) for any other failure or a time limit;
+ *   `source_objects_missing` / `git_export_failed` from the tree's export
  */
-export async function hostModCache(
+export async function fillHostModCache(
   stateDir: string,
   depFiles: Record<string, string>,
   moduleDir = '',
   mirrorsDir?: string,
-): Promise<string> {
-  const key = hashJson(depFiles).slice(0, 16);
+  tree?: HostTree,
+): Promise<HostModCache> {
+  const keyed = tree ? { depFiles, tree: [tree.commit, moduleDir, tree.cgo === true] } : depFiles;
+  const key = hashJson(keyed).slice(0, 16);
   const cache = join(stateDir, 'swe5g', 'gomodcache', key);
-  if (existsSync(join(cache, '.complete'))) return join(cache, 'mod');
+  const report = join(cache, 'imports.json');
+  const done = (): HostModCache => ({
+    dir: join(cache, 'mod'),
+    ...(tree ? { imports: JSON.parse(readFileSync(report, 'utf8')) as GoImportsRecord } : {}),
+  });
+  if (existsSync(join(cache, '.complete'))) return done();
   const works = [{ dir: join(cache, 'work'), mod: 'go.mod', sum: 'go.sum' }];
   if (depFiles['fix.go.mod'] !== undefined)
     works.push({ dir: join(cache, 'work-fix'), mod: 'fix.go.mod', sum: 'fix.go.sum' });
@@ -141,9 +169,42 @@ export async function hostModCache(
   const h = await hostGo(cache, works[0]!.dir, mirrorsDir);
   for (const w of works)
     await goOnHost(h, w.dir, ['mod', 'download'], { goMod: w.mod, what: 'go mod download' });
+  if (tree) {
+    const src = join(cache, 'src');
+    const scratch = join(cache, 'imports');
+    try {
+      await exportModuleTree(tree, depFiles, moduleDir, src);
+      const lists = works.map((w) => ({
+        goMod: w.mod as 'go.mod' | 'fix.go.mod',
+        mod: depFiles[w.mod]!,
+        sum: depFiles[w.sum] ?? '',
+      }));
+      const found = await hostImports(h, join(src, moduleDir), lists, scratch, tree.cgo);
+      writeFileSync(report, JSON.stringify(found));
+    } finally {
+      rmSync(src, { recursive: true, force: true });
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }
   // a go.mod without requirements downloads nothing: the folder is still the (empty) cache
   mkdirSync(join(cache, 'mod'), { recursive: true });
   await zx().$({ quiet: true })`chmod -R u+w ${join(cache, 'mod')}`;
   writeFileSync(join(cache, '.complete'), '');
-  return join(cache, 'mod');
+  return done();
+}
+
+/**
+ * {@link fillHostModCache} for callers that read only the cache folder, not the import check's
+ * record.
+ * @returns the GOMODCACHE folder
+ * @throws TelebenchError as {@link fillHostModCache}
+ */
+export async function hostModCache(
+  stateDir: string,
+  depFiles: Record<string, string>,
+  moduleDir = '',
+  mirrorsDir?: string,
+  tree?: HostTree,
+): Promise<string> {
+  return (await fillHostModCache(stateDir, depFiles, moduleDir, mirrorsDir, tree)).dir;
 }
