@@ -19,6 +19,7 @@ import {
   type MesonSelection,
 } from './meson-step.js';
 import { pythonEnvLines, type PythonEnvSpec } from './python-recipe.js';
+import { GO_IMPORTS_REPORT, GO_IMPORTS_SCRIPT, GO_IMPORTS_SCRIPT_PATH } from './go-imports-step.js';
 import { imageName } from './instance-recipe.js';
 
 export { instanceRecipe, type InstanceDelta } from './instance-recipe.js';
@@ -200,8 +201,9 @@ export interface GoWarmSpec {
 
 /**
  * The env layer's Go warm-up (one `RUN`): `go test -count=1 -run '^$' ./...` in
- * `/testbed/<moduleDir>` with the proxy off (failure is fine: the instance layer and the steps
- * compile again and validation reports why), then the tree is removed (the instance layer
+ * `/testbed/<moduleDir>` with the proxy off (a compile failure is fine: the instance layer and the
+ * steps compile again and validation reports why; a module the tree needs and the cache lacks
+ * stopped the build before, in the import check of go-imports-step.ts), then the tree is removed (the instance layer
  * brings its own; with `keepTree` the tree stays and what the warm-up wrote into it is undone) and
  * every file of the build cache gets an mtime in 2100. Go's cache rewrites
  * the mtime of an entry it reads when that mtime is more than an hour old
@@ -244,8 +246,11 @@ export interface EnvLayerInputs {
  * `go mod download` (inside the build, over the bridge network), or — `goModCache` given — a
  * module cache filled on the host and copied in; when the fix changes `go.mod` (a dependency
  * bump), `fix.go.mod`/`fix.go.sum` (the files after the fix) are downloaded into the same module
- * cache, so the fixed code compiles with the test steps' `GOPROXY=off`; with `goWarm`, the Go
- * build cache of the repository at the environment commit (see {@link goWarmCommand}). C: the
+ * cache, so the fixed code compiles with the test steps' `GOPROXY=off`; with `goWarm`, every
+ * module the tree's packages and tests import with either go.mod (the import check,
+ * `go-imports-step.ts`: fetched in the build, or checked in a host cache; a module that cannot be
+ * had fails the build naming it) and the Go build cache of the repository at the environment
+ * commit (see {@link goWarmCommand}). C: the
  * kept meson build of `cBuild`. Python: a `requirements.txt` (the repository's, or with
  * `python` the registry's requirements merged on the host), and with `python` grpcio-tools and
  * the package roots ({@link PythonEnvSpec}); without `python` the recipe is as before.
@@ -279,34 +284,36 @@ export function envRecipe(
       `RUN ${mesonStepCommand(cBuild.selection, 'build')} || echo 'telebench: the environment commit does not build; the instance steps report why' >&2`,
     );
   }
-  if (recipe === 'go' && depFiles['go.mod'] !== undefined) {
-    inline['go.mod'] = depFiles['go.mod'];
+  const goDeps = recipe === 'go' && depFiles['go.mod'] !== undefined;
+  const fix = goDeps && depFiles['fix.go.mod'] !== undefined;
+  // the import check over the env tree (go-imports-step.ts) reads /tmp/deps[-fix] after the copy
+  const imports = goDeps && goWarm !== undefined;
+  const depDirs = `/tmp/deps${fix ? ' /tmp/deps-fix' : ''}`;
+  if (goDeps) {
+    inline['go.mod'] = depFiles['go.mod']!;
     inline['go.sum'] = depFiles['go.sum'] ?? '';
     lines.push('COPY go.mod go.sum /tmp/deps/');
+    if (fix) {
+      inline['fix.go.mod'] = depFiles['fix.go.mod']!;
+      inline['fix.go.sum'] = depFiles['fix.go.sum'] ?? '';
+      lines.push('COPY fix.go.mod /tmp/deps-fix/go.mod', 'COPY fix.go.sum /tmp/deps-fix/go.sum');
+    }
     if (goModCache) {
       copies['gomodcache'] = goModCache;
-      // the copied cache holds the fix's modules too: they name the image (unchanged without a fix)
-      cacheKey =
-        depFiles['fix.go.mod'] === undefined
-          ? 'host-modcache'
-          : `host-modcache:${hashJson([depFiles['fix.go.mod'], depFiles['fix.go.sum'] ?? ''])}`;
+      // the copied cache holds the fix's modules too: they name the image (unchanged without a
+      // fix); `imports`: it holds every module the env tree's packages and tests import (issue 31)
+      cacheKey = `host-modcache${fix ? `:${hashJson([depFiles['fix.go.mod'], depFiles['fix.go.sum'] ?? ''])}` : ''}${imports ? ':imports' : ''}`;
       // the go.mod files of a monorepo module's local replace targets (`_local/...`) are part of
       // its module graph
       const locals = Object.entries(depFiles).filter(([k]) => k.includes('_local/'));
       if (locals.length > 0) cacheKey += `:${hashJson(locals)}`;
       lines.push('COPY gomodcache /root/go/pkg/mod', 'ENV GOMODCACHE=/root/go/pkg/mod');
     } else {
-      const fix = depFiles['fix.go.mod'] !== undefined;
-      if (fix) {
-        inline['fix.go.mod'] = depFiles['fix.go.mod']!;
-        inline['fix.go.sum'] = depFiles['fix.go.sum'] ?? '';
-        lines.push('COPY fix.go.mod /tmp/deps-fix/go.mod', 'COPY fix.go.sum /tmp/deps-fix/go.sum');
-      }
       const download = (dir: string): string =>
         `cd ${dir} && GOFLAGS=-mod=mod GOPROXY=https://proxy.golang.org,direct go mod download`;
       lines.push(
         'ENV GOMODCACHE=/root/go/pkg/mod',
-        `RUN ${download('/tmp/deps')}${fix ? ` && ${download('/tmp/deps-fix')}` : ''} && rm -rf /tmp/deps${fix ? ' /tmp/deps-fix' : ''} /root/.cache/go-build`,
+        `RUN ${download('/tmp/deps')}${fix ? ` && ${download('/tmp/deps-fix')}` : ''} && rm -rf ${imports ? '' : `${depDirs} `}/root/.cache/go-build`,
       );
     }
   }
@@ -322,7 +329,17 @@ export function envRecipe(
   if (recipe === 'go' && goWarm) {
     copies['envsrc'] = goWarm.source;
     cacheKey += `|go-build:${goWarm.key}${goWarm.keepTree ? ':kept' : ''}`;
-    lines.push('COPY envsrc/ /testbed/', `RUN ${goWarmCommand(goWarm.moduleDir, goWarm.keepTree)}`);
+    lines.push('COPY envsrc/ /testbed/');
+    if (imports) {
+      // every module the tree's packages and tests import, fetched (container) or checked (host
+      // cache) as the test steps load them; a module that cannot be had fails the build
+      inline['go_imports.sh'] = GO_IMPORTS_SCRIPT;
+      lines.push(
+        `COPY go_imports.sh ${GO_IMPORTS_SCRIPT_PATH}`,
+        `RUN sh ${GO_IMPORTS_SCRIPT_PATH} /testbed/${goWarm.moduleDir} ${GO_IMPORTS_REPORT} ${depDirs} && rm -rf ${depDirs} /root/.cache/go-build`,
+      );
+    }
+    lines.push(`RUN ${goWarmCommand(goWarm.moduleDir, goWarm.keepTree)}`);
   }
   if (recipe === 'python' && python) {
     if (depFiles['requirements.txt'] !== undefined)

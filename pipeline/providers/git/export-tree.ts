@@ -33,6 +33,7 @@ async function checkoutWithout(
   commit: string,
   dir: string,
   absent: readonly AbsentFile[],
+  paths: readonly string[],
 ): Promise<void> {
   const idxDir = mkdtempSync(join(tmpdir(), 'telebench-index-'));
   try {
@@ -45,7 +46,11 @@ async function checkoutWithout(
     await $({
       input: absent.map((f) => `${f.path}\0`).join(''),
     })`git ${g} update-index --force-remove -z --stdin`;
-    await $`git ${g} checkout-index --all --force`;
+    if (paths.length === 0) await $`git ${g} checkout-index --all --force`;
+    else {
+      const files = (await $`git ${g} ls-files -z -- ${paths}`).stdout;
+      await $({ input: files })`git ${g} checkout-index --force -z --stdin`;
+    }
   } finally {
     rmSync(idxDir, { recursive: true, force: true });
   }
@@ -59,6 +64,8 @@ async function checkoutWithout(
  * (`isDocumentPath`) or one `unread` names (an instance's `absent_files` from resolve).
  * @param mirror  a (bare) git repository holding `commit`
  * @param unread  paths the caller knows no build or test opens
+ * @param paths   only these folders or files of the tree (repository-relative; `''` or none: the
+ *   whole tree); absent files elsewhere do not matter
  * @returns the files left out (`[]` for a complete mirror)
  * @throws TelebenchError `source_objects_missing` (tier content) naming the absent files a build
  *   or test may read; `git_export_failed` (tier infra) naming the commit and git's message when
@@ -69,8 +76,13 @@ export async function exportTree(
   commit: string,
   dest: string,
   unread: (path: string) => boolean = () => false,
+  paths: readonly string[] = [],
 ): Promise<AbsentFile[]> {
   const part = `${dest}.part`;
+  // a pathspec per folder; the whole tree when one of them is the root
+  const spec = paths.includes('') ? [] : [...new Set(paths)];
+  const inSpec = (p: string): boolean =>
+    spec.length === 0 || spec.some((d) => p === d || p.startsWith(`${d}/`));
   rmSync(part, { recursive: true, force: true });
   mkdirSync(part, { recursive: true });
   let absent: AbsentFile[] = [];
@@ -78,9 +90,9 @@ export async function exportTree(
     try {
       await zx().$({
         quiet: true,
-      })`git -C ${mirror} archive --format=tar ${commit} | tar -x -C ${part}`;
+      })`git -C ${mirror} archive --format=tar ${commit} ${spec.length ? ['--', ...spec] : []} | tar -x -C ${part}`;
     } catch (err) {
-      absent = await absentFiles(mirror, commit).catch(() => []);
+      absent = (await absentFiles(mirror, commit).catch(() => [])).filter((f) => inSpec(f.path));
       if (absent.length === 0)
         throw new TelebenchError(
           'git_export_failed',
@@ -90,7 +102,7 @@ export async function exportTree(
       refuseReadAbsent(mirror, commit, absent, unread);
       rmSync(part, { recursive: true, force: true });
       mkdirSync(part, { recursive: true });
-      await checkoutWithout(mirror, commit, part, absent).catch((e: unknown) => {
+      await checkoutWithout(mirror, commit, part, absent, spec).catch((e: unknown) => {
         throw new TelebenchError(
           'git_export_failed',
           `could not export the tree of ${commit} from ${mirror} without its ${absent.length} absent file(s): ${firstLines(e)}`,

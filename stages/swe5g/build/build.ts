@@ -50,7 +50,8 @@ import { buildConcurrency, type EnvironmentsSettings } from '../environments-con
 import { mirrorPath } from '../resolve/resolve.js';
 import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
 import { withoutIssueText } from '../statement/current.js';
-import { goDepFiles, goModuleFailure, hostModCache } from './go-modules.js';
+import { fillHostModCache, goDepFiles, goModuleFailure, type HostModCache } from './go-modules.js';
+import { goImportsInImage, type GoImportsRecord } from './go-imports.js';
 import type { InstanceGit } from './instance-git.js';
 import { testgenStage } from '../testgen/testgen.js';
 import { buildContextOf } from './build-context.js';
@@ -104,6 +105,11 @@ export interface Built {
   };
   /** A Go or Python monorepo folder: the instance layer as a delta over the env layer's tree. */
   delta?: DeltaRecord;
+  /**
+   * Go with the env layer's import check (issue 31): the modules it fetched (host) and the
+   * imports no module of the go.mod provides (a warning: the steps cannot build what imports them).
+   */
+  go_imports?: GoImportsRecord;
 }
 
 /** What building needs besides the Resolved record. */
@@ -423,10 +429,13 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     const text = await fileAt(mirror, res.environment_setup_commit, n);
     if (text !== undefined) depFiles['requirements.txt'] = text;
   }
-  let goModCache: string | undefined;
+  let hostCache: HostModCache | undefined;
   if (recipe === 'go' && s.go_modules === 'host' && depFiles['go.mod'] !== undefined) {
-    goModCache = await hostModCache(bc.stateDir, depFiles, module_dir, bc.mirrorsDir);
+    // with the import check over the env commit's folder (issue 31, go-imports.ts)
+    const tree = { mirror, commit: res.environment_setup_commit, cgo, unread: unreadOf(res) };
+    hostCache = await fillHostModCache(bc.stateDir, depFiles, module_dir, bc.mirrorsDir, tree);
   }
+  const goModCache = hostCache?.dir;
   const cEnv = recipe === 'c-meson' && spec ? await cEnvironment(res, bc, mirror, spec) : undefined;
   // a Go or Python monorepo folder: the env layer keeps the env commit's repository (issue 31)
   const monoTree = module_dir !== '' && recipe !== 'c-meson';
@@ -477,6 +486,15 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
       );
     },
   );
+  // the import check's record: the host's, or the report the env build wrote (read once per image)
+  const goImports =
+    recipe === 'go' && depFiles['go.mod'] !== undefined
+      ? (hostCache?.imports ?? (await goImportsInImage(bc.docker, env.name, bc.kv)))
+      : undefined;
+  if (goImports?.unresolved.length)
+    bc.log?.(
+      `${res.instance_id}: warning: no module of the go.mod provides ${goImports.unresolved.map((u) => u.package).join(', ')}; the test steps cannot build what imports them`,
+    );
   // instance: the base commit's clean repository, whole or as a delta over the env layer's
   const { inst, source_dir, delta } = await instanceSource({
     mirror,
@@ -543,6 +561,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
       : delta
         ? { delta }
         : {}),
+    ...(goImports ? { go_imports: goImports } : {}),
   };
 }
 
@@ -731,7 +750,9 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   // only what the base commit changes)
   // 7: a Go or Python monorepo folder's env layer keeps the env commit's repository and its
   // instance layer is the delta (tree-delta.ts); deletions go before the copy (all recipes)
-  version: 7,
+  // 8: the Go env layer holds every module the folder's packages and tests import (issue 31,
+  // the import check); Built `go_imports`
+  version: 8,
   // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
   needs: ['swe5g.resolve', 'swe5g.testgen'],
   itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),

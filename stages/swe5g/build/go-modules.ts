@@ -1,19 +1,34 @@
 /**
  * Go modules of an instance's env layer: the `go.mod`/`go.sum` of the environment commit and,
  * when the fix changes them (a dependency bump), the ones after the fix, so the fixed code
- * compiles in the test steps (`GOPROXY=off`); the `go_modules: host` module cache; and the one
- * reading of a failed module download as `dependency_unavailable` with the module and version.
+ * compiles in the test steps (`GOPROXY=off`); and the `go_modules: host` module cache, which
+ * also holds every module the folder's packages and tests import (the import check, go-imports.ts).
+ * The host's Go, its mirror routing and the reading of a module it cannot have as
+ * `dependency_unavailable` are in go-host-download.ts.
  */
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, posix, relative } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, posix } from 'node:path';
 import type * as Zx from 'zx';
-import { findMirror } from '../../../pipeline/providers/git/mirror-source.js';
-import { TelebenchError } from '../../../pipeline/errors.js';
-import { fileAt, hostEnv } from '../../../pipeline/providers/git/repo.js';
+import { fileAt } from '../../../pipeline/providers/git/repo.js';
 import { hashJson } from '../../../pipeline/hash.js';
 import { lazy } from '../../../pipeline/lazy.js';
 import type { Resolved } from '../types.js';
 import { goReplaceDirs } from '../resolve/reads.js';
+import { goOnHost, hostGo } from './go-host-download.js';
+import {
+  exportModuleTree,
+  hostImports,
+  type GoImportsRecord,
+  type HostTree,
+} from './go-imports.js';
+
+export {
+  goModuleFailure,
+  infoOverlay,
+  mirrorRouting,
+  type GoModuleFailure,
+} from './go-host-download.js';
+export type { GoImportsRecord, HostTree } from './go-imports.js';
 
 const zx = lazy<typeof Zx>('zx');
 
@@ -93,142 +108,53 @@ export function downloadFiles(
   return out;
 }
 
-/** A failed module download, read from `go` output. */
-export interface GoModuleFailure {
-  /** `module@version`. */
-  module: string;
-  /** What go said after the module (`reading https://...: 403 Forbidden`, `unknown revision ...`). */
-  reason: string;
-  /** The URL go was reading, when it says. */
-  url?: string;
-  /** HTTP status, when go says one. */
-  status?: number;
-  /** The version will not appear by retrying: 403/404/410, an unknown revision or version. */
-  permanent: boolean;
-}
-
-/**
- * The first failed module of `go mod download` / `go build` output, or null when the text names
- * none. Reads `go: <module>@<version>: <reason>` (and the `reading <url>: <status>` inside it).
- */
-export function goModuleFailure(text: string): GoModuleFailure | null {
-  const m = /(?:^|\s)(?:go: )?((?:[\w.~-]+\/)*[\w.~-]+@v[\w.+-]+): ([^\n]+)/m.exec(text);
-  if (!m) return null;
-  const reason = m[2]!.trim();
-  const r = /reading (\S+): (\d{3})\b/.exec(reason);
-  const status = r ? Number(r[2]) : undefined;
-  const permanent =
-    (status !== undefined && [403, 404, 410].includes(status)) ||
-    /unknown revision|invalid version|no matching versions|not found/.test(reason);
-  return {
-    module: m[1]!,
-    reason,
-    ...(r ? { url: r[1]!.replace(/:$/, ''), status } : {}),
-    permanent,
-  };
-}
-
-/** Go variables `go mod download` on the host may see (proxy, checksum database, caches). */
-const GO_ENV_VARS = [
-  'GOPROXY',
-  'GOFLAGS',
-  'GOMODCACHE',
-  'GOSUMDB',
-  'GONOSUMDB',
-  'GONOPROXY',
-  'GOPRIVATE',
-  'GOINSECURE',
-  'GOPATH',
-  'GOCACHE',
-  'GOTOOLCHAIN',
-  'GOROOT',
-];
-
-/** The time a pseudo-version names (`v0.0.0-20260527123456-abcdef`), else `fallback`. */
-function versionTime(version: string, fallback: Date): string {
-  const m = /(\d{14})-[0-9a-f]{12}$/.exec(version);
-  if (!m) return fallback.toISOString().replace(/\.\d+Z$/, 'Z');
-  const t = m[1]!;
-  return `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}T${t.slice(8, 10)}:${t.slice(10, 12)}:${t.slice(12, 14)}Z`;
-}
-
-/**
- * Writes the `.info` files a module download directory lacks into `out` (same layout): Go's
- * `file://` proxy asks `<version>.info` before `.mod` and `.zip`, and a host cache filled by
- * `go build` / `go mod download` of exact versions often holds only `.mod` and `.zip`. The host
- * cache itself is never written. `Time` comes from a pseudo-version, else the `.mod` file's mtime.
- * @param downloads the host's `<GOMODCACHE>/cache/download`
- * @returns how many `.info` files were written
- */
-export function infoOverlay(downloads: string, out: string): number {
-  let written = 0;
-  const walk = (dir: string): void => {
-    let names: string[];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      return;
-    }
-    if (dir.endsWith('@v')) {
-      const have = new Set(names);
-      for (const n of names) {
-        if (!n.endsWith('.mod')) continue;
-        const v = n.slice(0, -'.mod'.length);
-        if (have.has(`${v}.info`)) continue;
-        const target = join(out, relative(downloads, dir));
-        mkdirSync(target, { recursive: true });
-        const time = versionTime(v, statSync(join(dir, n)).mtime);
-        writeFileSync(join(target, `${v}.info`), JSON.stringify({ Version: v, Time: time }));
-        written++;
-      }
-      return;
-    }
-    for (const n of names) {
-      const p = join(dir, n);
-      if (statSync(p, { throwIfNoEntry: false })?.isDirectory()) walk(p);
-    }
-  };
-  walk(downloads);
-  return written;
-}
-
-/** Which of a module version's files the host cache holds (`.info`, `.mod`, `.zip`). */
-function hostHas(downloads: string, moduleAtVersion: string): string[] {
-  const at = moduleAtVersion.lastIndexOf('@');
-  const escaped = moduleAtVersion.slice(0, at).replace(/[A-Z]/g, (c) => `!${c.toLowerCase()}`);
-  const v = moduleAtVersion.slice(at + 1);
-  const dir = join(downloads, escaped, '@v');
-  return ['info', 'mod', 'zip'].filter((e) => existsSync(join(dir, `${v}.${e}`)));
+/** A `go_modules: host` module cache ({@link fillHostModCache}). */
+export interface HostModCache {
+  /** The GOMODCACHE folder (only these go.mod files' modules: it is copied into the env image). */
+  dir: string;
+  /** What the import check found; absent without a `tree` (the go.mod download only). */
+  imports?: GoImportsRecord;
 }
 
 /**
  * Fills a module cache on the host for the `go_modules: host` mode, keyed by the hash of the
- * dependency files: `go mod download` of the environment commit's go.mod (and of the fix's,
- * `fix.go.mod`, when it differs) with the host's Go in the minimal {@link hostEnv} environment
- * (no tokens) plus the user's Go variables (GOPROXY, GOFLAGS, GOMODCACHE, ...). The host's own
- * module cache (`go env GOMODCACHE`) is read first, as a `file://` proxy ahead of the user's
- * GOPROXY, with the `.info` files it lacks supplied from an overlay ({@link infoOverlay}), so a
- * module the host already holds is never downloaded again and a module the proxy refuses still
- * builds. A module both refuse whose repository is in the mirrors folder (`github.com/<owner>/<name>`
- * as `<owner>+<name>/repo`, ...: free5GC's own modules at a pseudo-version the proxy never served)
- * is then taken from the mirror through git ({@link mirrorRouting}), in a second download.
+ * dependency files (and, with `tree`, of the environment commit, the folder and cgo): `go mod
+ * download` of the environment commit's go.mod (and of the fix's, `fix.go.mod`, when it differs)
+ * with the host's Go ({@link hostGo}: the minimal environment plus the user's Go variables, the
+ * host's own module cache as a `file://` proxy ahead of the user's GOPROXY, so a module the host
+ * already holds is never downloaded again and a module the proxy refuses still builds). A module
+ * both refuse whose repository is in the mirrors folder (`github.com/<owner>/<name>` as
+ * `<owner>+<name>/repo`, ...: free5GC's own modules at a pseudo-version the proxy never served)
+ * is then taken from the mirror through git (`mirrorRouting`). With `tree`, the import check
+ * (issue 31, go-imports.ts) then fetches every module the folder's packages and their tests import
+ * with each go.mod, as the test steps load them, on an export of the folder and its local
+ * `replace` targets at the environment commit (removed afterwards; the tree the tests see is
+ * untouched).
  * @param depFiles {@link goDepFiles}' result
  * @param moduleDir the module's folder (its go.mod's local `replace` targets are relative to it)
  * @param mirrorsDir the mirrors folder (`swe5g.mining.mirrors_dir`), when there is one
- * @returns the cache folder (only these go.mod files' modules: it is copied into the env image)
+ * @param tree the environment commit's tree to check the imports of; none: the download only
  * @throws TelebenchError `dependency_unavailable` (tier infra) naming `module@version`, what the
  *   host cache holds of it and what the proxy said (`permanent` for 403/404/410 or an unknown
- *   revision); `go_mod_download_failed` (tier transient) for any other failure
+ *   revision); `go_mod_download_failed` (tier transient) for any other failure or a time limit;
+ *   `source_objects_missing` / `git_export_failed` from the tree's export
  */
-export async function hostModCache(
+export async function fillHostModCache(
   stateDir: string,
   depFiles: Record<string, string>,
   moduleDir = '',
   mirrorsDir?: string,
-): Promise<string> {
-  const key = hashJson(depFiles).slice(0, 16);
+  tree?: HostTree,
+): Promise<HostModCache> {
+  const keyed = tree ? { depFiles, tree: [tree.commit, moduleDir, tree.cgo === true] } : depFiles;
+  const key = hashJson(keyed).slice(0, 16);
   const cache = join(stateDir, 'swe5g', 'gomodcache', key);
-  if (existsSync(join(cache, '.complete'))) return join(cache, 'mod');
+  const report = join(cache, 'imports.json');
+  const done = (): HostModCache => ({
+    dir: join(cache, 'mod'),
+    ...(tree ? { imports: JSON.parse(readFileSync(report, 'utf8')) as GoImportsRecord } : {}),
+  });
+  if (existsSync(join(cache, '.complete'))) return done();
   const works = [{ dir: join(cache, 'work'), mod: 'go.mod', sum: 'go.sum' }];
   if (depFiles['fix.go.mod'] !== undefined)
     works.push({ dir: join(cache, 'work-fix'), mod: 'fix.go.mod', sum: 'fix.go.sum' });
@@ -240,133 +166,45 @@ export async function hostModCache(
       writeFileSync(join(w.dir, rel), text);
     }
   }
-  const userEnv = hostEnv(GO_ENV_VARS);
-  const goEnv = async (name: string): Promise<string> =>
-    (
-      await zx().$({ cwd: works[0]!.dir, quiet: true, env: userEnv, nothrow: true })`go env ${name}`
-    ).stdout.trim();
-  const hostCache = await goEnv('GOMODCACHE');
-  const userProxy = (await goEnv('GOPROXY')) || 'https://proxy.golang.org,direct';
-  const hostDownloads = hostCache ? join(hostCache, 'cache', 'download') : '';
-  const proxies: string[] = [];
-  if (hostDownloads && existsSync(hostDownloads)) {
-    const overlay = join(cache, 'info-overlay');
-    if (infoOverlay(hostDownloads, overlay) > 0) proxies.push(`file://${overlay}`);
-    proxies.push(`file://${hostDownloads}`);
-  }
-  const proxy = [...proxies, userProxy].join(',');
-  const userFlags = (userEnv.GOFLAGS ?? '').replace(/-mod=\S+/g, '').trim();
-  const baseEnv = {
-    ...userEnv,
-    GOPROXY: proxy,
-    GOMODCACHE: join(cache, 'mod'),
-    GOFLAGS: `${userFlags} -mod=mod`.trim(),
-  };
-  for (const w of works) {
+  const h = await hostGo(cache, works[0]!.dir, mirrorsDir);
+  for (const w of works)
+    await goOnHost(h, w.dir, ['mod', 'download'], { goMod: w.mod, what: 'go mod download' });
+  if (tree) {
+    const src = join(cache, 'src');
+    const scratch = join(cache, 'imports');
     try {
-      const download = (env: Record<string, string>) =>
-        zx().$({ cwd: w.dir, quiet: true, env })`go mod download`;
-      // a module the proxy and the host cache refuse, whose repository the mirrors folder holds
-      // (free5GC's own modules at a pseudo-version): from the mirror through git, one more module
-      // per round (only the refused ones: a mirror may lack tags the proxy serves)
-      const routed: string[] = [];
-      for (;;) {
-        const err = await download({ ...baseEnv, ...mirrorRouting(mirrorsDir, routed) }).then(
-          () => null,
-          (e: unknown) => e,
-        );
-        if (err === null) break;
-        const f = goModuleFailure(String((err as { stderr?: string }).stderr ?? ''));
-        const repo = f && githubRepoOf(f.module);
-        const path = repo && `github.com/${repo.owner}/${repo.name}`;
-        if (!path || !mirrorsDir || routed.includes(path) || routed.length >= 16) throw err;
-        if (!findMirror(mirrorsDir, repo.owner, repo.name)) throw err;
-        routed.push(path);
-      }
-    } catch (err) {
-      const text = String((err as { stderr?: string }).stderr ?? (err as Error).message);
-      const f = goModuleFailure(text);
-      if (f) throw unavailableOnHost(f, w.mod, hostCache, hostDownloads, err, mirrorsDir);
-      throw new TelebenchError(
-        'go_mod_download_failed',
-        `go mod download on the host (${w.mod}) failed: ${text}`,
-        { tier: 'transient', cause: err },
-      );
+      await exportModuleTree(tree, depFiles, moduleDir, src);
+      const lists = works.map((w) => ({
+        goMod: w.mod as 'go.mod' | 'fix.go.mod',
+        mod: depFiles[w.mod]!,
+        sum: depFiles[w.sum] ?? '',
+      }));
+      const found = await hostImports(h, join(src, moduleDir), lists, scratch, tree.cgo);
+      writeFileSync(report, JSON.stringify(found));
+    } finally {
+      rmSync(src, { recursive: true, force: true });
+      rmSync(scratch, { recursive: true, force: true });
     }
   }
+  // a go.mod without requirements downloads nothing: the folder is still the (empty) cache
+  mkdirSync(join(cache, 'mod'), { recursive: true });
   await zx().$({ quiet: true })`chmod -R u+w ${join(cache, 'mod')}`;
   writeFileSync(join(cache, '.complete'), '');
-  return join(cache, 'mod');
-}
-
-/** The `dependency_unavailable` of a failed host download, saying what the host cache holds. */
-function unavailableOnHost(
-  f: GoModuleFailure,
-  goMod: string,
-  hostCache: string,
-  hostDownloads: string,
-  cause: unknown,
-  mirrorsDir?: string,
-): TelebenchError {
-  const held = hostDownloads ? hostHas(hostDownloads, f.module) : [];
-  const repo = githubRepoOf(f.module);
-  const mirror = repo && mirrorsDir ? findMirror(mirrorsDir, repo.owner, repo.name) : undefined;
-  const mirrorSaid = !repo
-    ? ''
-    : mirror
-      ? `, nor its mirror ${repo.owner}/${repo.name} (that version's commit is not there)`
-      : mirrorsDir
-        ? `, nor the mirrors folder (no mirror of ${repo.owner}/${repo.name})`
-        : '';
-  const where = !hostCache
-    ? 'the host has no module cache'
-    : held.length === 0
-      ? `the host module cache (${hostCache}) does not hold it`
-      : `the host module cache (${hostCache}) holds only its ${held.map((e) => `.${e}`).join(', ')}`;
-  return new TelebenchError(
-    'dependency_unavailable',
-    `go mod download on the host (${goMod === 'go.mod' ? 'the base go.mod' : "the fix's go.mod"}): ${f.module} cannot be had: ${where}${mirrorSaid}, and the proxy: ${f.reason}; fill the host cache (go mod download in a checkout of that commit) or set GOPROXY/GOFLAGS to a proxy that serves it`,
-    {
-      tier: 'infra',
-      context: {
-        module: f.module,
-        ...(f.url ? { url: f.url } : {}),
-        ...(f.status !== undefined ? { status: f.status } : {}),
-        hostCache,
-        host_cache_files: held,
-        go_mod: goMod,
-        permanent: f.permanent,
-      },
-      cause,
-    },
-  );
-}
-
-/** `github.com/<owner>/<name>` of a module path (`@version` and subfolders aside), else null. */
-function githubRepoOf(moduleAtVersion: string): { owner: string; name: string } | null {
-  const m = /^github\.com\/([^/@]+)\/([^/@]+)/.exec(moduleAtVersion);
-  return m ? { owner: m[1]!, name: m[2]! } : null;
+  return done();
 }
 
 /**
- * The Go environment that takes the `github.com` repositories `paths` (`github.com/owner/name`)
- * from the mirrors folder: fetched by git (`GONOPROXY`, `GONOSUMDB`, `GOPRIVATE`; go.sum still
- * checks the bytes) from the mirror, through a `url.<mirror>.insteadOf` of the GitHub URL given
- * as `GIT_CONFIG_*` variables.
- * @returns the variables to add (none without a mirrors folder or paths)
+ * {@link fillHostModCache} for callers that read only the cache folder, not the import check's
+ * record.
+ * @returns the GOMODCACHE folder
+ * @throws TelebenchError as {@link fillHostModCache}
  */
-export function mirrorRouting(
-  mirrorsDir: string | undefined,
-  paths: readonly string[],
-): Record<string, string> {
-  if (!mirrorsDir || paths.length === 0) return {};
-  const env: Record<string, string> = {};
-  paths.forEach((path, i) => {
-    const r = githubRepoOf(path)!;
-    env[`GIT_CONFIG_KEY_${i}`] = `url.${findMirror(mirrorsDir, r.owner, r.name)}.insteadOf`;
-    env[`GIT_CONFIG_VALUE_${i}`] = `https://${path}`;
-  });
-  env.GIT_CONFIG_COUNT = String(paths.length);
-  for (const k of ['GONOPROXY', 'GONOSUMDB', 'GOPRIVATE']) env[k] = paths.join(',');
-  return env;
+export async function hostModCache(
+  stateDir: string,
+  depFiles: Record<string, string>,
+  moduleDir = '',
+  mirrorsDir?: string,
+  tree?: HostTree,
+): Promise<string> {
+  return (await fillHostModCache(stateDir, depFiles, moduleDir, mirrorsDir, tree)).dir;
 }
