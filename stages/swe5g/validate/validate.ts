@@ -403,6 +403,22 @@ function withoutClassification(t: TestGen): Omit<TestGen, 'bug_category' | 'spec
  * Stage `swe5g.validate`: one item per built instance that also has a `swe5g.testgen` record.
  * @throws SkipItem with the failed step's reason (contract list in stages/swe5g/types.ts)
  */
+/**
+ * What of a build decides a validation: the images (their tags are content hashes of the recipe
+ * and its inputs), the recipe, the toolchain and the two folders the steps read. Timings and the
+ * build's own notes are left out, so a new build version that rebuilds the same images (its
+ * seconds differ every time) re-validates nothing.
+ */
+export function builtIdentity(b: Built): unknown {
+  return {
+    images: b.images,
+    image_recipe: b.image_recipe,
+    toolchain: b.toolchain,
+    module_dir: b.module_dir,
+    source_dir: b.source_dir,
+  };
+}
+
 export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   name: 'swe5g.validate',
   // 2: test dirs are Go packages / source folders (packages.ts), not every touched dir;
@@ -431,7 +447,7 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   cacheKey: (i) => ({
     resolved: withoutIssueText(i.resolved),
     testgen: withoutClassification(i.testgen),
-    built: i.built,
+    built: builtIdentity(i.built),
   }),
   *plan(ctx) {
     const tests = new Map([...ctx.store.outputs(testgenStage)].map((t) => [t.key, t.output]));
