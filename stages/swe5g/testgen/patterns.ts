@@ -472,6 +472,51 @@ function conditionControlOf(
 }
 
 /**
+ * The site of candidate node `n` (pattern `pattern`) in function `fn`, or null when the fix does
+ * not add it. A text site needs more tests of its condition in the fixed function than at the
+ * parent (text-count.ts, the count its test makes); a control site needs the fix to add the
+ * check as written (the parent may hold it negated, mirrored or through a local, which its
+ * control check does not read as the same statements governed).
+ */
+function siteOf(
+  language: SourceLanguage,
+  fn: FunctionInfo,
+  parentFn: FunctionInfo | undefined,
+  n: Node,
+  kind: PatternKind,
+  operandNode: Node | undefined,
+  pattern: FixPattern,
+): Omit<FixSite, 'file'> | null {
+  const count = (f: FunctionInfo | undefined, literal = false): number =>
+    f ? countPattern(language, f.body, pattern, literal) : 0;
+  const fixCount = count(fn);
+  const parentCount = count(parentFn);
+  const text = fixCount > parentCount;
+  if (!text && count(fn, true) <= count(parentFn, true)) return null;
+  const body = fn.body;
+  const parentBody = parentFn?.body ?? null;
+  const control: Partial<FixSite> = !body
+    ? {}
+    : operandNode
+      ? controlOf(language, body, parentBody, operandNode)
+      : kind === 'comparison' || kind === 'length_check'
+        ? conditionControlOf(language, n, body, parentBody)
+        : {};
+  if (!text && control.strength !== 'control') return null;
+  return {
+    function: fn.qualified,
+    name: fn.name,
+    receiver: fn.receiver,
+    pattern,
+    parentCount,
+    fixCount,
+    line: n.startPosition.row + 1,
+    strength: 'text',
+    ...control,
+  };
+}
+
+/**
  * The sites of one function, best first, at most {@link MAX_SITES_PER_FUNCTION}: its control
  * null guards (one per operand) and C comparisons (one per condition); beside comparisons alone,
  * its text null checks too (a comparison does not cover them); else its text null checks, else
@@ -607,30 +652,11 @@ export async function deriveFixSites(
             const id = `${c.kind}\u0000${c.key}`;
             if (!found.has(id)) {
               const { operandNode, ...rest } = c;
-              const pattern: FixPattern = { ...rest, text: n.text };
-              const fixCount = countPattern(language, fn.body, pattern);
-              const parentCount = parentFn ? countPattern(language, parentFn.body, pattern) : 0;
-              if (fixCount > parentCount) {
-                found.set(id, {
-                  file,
-                  function: fn.qualified,
-                  name: fn.name,
-                  receiver: fn.receiver,
-                  pattern,
-                  parentCount,
-                  fixCount,
-                  line: n.startPosition.row + 1,
-                  strength: 'text',
-                  ...(operandNode && fn.body
-                    ? controlOf(language, fn.body, parentFn?.body ?? null, operandNode)
-                    : {}),
-                  ...(!operandNode &&
-                  fn.body &&
-                  (c.kind === 'comparison' || c.kind === 'length_check')
-                    ? conditionControlOf(language, n, fn.body, parentFn?.body ?? null)
-                    : {}),
-                });
-              }
+              const site = siteOf(change.language, fn, parentFn, n, c.kind, operandNode, {
+                ...rest,
+                text: n.text,
+              });
+              if (site) found.set(id, { ...site, file });
             }
           }
         }

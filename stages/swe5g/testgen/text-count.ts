@@ -187,16 +187,19 @@ function occurrence(
   language: SourceLanguage,
   body: Node,
   pattern: FixPattern,
+  literal: boolean,
 ): (n: Node) => boolean {
   if (pattern.kind === 'null_check') {
     const key = pattern.key;
-    const names = aliasNames(language, body, (v) => operandKey(language, v) === key);
+    const names = literal
+      ? new Set<string>()
+      : aliasNames(language, body, (v) => operandKey(language, v) === key);
     return (n) => {
       const o = nullCheckOperand(language, n) ?? negationOperand(language, n);
       return !!o && (operandKey(language, o) === key || aliasIn(o, names));
     };
   }
-  const c = pattern.comparison;
+  const c = literal ? undefined : pattern.comparison;
   if (c) {
     const ln = aliasNames(language, body, (v) => squash(v) === c.left);
     const rn = aliasNames(language, body, (v) => squash(v) === c.right);
@@ -298,10 +301,12 @@ function countSubsequence(tokens: string[], seq: string[]): number {
 }
 
 /** C: the pattern's forms in the live tokens, and its alias forms for each alias of a side. */
-function cCount(body: Node, pattern: FixPattern): number {
+function cCount(body: Node, pattern: FixPattern, literal: boolean): number {
   const tokens = cLiveTokens(body);
-  let n = (pattern.variants ?? []).reduce((s, v) => s + countSubsequence(tokens, v), 0);
-  const a = pattern.alias;
+  // a comparison's first form is the gold's own tokens
+  const forms = (pattern.variants ?? []).slice(0, literal && pattern.comparison ? 1 : undefined);
+  let n = forms.reduce((s, v) => s + countSubsequence(tokens, v), 0);
+  const a = literal ? undefined : pattern.alias;
   if (a) {
     const names = a.of.map((of) => {
       const want = of.join('\u0000');
@@ -317,16 +322,19 @@ function cCount(body: Node, pattern: FixPattern): number {
  * Occurrences of `pattern` in a function body under the generated tests' rules (the module
  * comment). Go/Python count expression nodes; C counts token sequences (the C checker has no
  * parser, only a lexer and a statement parser).
+ * @param literal count the pattern as written only: no alias, a comparison neither mirrored nor
+ *   negated (whether the fix adds the check itself, for a control site); not what a test counts
  * @returns 0 for a function without a body
  */
 export function countPattern(
   language: SourceLanguage,
   body: Node | null,
   pattern: FixPattern,
+  literal = false,
 ): number {
   if (!body) return 0;
-  if (language === 'c') return cCount(body, pattern);
-  const match = occurrence(language, body, pattern);
+  if (language === 'c') return cCount(body, pattern, literal);
+  const match = occurrence(language, body, pattern, literal);
   let n = 0;
   walkLive(body, (node) => {
     if (match(node)) n++;

@@ -309,6 +309,25 @@ describe('Strategy B text sites in C: the tests of the condition, mirrored, nega
       expect(await derivedResults('c', sites, shape.variants)).toEqual(expected(shape.variants));
     });
 
+  it('keeps the control site of an assertion turned into a graceful check of its negation', async () => {
+    // Open5GS PR 2942: `ogs_assert(context->epfd >= 0)` became `if (context->epfd < 0) return`;
+    // the text count is the same at both (one test of the condition), the control site stands
+    const e = (check: string): string =>
+      fn('open_poll', `    sess->n = ogs_f(sess);\n${check}\n    sess->step = 1;\n    return 0;`);
+    const parent = e('    ogs_assert(sess->n >= 0);');
+    const gold = e('    if (sess->n < 0) {\n        ogs_warn("epoll");\n        return -1;\n    }');
+    const sites = await sitesOf('c', FILE, parent, gold);
+    expect(sites.map((x) => [x.strength, x.pattern.key, x.parentCount, x.fixCount])).toEqual([
+      ['control', 'sess->n<0', 1, 1],
+    ]);
+    const variants = [
+      no('parent', parent),
+      ok('gold', gold),
+      no('no-op', e('    ogs_assert(sess->n >= 0);\n    if (sess->n < 0) {\n    }')),
+    ];
+    expect(checkResults('c', sites, FILE, variants)).toEqual(expected(variants));
+  });
+
   it('counts the parent the same way: its mirrored and aliased tests raise the bar', async () => {
     const rest = '    int step = sess->step;\n    if (3 != step)\n        ogs_warn("three");\n';
     const parent = s('sess->step != 2', rest);
