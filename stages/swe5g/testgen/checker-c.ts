@@ -6,6 +6,8 @@
  * checker-py.ts, checker-c.ts.
  */
 
+import { PY_TABLES } from './checker-tables.js';
+
 /**
  * C checker part (inserted into `f2p_check.py`, uses its `tokens`): a statement parser on the
  * function body's tokens (blocks, if/else, loops and `macro(...) { }` loops, switch cases,
@@ -24,9 +26,7 @@ def _is_ident(t):
     return re.match(r"^[A-Za-z_]\w*$", t) is not None
 
 
-_REL = {"==", "!=", "<", "<=", ">", ">="}
-_MIRROR = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
-_NEGATE = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+${PY_TABLES}
 
 
 class Guard:
@@ -229,10 +229,11 @@ class Guard:
         if x == "if" and nxt == "(":
             c = self.match(i + 1)
             then, k = self.parse(c + 1, end) if c + 1 < end else (("block", []), end)
-            other = None
+            span, other = (i, k), None
             if k < end and t[k] == "else":
                 other, k = self.parse(k + 1, end) if k + 1 < end else (None, end)
-            return ("if", (i + 2, c), then, other), k
+            # (condition, then, else, the tokens of the if and its then branch)
+            return ("if", (i + 2, c), then, other, span), k
         if x in ("while", "for", "switch") and nxt == "(":
             c = self.match(i + 1)
             body, k = self.parse(c + 1, end) if c + 1 < end else (("block", []), end)
@@ -353,20 +354,62 @@ class Guard:
         elif n[0] in ("loop", "labeled"):
             yield from self.simples(n[-1])
 
-    def check(self):
-        """(uses, unguarded uses) of the operand with a recorded signature."""
-        tree = ("block", self.parse_list(1, len(self.t) - 1))
-        binds = []
+    def tree(self):
+        """The statement tree of the body (its outer braces excluded)."""
+        return ("block", self.parse_list(1, len(self.t) - 1))
+
+    def binds(self, tree):
+        """(name, value lo, value hi) of each statement v = X; / T *v = X; (not *v = X;, s.v = X;)."""
+        out = []
         for lo, hi in self.simples(tree):
             eq = self.top(lo, hi, {"="})
             if len(eq) == 1 and eq[0] > lo and _is_ident(self.t[eq[0] - 1]):
-                if eq[0] - 1 == lo or self.t[eq[0] - 2] not in (".", "->", "]", ")"):
-                    binds.append((self.t[eq[0] - 1], eq[0] + 1, hi))
-        x = self.members[0]
+                k = eq[0] - 2
+                if k < lo or (self.t[k] not in (".", "->", "]", ")") and not (k == lo and self.t[k] == "*")):
+                    out.append((self.t[eq[0] - 1], eq[0] + 1, hi))
+        return out
+
+    def aliases(self, binds, x):
+        """Names bound to the tokens x (without parentheses): its one-level local aliases."""
+        out = []
         for v, a, b in binds:
             a2, b2 = self.strip(a, b)
-            if self.t[a2:b2] == x:
-                self.members.append([v])
+            if self.t[a2:b2] == x and [v] != x and v not in out:
+                out.append(v)
+        return out
+
+    def live(self, tree):
+        """The body's tokens with each dead if (if (0), if (false), if (0 && x)) and its then branch as ";" (its else kept)."""
+        spans = []
+
+        def walk(n):
+            if n[0] == "if" and self.dead(*n[1]):
+                spans.append(n[4])
+                kids = [n[3]]
+            elif n[0] in ("block", "cases"):
+                kids = n[1]
+            elif n[0] == "if":
+                kids = [n[2], n[3]]
+            elif n[0] in ("loop", "labeled"):
+                kids = [n[-1]]
+            else:
+                kids = []
+            for c in kids:
+                if c is not None:
+                    walk(c)
+
+        walk(tree)
+        out, i = [], 0
+        for a, b in sorted(spans):
+            out += self.t[i:a] + [";"]
+            i = b
+        return out + self.t[i:]
+
+    def check(self):
+        """(uses, unguarded uses) of the operand with a recorded signature."""
+        tree = self.tree()
+        binds = self.binds(tree)
+        self.members += [[v] for v in self.aliases(binds, self.members[0])]
         for v, a, b in binds:
             if [v] not in self.members and not self.member(a, b) and self.pol(a, b) != 0:
                 self.flags[v] = self.pol(a, b)

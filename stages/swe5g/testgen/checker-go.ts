@@ -6,6 +6,8 @@
  * checker-py.ts, checker-c.ts.
  */
 
+import { GO_TABLES } from './checker-tables.js';
+
 /** Go helpers (appended to the Go test file; uses f2pIntentTokens / f2pIntentUnparen / f2pIntentRecv). */
 export const GO_GUARD = `
 var f2pGuardTerm = regexp.MustCompile(\`^(panic|os\\.Exit|runtime\\.Goexit)$|(^|\\.)(Fatal|Fatalf|Fatalln|Panic|Panicf|Panicln)$\`)
@@ -28,8 +30,7 @@ type f2pCond struct {
 	sign      int
 }
 
-var f2pMirror = map[token.Token]token.Token{token.EQL: token.EQL, token.NEQ: token.NEQ, token.LSS: token.GTR, token.GTR: token.LSS, token.LEQ: token.GEQ, token.GEQ: token.LEQ}
-var f2pNegate = map[string]string{"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+${GO_TABLES}
 
 func (g *f2pGuard) squash(n ast.Node) string { return strings.Join(strings.Fields(g.text(n)), "") }
 
@@ -38,7 +39,7 @@ func (g *f2pGuard) condPol(x *ast.BinaryExpr) int {
 	if g.member(x.X) && g.squash(f2pIntentUnparen(x.Y)) == g.cond.value {
 		o = x.Op.String()
 	} else if g.member(x.Y) && g.squash(f2pIntentUnparen(x.X)) == g.cond.value {
-		o = f2pMirror[x.Op].String()
+		o = f2pMirror[x.Op.String()]
 	}
 	if o != "" && o == g.cond.op {
 		return g.cond.sign
@@ -215,6 +216,35 @@ func (g *f2pGuard) stmt(s ast.Stmt, ok bool) bool {
 
 func (g *f2pGuard) safe(s ast.Stmt) bool { return g.exits(s) || g.cond == nil && g.assigns(s) }
 
+// f2pBind is one binding name = value of a function body.
+type f2pBind struct {
+	name  string
+	value ast.Expr
+}
+
+// f2pBinds lists the bindings of a function body with one name and one value (v := X, v = X,
+// var v = X, also in an if's initializer): the forms a one-level local alias or a flag is read
+// from, by the control checks and the text count alike.
+func f2pBinds(body ast.Node) []f2pBind {
+	var out []f2pBind
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.AssignStmt:
+			if len(x.Lhs) == 1 && len(x.Rhs) == 1 {
+				if id, ok := x.Lhs[0].(*ast.Ident); ok {
+					out = append(out, f2pBind{id.Name, x.Rhs[0]})
+				}
+			}
+		case *ast.ValueSpec:
+			if len(x.Names) == 1 && len(x.Values) == 1 {
+				out = append(out, f2pBind{x.Names[0].Name, x.Values[0]})
+			}
+		}
+		return true
+	})
+	return out
+}
+
 // f2pDead: the literal false, or a conjunction holding it (a then branch that never runs).
 func f2pDead(e ast.Expr) bool {
 	switch x := f2pIntentUnparen(e).(type) {
@@ -328,34 +358,18 @@ func f2pGuardRun(file, recv, name, operand string, sigs []string, cond *f2pCond)
 			continue
 		}
 		found = true
-		var binds [][2]ast.Node
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			switch x := n.(type) {
-			case *ast.AssignStmt:
-				if len(x.Lhs) == 1 && len(x.Rhs) == 1 {
-					if id, ok := x.Lhs[0].(*ast.Ident); ok {
-						binds = append(binds, [2]ast.Node{id, x.Rhs[0]})
-					}
-				}
-			case *ast.ValueSpec:
-				if len(x.Names) == 1 && len(x.Values) == 1 {
-					binds = append(binds, [2]ast.Node{x.Names[0], x.Values[0]})
-				}
-			}
-			return true
-		})
+		binds := f2pBinds(fd.Body)
 		for _, b := range binds {
-			if g.text(f2pIntentUnparen(b[1].(ast.Expr))) == operand {
-				g.members[b[0].(*ast.Ident).Name] = true
+			if g.text(f2pIntentUnparen(b.value)) == operand {
+				g.members[b.name] = true
 			}
 		}
 		for _, b := range binds {
-			v := b[0].(*ast.Ident).Name
-			if g.members[v] {
+			if g.members[b.name] {
 				continue
 			}
-			if p := g.pol(b[1].(ast.Expr)); p != 0 && !g.member(b[1].(ast.Expr)) {
-				g.flags[v] = p
+			if p := g.pol(b.value); p != 0 && !g.member(b.value) {
+				g.flags[b.name] = p
 			}
 		}
 		g.stmt(fd.Body, false)

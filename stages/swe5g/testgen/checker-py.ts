@@ -6,14 +6,32 @@
  * checker-py.ts, checker-c.ts.
  */
 
+import { PY_TABLES } from './checker-tables.js';
+
 /** Python helpers (appended to the pytest module; uses _ROOT, _f2p_tokens, _f2p_function). */
 export const PY_GUARD = `
 _TERM = re.compile(r"^(sys\\.exit|os\\._exit|os\\.abort|exit|quit)$")
 
 
 _F2P_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
-_F2P_MIRROR = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
-_F2P_NEGATE = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+${PY_TABLES}
+
+
+def _f2p_dead(node):
+    """Whether an if test is the literal False or 0, or a conjunction holding one (a then branch that never runs)."""
+    if isinstance(node, ast.Constant):
+        return node.value in (False, 0) and node.value is not None
+    return isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and any(_f2p_dead(v) for v in node.values)
+
+
+def _f2p_binds(fn):
+    """The bindings name = value of a function (one Name target): where a one-level alias or a flag is read from."""
+    out = []
+    for stmt in fn.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                out.append((node.targets[0].id, node.value))
+    return out
 
 
 class _F2pGuard:
@@ -31,10 +49,10 @@ class _F2pGuard:
         if self.member(left) and self.squash(right) == value:
             o = _F2P_OPS[type(node.ops[0])]
         elif self.member(right) and self.squash(left) == value:
-            o = _F2P_MIRROR[_F2P_OPS[type(node.ops[0])]]
+            o = _MIRROR[_F2P_OPS[type(node.ops[0])]]
         if o == op:
             return sign
-        if o is not None and o == _F2P_NEGATE[op]:
+        if o is not None and o == _NEGATE[op]:
             return -sign
         return 0
 
@@ -121,7 +139,7 @@ class _F2pGuard:
     def stmt(self, s, ok):
         if self.cond is not None and isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign)):
             self.use("effect:" + self.squash(s), ok)
-        if self.cond is not None and isinstance(s, ast.If) and self.dead(s.test):
+        if self.cond is not None and isinstance(s, ast.If) and _f2p_dead(s.test):
             self.seq(s.orelse, ok)
             return ok
         if isinstance(s, ast.If):
@@ -138,11 +156,6 @@ class _F2pGuard:
 
     def safe(self, stmts):
         return any(self.exits(s) for s in stmts) or (self.cond is None and any(self.assigns(s) for s in stmts))
-
-    def dead(self, node):
-        if isinstance(node, ast.Constant):
-            return node.value in (False, 0) and node.value is not None
-        return isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and any(self.dead(v) for v in node.values)
 
     def exits(self, s):
         if isinstance(s, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
@@ -178,11 +191,7 @@ def _f2p_guard(file, qualified, operand, sigs, cond=None):
         return None
     src, fn = found
     g = _F2pGuard(src, operand, sigs, cond)
-    binds = []
-    for stmt in fn.body:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                binds.append((node.targets[0].id, node.value))
+    binds = _f2p_binds(fn)
     for name, value in binds:
         if g.text(value) == operand and isinstance(value, (ast.Name, ast.Attribute)):
             g.members.add(name)

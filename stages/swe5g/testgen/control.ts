@@ -70,8 +70,13 @@ export const tokText = (n: Node): string => leafTokens(n).join('');
 const named = (n: Node): Node[] =>
   n.namedChildren.filter((c): c is Node => c !== null && c.type !== 'comment');
 
-/** Declaration/assignment forms `name = value` at statement level (aliases and flags). */
-function bindings(language: SourceLanguage, body: Node): [string, Node][] {
+/**
+ * Declaration/assignment forms `name = value` of a function body, the forms a one-level local
+ * alias or a flag is read from: Go `v := X`, `v = X`, `var v = X` (one name, one value); C
+ * `T *v = X;`, `__auto_type v = X;` and the statement `v = X;`; Python the statement `v = X`.
+ * @returns `[name, value]` pairs in source order (a name may appear more than once)
+ */
+export function bindings(language: SourceLanguage, body: Node): [string, Node][] {
   const out: [string, Node][] = [];
   const walk = (n: Node): void => {
     if (

@@ -16,6 +16,7 @@ import type { FixSite } from './patterns.js';
 import { C_GUARD } from './checker-c.js';
 import { GO_GUARD } from './checker-go.js';
 import { PY_GUARD } from './checker-py.js';
+import { C_TEXT, GO_TEXT, PY_TEXT } from './checker-text.js';
 
 /** A generated file: repository-relative path and full new content. */
 export interface GeneratedFile {
@@ -128,58 +129,19 @@ func f2pIntentRecv(fd *ast.FuncDecl) string {
 		}
 	}
 }
-
-// f2pIntentCount counts, in the body of function recv.name of file, the null checks on key
-// (kind "null_check") or the expressions whose tokens equal key (other kinds).
-// found is false when the file does not parse or has no such function.
-func f2pIntentCount(file, recv, name, kind, key string) (count int, found bool) {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return 0, false
-	}
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, file, src, parser.SkipObjectResolution)
-	if err != nil {
-		return 0, false
-	}
-	base := fset.File(f.Pos()).Base()
-	text := func(n ast.Node) string { return f2pIntentTokens(src[int(n.Pos())-base : int(n.End())-base]) }
-	opKey := func(e ast.Expr) string {
-		switch x := f2pIntentUnparen(e).(type) {
-		case *ast.SelectorExpr:
-			return x.Sel.Name
-		case *ast.Ident:
-			return x.Name
-		}
-		return text(f2pIntentUnparen(e))
-	}
-	isNil := func(e ast.Expr) bool { id, ok := f2pIntentUnparen(e).(*ast.Ident); return ok && id.Name == "nil" }
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Name.Name != name || f2pIntentRecv(fd) != recv || fd.Body == nil {
-			continue
-		}
-		found = true
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			e, ok := n.(ast.Expr)
-			if !ok {
-				return true
-			}
-			if kind == "null_check" {
-				if b, ok := e.(*ast.BinaryExpr); ok && (b.Op == token.EQL || b.Op == token.NEQ) {
-					if isNil(b.Y) && !isNil(b.X) && opKey(b.X) == key || isNil(b.X) && !isNil(b.Y) && opKey(b.Y) == key {
-						count++
-					}
-				}
-			} else if text(e) == key {
-				count++
-			}
-			return true
-		})
-	}
-	return count, found
-}
 `;
+
+/** The comparison argument of a Go text count: `[]string{left, op, right}`, or `nil`. */
+const goComparison = (s: FixSite): string => {
+  const c = s.pattern.comparison;
+  return c ? `[]string{${[c.left, c.op, c.right].map(goStr).join(', ')}}` : 'nil';
+};
+
+/** The comparison argument of a Python text count: `["left", "op", "right"]`, or `None`. */
+const pyComparison = (s: FixSite): string => {
+  const c = s.pattern.comparison;
+  return c ? JSON.stringify([c.left, c.op, c.right]) : 'None';
+};
 
 /** Go assertion of a control site: >= 1 recorded use of the operand, every one guarded. */
 function goControlLines(base: string, s: FixSite, i: number, n: number): string[] {
@@ -241,7 +203,7 @@ export function goIntentTest(
       (s.guard
         ? goControlLines(base, s, i, group.length)
         : [
-            `\tif n, found := f2pIntentCount(${goStr(base)}, ${goStr(s.receiver ?? '')}, ${goStr(s.name)}, ${goStr(s.pattern.kind)}, ${goStr(s.pattern.key)}); !found {`,
+            `\tif n, found := f2pIntentCount(${goStr(base)}, ${goStr(s.receiver ?? '')}, ${goStr(s.name)}, ${goStr(s.pattern.kind)}, ${goStr(s.pattern.key)}, ${goComparison(s)}); !found {`,
             `\t\tt.Errorf("function %s not found in %s", ${goStr(s.function)}, ${goStr(s.file)})`,
             `\t} else if n <= ${s.parentCount} {`,
             `\t\tt.Errorf("%s in %s does not contain the expected fix (site %d of %d)", ${goStr(s.function)}, ${goStr(s.file)}, ${i + 1}, ${group.length})`,
@@ -267,7 +229,7 @@ import (
 	"strings"
 	"testing"
 )
-${GO_HELPERS}${GO_GUARD}
+${GO_HELPERS}${GO_GUARD}${GO_TEXT}
 ${funcs.join('\n')}`;
   return { content, tests };
 }
@@ -309,43 +271,7 @@ def _f2p_function(file, qualified):
     return None if fn is None else (src, fn)
 
 
-def _f2p_count(file, qualified, kind, key):
-    """Occurrences of the fix pattern in the function body; None when the function is missing."""
-    found = _f2p_function(file, qualified)
-    if found is None:
-        return None
-    src, fn = found
-
-    def text(node):
-        return _f2p_tokens(ast.get_source_segment(src, node) or "")
-
-    def op_key(node):
-        if isinstance(node, ast.Attribute):
-            return node.attr
-        if isinstance(node, ast.Name):
-            return node.id
-        return text(node)
-
-    def is_none(node):
-        return isinstance(node, ast.Constant) and node.value is None
-
-    count = 0
-    for stmt in fn.body:
-        for node in ast.walk(stmt):
-            if not isinstance(node, ast.expr):
-                continue
-            if kind == "null_check":
-                if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, (ast.Name, ast.Attribute)):
-                    if op_key(node.operand) == key:
-                        count += 1
-                elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
-                    left, right = node.left, node.comparators[0]
-                    if (is_none(right) and not is_none(left) and op_key(left) == key) or (is_none(left) and not is_none(right) and op_key(right) == key):
-                        count += 1
-            elif text(node) == key:
-                count += 1
-    return count
-${PY_GUARD}`;
+${PY_TEXT}${PY_GUARD}`;
 
 /**
  * Python Strategy B pytest module for all sites.
@@ -368,7 +294,7 @@ export function pythonIntentTest(
         (s.guard
           ? pyControlLines(s, i, group.length)
           : [
-              `    n = _f2p_count(${JSON.stringify(s.file)}, ${JSON.stringify(s.function)}, ${JSON.stringify(s.pattern.kind)}, ${JSON.stringify(s.pattern.key)})`,
+              `    n = _f2p_count(${JSON.stringify(s.file)}, ${JSON.stringify(s.function)}, ${JSON.stringify(s.pattern.kind)}, ${JSON.stringify(s.pattern.key)}, ${pyComparison(s)})`,
               `    assert n is not None, "function ${s.function} not found in ${s.file}"`,
               `    assert n > ${s.parentCount}, "${s.function} in ${s.file} does not contain the expected fix (site ${i + 1} of ${group.length})"`,
             ]
@@ -468,19 +394,8 @@ def functions(toks):
         i += 1
 
 
-def count(body, seq):
-    n = 0
-    for i in range(len(body) - len(seq) + 1):
-        if i > 0 and body[i - 1] in (".", "->"):
-            continue
-        if i + len(seq) < len(body) and body[i + len(seq)] in (".", "->", "[", "("):
-            continue
-        if body[i : i + len(seq)] == seq:
-            n += 1
-    return n
-
-
 ${C_GUARD}
+${C_TEXT}
 
 def main():
     spec_path = pathlib.Path(sys.argv[1])
@@ -511,7 +426,7 @@ def main():
                 uses, bad = sum(c[0] for c in checks), sum(c[1] for c in checks)
                 passed = uses > 0 and bad == 0
             else:
-                passed = sum(count(b, v) for b in bodies for v in site["variants"]) > site["parent"]
+                passed = sum(text_count(b, site) for b in bodies) > site["parent"]
             if not passed:
                 print("%s in %s does not contain the expected fix (site %d of %d)" % (fn_spec["function"], fn_spec["file"], i + 1, len(sites)))
                 ok = False
@@ -559,7 +474,11 @@ export function cIntentTests(
                   signatures: s.guard.signatures,
                   ...(s.guard.condition ? { condition: s.guard.condition } : {}),
                 }
-              : { variants: s.pattern.variants ?? [], parent: s.parentCount },
+              : {
+                  variants: s.pattern.variants ?? [],
+                  parent: s.parentCount,
+                  ...(s.pattern.alias ? { alias: s.pattern.alias } : {}),
+                },
           ),
         },
       ],

@@ -6,8 +6,9 @@
  * checks, other comparisons, then other expressions; vacuous ones (`}`, `return nil`, logging
  * calls, `err != nil`) are never chosen.
  *
- * The counting rules here are the ones the generated tests apply (Go `go/ast`, Python `ast`, the
- * C token checker); `emit.ts` writes the tests from the {@link FixSite}s returned here.
+ * The counting rules (text-count.ts) are the ones the generated tests apply (Go `go/ast`, Python
+ * `ast`, the C token checker, checker-text.ts); `emit.ts` writes the tests from the
+ * {@link FixSite}s returned here.
  */
 import {
   parseSource,
@@ -17,6 +18,7 @@ import {
 } from '../../../pipeline/providers/treesitter/parser.js';
 import { PATH_TYPES, controlSignatures, resolveOperand } from './control.js';
 import { conditionOf, conditionSignatures } from './condition.js';
+import { comparisonCounting, countPattern, nullCheckCounting } from './text-count.js';
 
 /** Kinds of fix pattern, most preferred first. */
 export type PatternKind = 'null_check' | 'length_check' | 'comparison' | 'expression';
@@ -32,13 +34,26 @@ const KIND_RANK: Record<PatternKind, number> = {
  * One fix pattern. `null_check`: any `==`/`!=` (Python also `is`/`is not`) comparison of an
  * operand with nil/NULL/None, where the operand's key matches `key` (Go/Python: the last field or
  * identifier name, e.g. `GNbId`; C: the operand's tokens joined, e.g. `ctx->req`). Other kinds: an
- * expression whose code tokens joined without whitespace equal `key` (C: a token subsequence).
+ * expression whose code tokens joined without whitespace equal `key` (C: a token subsequence);
+ * a relational comparison also mirrored, negated, a side through a local alias (text-count.ts).
  */
 export interface FixPattern {
   kind: PatternKind;
   key: string;
-  /** C only: the token sequences counted (a null check has four: `x != NULL`, `NULL == x`, ...). */
+  /** C only: the token sequences counted (a null check: `x != NULL`, `NULL == x`, `!x`, ...). */
   variants?: string[][];
+  /**
+   * A relational comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`; not a null check): its sides'
+   * whitespace-free tokens without parentheses; the Go and Python checks count it as written,
+   * mirrored, negated and a side through a one-level local alias.
+   */
+  comparison?: { left: string; op: string; right: string };
+  /**
+   * C only: the forms counted through a one-level local alias: `of[i]` are the tokens of the
+   * aliased side (a null check: the operand; a comparison: left, right), and `variants` the forms
+   * with `$i` standing for an alias of side i.
+   */
+  alias?: { of: string[][]; variants: string[][] };
   /** The operand of a null check as written (`targetRanNodeID.GNbId`), for Strategy A inputs. */
   operand?: string;
   /** Source text of the first added occurrence (for records; never printed by a test). */
@@ -232,8 +247,8 @@ export function comparisonParts(language: SourceLanguage, n: Node): [Node, strin
 const EQ_OPS = new Set(['==', '!=', 'is', 'is not']);
 const CMP_OPS = new Set(['==', '!=', '<', '<=', '>', '>=', 'is', 'is not', 'in', 'not in']);
 
-/** Null check in node `n`: the operand node, or null. */
-function nullCheckOperand(language: SourceLanguage, n: Node): Node | null {
+/** Null check in node `n` (`X == nil`, `NULL != X`, `X is None`, ...): the operand node, or null. */
+export function nullCheckOperand(language: SourceLanguage, n: Node): Node | null {
   const parts = comparisonParts(language, n);
   if (!parts || !EQ_OPS.has(parts[1])) return null;
   const [l, , r] = parts;
@@ -249,7 +264,7 @@ function nullCheckOperand(language: SourceLanguage, n: Node): Node | null {
  * pattern only in C, where `!p` is the idiomatic NULL check; in Python `not x` is only counted
  * (it also tests emptiness and flags).
  */
-function negationOperand(language: SourceLanguage, n: Node): Node | null {
+export function negationOperand(language: SourceLanguage, n: Node): Node | null {
   let arg: Node | null = null;
   if (
     language === 'c' &&
@@ -317,30 +332,8 @@ function cGuardOperand(n: Node): Node | null {
   return null;
 }
 
-/**
- * The token sequences the C checker counts as one null check of an operand with tokens `t`:
- * comparisons with NULL, `!t`, truthiness (`if (t)`, `while (t)`, `(t &&`, `&& t)`, ...) and,
- * with `withAsserts` (the site is an added assertion), the {@link C_ASSERTS} macros
- * (`ogs_assert(t)`, `ogs_expect_or_return_val(t, ...`).
- */
-export function cNullCheckVariants(t: readonly string[], withAsserts: boolean): string[][] {
-  const out: string[][] = [
-    [...t, '!=', 'NULL'],
-    [...t, '==', 'NULL'],
-    ['NULL', '!=', ...t],
-    ['NULL', '==', ...t],
-    ['!', ...t],
-    ['if', '(', ...t, ')'],
-    ['while', '(', ...t, ')'],
-  ];
-  for (const op of ['&&', '||'])
-    out.push(['(', ...t, op], [op, ...t, ')'], [op, ...t, op === '&&' ? '&&' : '||']);
-  if (withAsserts)
-    for (const m of C_ASSERTS) out.push([m, '(', ...t, m.endsWith('_val') ? ',' : ')']);
-  return out;
-}
-
-const CANDIDATE_TYPES: Record<SourceLanguage, Set<string>> = {
+/** Node types a fix pattern may be (and the text count counts, for an expression's tokens). */
+export const CANDIDATE_TYPES: Record<SourceLanguage, Set<string>> = {
   go: new Set(['binary_expression', 'unary_expression', 'call_expression']),
   c: new Set([
     'binary_expression',
@@ -364,6 +357,8 @@ function classify(
   key: string;
   operand?: string;
   variants?: string[][];
+  comparison?: FixPattern['comparison'];
+  alias?: FixPattern['alias'];
   operandNode?: Node;
 } | null {
   // C's idiomatic NULL check is `!p` / `!ctx->req` (Open5GS): a candidate there, counted as the
@@ -380,18 +375,16 @@ function classify(
       // `err != nil` says little about the fix: allowed only as a last-resort expression.
       return { kind: 'expression', key: leafTokens(n).join('') };
     }
-    const opTokens = leafTokens(unparen(operand));
     // An added assertion (`ogs_assert(x)`) is satisfied by any null check of x; an added
     // graceful check (`if (!x) return`) is not satisfied by an assertion, which aborts: Open5GS
     // fixes often turn `ogs_assert(x)` into `if (!x) { ogs_error(...); return ...; }`.
     const fromAssert = language === 'c' && n.type === 'call_expression';
-    const variants = language === 'c' ? cNullCheckVariants(opTokens, fromAssert) : undefined;
     return {
       kind: 'null_check',
       key,
       operand: unparen(operand).text,
       operandNode: unparen(operand),
-      ...(variants ? { variants } : {}),
+      ...nullCheckCounting(language, operand, fromAssert),
     };
   }
   const tokens = leafTokens(n);
@@ -401,7 +394,7 @@ function classify(
     return {
       kind: LENGTH.test(key) ? 'length_check' : 'comparison',
       key,
-      ...(language === 'c' ? { variants: [tokens] } : {}),
+      ...comparisonCounting(language, n, parts[0], parts[1], parts[2]),
     };
   }
   return { kind: 'expression', key, ...(language === 'c' ? { variants: [tokens] } : {}) };
@@ -415,107 +408,6 @@ export function isVacuous(p: { kind: PatternKind; key: string }): boolean {
   if (/^[\W\d_]*$/.test(p.key)) return true;
   if (p.kind === 'expression' && /^(!?\w+|\w+\(\)|!\w+\(\))$/.test(p.key)) return true;
   return false;
-}
-
-/** Whether a C `#if`/`#elif` condition is the literal 0 (dead code, `#if 0 ... #endif`). */
-function isDeadCondition(n: Node): boolean {
-  const c = n.childForFieldName('condition');
-  return !!c && /^\(?\s*0\s*\)?$/.test(c.text.trim());
-}
-
-const PREPROC_BRANCHES = new Set([
-  'preproc_if',
-  'preproc_elif',
-  'preproc_else',
-  'preproc_ifdef',
-  'preproc_elifdef',
-]);
-
-/**
- * The code tokens of a C subtree ({@link leafTokens}) as the C checker sees them: preprocessor
- * directive lines are not code (`#define`, `#include`, the `#if` line itself), and the branches of
- * `#if 0` / `#elif 0` are dead code (their `#else` part is kept), so neither ever counts.
- */
-export function cLiveTokens(node: Node): string[] {
-  const out: string[] = [];
-  const walk = (n: Node): void => {
-    if ((n.type === 'preproc_if' || n.type === 'preproc_elif') && isDeadCondition(n)) {
-      const alt = n.childForFieldName('alternative');
-      if (alt) walk(alt);
-      return;
-    }
-    if (PREPROC_BRANCHES.has(n.type)) {
-      const skip = new Set(
-        [n.childForFieldName('condition')?.id, n.childForFieldName('name')?.id].filter(
-          (x) => x !== undefined,
-        ),
-      );
-      for (const c of n.namedChildren) if (c && !skip.has(c.id)) walk(c);
-      return;
-    }
-    if (n.type.startsWith('preproc_')) return; // #define, #include, other directive lines
-    if (n.childCount === 0 || !containsPreproc(n)) {
-      out.push(...leafTokens(n));
-      return;
-    }
-    for (const c of n.children) if (c) walk(c);
-  };
-  walk(node);
-  return out;
-}
-
-function containsPreproc(n: Node): boolean {
-  if (n.type.startsWith('preproc_')) return true;
-  for (const c of n.namedChildren) if (c && containsPreproc(c)) return true;
-  return false;
-}
-
-const NOT_BEFORE = new Set(['.', '->']);
-const NOT_AFTER = new Set(['.', '->', '[', '(']);
-
-/** Occurrences of `seq` in `tokens` not preceded by `.`/`->` nor followed by `.`/`->`/`[`/`(`. */
-function countSubsequence(tokens: string[], seq: string[]): number {
-  let n = 0;
-  for (let i = 0; i + seq.length <= tokens.length; i++) {
-    if (i > 0 && NOT_BEFORE.has(tokens[i - 1]!)) continue;
-    if (NOT_AFTER.has(tokens[i + seq.length] ?? '')) continue;
-    let ok = true;
-    for (let j = 0; j < seq.length && ok; j++) ok = tokens[i + j] === seq[j];
-    if (ok) n++;
-  }
-  return n;
-}
-
-/**
- * Occurrences of `pattern` in a function body under the generated tests' rules. Go/Python count
- * expression nodes; C counts token subsequences (the C checker has no parser, only a lexer).
- */
-export function countPattern(
-  language: SourceLanguage,
-  body: Node | null,
-  pattern: FixPattern,
-): number {
-  if (!body) return 0;
-  if (language === 'c') {
-    const tokens = cLiveTokens(body);
-    return (pattern.variants ?? []).reduce((s, v) => s + countSubsequence(tokens, v), 0);
-  }
-  let n = 0;
-  const walk = (node: Node): void => {
-    if (node.type === 'comment') return;
-    if (pattern.kind === 'null_check') {
-      const op = nullCheckOperand(language, node) ?? negationOperand(language, node);
-      if (op && operandKey(language, op) === pattern.key) n++;
-    } else if (
-      CANDIDATE_TYPES[language].has(node.type) ||
-      (language === 'go' && node.type === 'selector_expression')
-    ) {
-      if (leafTokens(node).join('') === pattern.key) n++;
-    }
-    for (const c of node.namedChildren) if (c) walk(c);
-  };
-  walk(body);
-  return n;
 }
 
 /** Identifier-abstracted token sequence (for rename detection). */
@@ -577,6 +469,51 @@ function conditionControlOf(
   return signatures.length > 0
     ? { strength: 'control', guard: { operand, signatures, condition } }
     : {};
+}
+
+/**
+ * The site of candidate node `n` (pattern `pattern`) in function `fn`, or null when the fix does
+ * not add it. A text site needs more tests of its condition in the fixed function than at the
+ * parent (text-count.ts, the count its test makes); a control site needs the fix to add the
+ * check as written (the parent may hold it negated, mirrored or through a local, which its
+ * control check does not read as the same statements governed).
+ */
+function siteOf(
+  language: SourceLanguage,
+  fn: FunctionInfo,
+  parentFn: FunctionInfo | undefined,
+  n: Node,
+  kind: PatternKind,
+  operandNode: Node | undefined,
+  pattern: FixPattern,
+): Omit<FixSite, 'file'> | null {
+  const count = (f: FunctionInfo | undefined, literal = false): number =>
+    f ? countPattern(language, f.body, pattern, literal) : 0;
+  const fixCount = count(fn);
+  const parentCount = count(parentFn);
+  const text = fixCount > parentCount;
+  if (!text && count(fn, true) <= count(parentFn, true)) return null;
+  const body = fn.body;
+  const parentBody = parentFn?.body ?? null;
+  const control: Partial<FixSite> = !body
+    ? {}
+    : operandNode
+      ? controlOf(language, body, parentBody, operandNode)
+      : kind === 'comparison' || kind === 'length_check'
+        ? conditionControlOf(language, n, body, parentBody)
+        : {};
+  if (!text && control.strength !== 'control') return null;
+  return {
+    function: fn.qualified,
+    name: fn.name,
+    receiver: fn.receiver,
+    pattern,
+    parentCount,
+    fixCount,
+    line: n.startPosition.row + 1,
+    strength: 'text',
+    ...control,
+  };
 }
 
 /**
@@ -715,30 +652,11 @@ export async function deriveFixSites(
             const id = `${c.kind}\u0000${c.key}`;
             if (!found.has(id)) {
               const { operandNode, ...rest } = c;
-              const pattern: FixPattern = { ...rest, text: n.text };
-              const fixCount = countPattern(language, fn.body, pattern);
-              const parentCount = parentFn ? countPattern(language, parentFn.body, pattern) : 0;
-              if (fixCount > parentCount) {
-                found.set(id, {
-                  file,
-                  function: fn.qualified,
-                  name: fn.name,
-                  receiver: fn.receiver,
-                  pattern,
-                  parentCount,
-                  fixCount,
-                  line: n.startPosition.row + 1,
-                  strength: 'text',
-                  ...(operandNode && fn.body
-                    ? controlOf(language, fn.body, parentFn?.body ?? null, operandNode)
-                    : {}),
-                  ...(!operandNode &&
-                  fn.body &&
-                  (c.kind === 'comparison' || c.kind === 'length_check')
-                    ? conditionControlOf(language, n, fn.body, parentFn?.body ?? null)
-                    : {}),
-                });
-              }
+              const site = siteOf(change.language, fn, parentFn, n, c.kind, operandNode, {
+                ...rest,
+                text: n.text,
+              });
+              if (site) found.set(id, { ...site, file });
             }
           }
         }

@@ -50,7 +50,10 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   //    checker); effects are assignments, updates and calls only (Open5GS PRs 3393, 3728)
   // 12: for a condition, assigning the operand in the bad branch is no guard (a clamp that falls
   //    through); a label is a join point in every mode; `false && C` is dead code
-  version: 12,
+  // 13: a text site counts the tests of its condition mirrored, negated and through a one-level
+  //    local alias (text-count.ts), and no longer in a dead `if` branch: every state's text tests
+  //    (and their parent counts) are generated again
+  version: 13,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:

@@ -11,7 +11,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { intentTests } from '../../../../stages/swe5g/testgen/emit.js';
-import { deriveFixSites, type FixSite } from '../../../../stages/swe5g/testgen/patterns.js';
+import {
+  deriveFixSites,
+  listFunctions,
+  type FixSite,
+} from '../../../../stages/swe5g/testgen/patterns.js';
+import { countPattern } from '../../../../stages/swe5g/testgen/text-count.js';
+import { parseSource } from '../../../../pipeline/providers/treesitter/parser.js';
 
 /** One source to check: whether the generated check must pass on it. */
 export interface Variant {
@@ -175,3 +181,32 @@ export function checkResults(
 /** Expected results by name (for one `toEqual` that names every mismatching variant). */
 export const expected = (variants: Variant[]): Record<string, boolean> =>
   Object.fromEntries(variants.map((v) => [v.name, v.pass]));
+
+/**
+ * The generation-time verdict of text sites on each variant, by name: every site's pattern counted
+ * by tree-sitter (text-count.ts) in the variant's function exceeds its `parentCount`. Equal to the
+ * checkers' verdicts when generation counts the parent the way the generated test counts.
+ * @throws Error when a site is not `text` or its function is missing from a variant
+ */
+export async function derivedResults(
+  language: 'go' | 'c' | 'python',
+  sites: FixSite[],
+  variants: Variant[],
+): Promise<Record<string, boolean>> {
+  const out: Record<string, boolean> = {};
+  for (const v of variants) {
+    const tree = await parseSource(language, v.source);
+    try {
+      const fns = listFunctions(language, tree.rootNode);
+      out[v.name] = sites.every((s) => {
+        if (s.strength !== 'text') throw new Error(`${s.function}: a ${s.strength} site`);
+        const f = fns.find((x) => x.qualified === s.function);
+        if (!f) throw new Error(`${s.function} missing from ${v.name}`);
+        return countPattern(language, f.body, s.pattern) > s.parentCount;
+      });
+    } finally {
+      tree.delete();
+    }
+  }
+  return out;
+}
