@@ -291,7 +291,10 @@ class ScratchExecutor implements Executor {
   log = '';
   readonly overflowed: string[] = [];
 
-  constructor(private readonly home: string) {}
+  constructor(
+    private readonly home: string,
+    private readonly extraEnv: Readonly<Record<string, string>> = {},
+  ) {}
 
   async run(spec: StepSpec, signal?: AbortSignal): Promise<StepResult> {
     const dir = spec.instance.sourceDir;
@@ -301,7 +304,7 @@ class ScratchExecutor implements Executor {
       ['-c', spec.command],
       dir,
       spec.limits.timeoutMs,
-      spec.env,
+      { ...spec.env, ...this.extraEnv },
       signal,
       this.home,
     );
@@ -369,6 +372,7 @@ function readIdStep(
  * Each step's results must agree with its exit code (the harness's agreement check); when they do
  * not, `ambiguous` says why and every status is `missing`.
  * @param timeoutMs per command
+ * @param env variables added to every command's environment (after the step's own)
  * @returns statuses of `ids`; `exitCode` the worst over the commands
  * @throws TelebenchError `command_failed` (tier infra) when go / python3 / meson / make is missing
  *   (the shell's exit 127)
@@ -379,10 +383,11 @@ export async function runTests(
   ids: string[],
   timeoutMs: number,
   signal?: AbortSignal,
+  env?: Readonly<Record<string, string>>,
 ): Promise<TestRun> {
   const home = mkdtempSync(join(tmpdir(), 'telebench-home-'));
   try {
-    return await runTestsIn(dir, home, language, ids, timeoutMs, signal);
+    return await runTestsIn(dir, home, language, ids, timeoutMs, signal, env);
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
@@ -395,12 +400,13 @@ async function runTestsIn(
   ids: string[],
   timeoutMs: number,
   signal?: AbortSignal,
+  env?: Readonly<Record<string, string>>,
 ): Promise<TestRun> {
   const t0 = Date.now();
   const statuses: Record<string, TestStatus> = Object.fromEntries(
     ids.map((i) => [i, 'missing' as TestStatus]),
   );
-  const executor = new ScratchExecutor(home);
+  const executor = new ScratchExecutor(home, env);
   let buildFailed = false;
   let exitCode: number | null = 0;
   const ambiguous: string[] = [];

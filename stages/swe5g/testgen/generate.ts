@@ -62,6 +62,8 @@ export type TestRunner = (
   signal?: AbortSignal,
   /** Files the mirror lacks that no build or test reads (the instance's `absent_files`). */
   unread?: readonly string[],
+  /** Variables added to the allow-listed environment (Go: a filled module cache, go-fallback.ts). */
+  env?: Readonly<Record<string, string>>,
 ) => Promise<TestRun & { applyError: string | null }>;
 
 /**
@@ -81,8 +83,8 @@ export type ScratchPreparer = (
  * `prepare`d before the test patch goes in.
  */
 export function makeHostRunner(prepare?: ScratchPreparer): TestRunner {
-  return (gitDir, commit, patch, language, ids, timeoutMs, signal, unread) =>
-    runInScratch({ gitDir, commit, patch, language, ids, timeoutMs, signal, prepare, unread });
+  return (gitDir, commit, patch, language, ids, timeoutMs, signal, unread, env) =>
+    runInScratch({ gitDir, commit, patch, language, ids, timeoutMs, signal, prepare, unread, env });
 }
 
 /** Default {@link TestRunner}: host toolchain in a `git archive` scratch copy, nothing added. */
@@ -98,6 +100,7 @@ async function runInScratch(o: {
   signal: AbortSignal | undefined;
   prepare: ScratchPreparer | undefined;
   unread: readonly string[] | undefined;
+  env: Readonly<Record<string, string>> | undefined;
 }): Promise<TestRun & { applyError: string | null }> {
   const { gitDir, commit, patch, language, ids, timeoutMs, signal } = o;
   const dir = await scratchCheckout(gitDir, commit, o.unread);
@@ -113,7 +116,7 @@ async function runInScratch(o: {
         durationMs: 0,
         applyError,
       };
-    return { ...(await runTests(dir, language, ids, timeoutMs, signal)), applyError: null };
+    return { ...(await runTests(dir, language, ids, timeoutMs, signal, o.env)), applyError: null };
   } finally {
     removeScratch(dir);
   }

@@ -9,7 +9,7 @@
  *
  * The key is the SHA-256 of: {@link RUN_CACHE_VERSION}, the host toolchain's identity for the
  * language ({@link hostToolchain}), the commit, the test patch, the test ids, the files left out
- * of the checkout and the timeout. Only outcomes of the code are kept: a run that was killed
+ * of the checkout, the timeout and the variables added to the environment. Only outcomes of the code are kept: a run that was killed
  * (timeout, Ctrl-C), whose results were ambiguous, that timed out inside the test tool, or that
  * failed on a dependency the machine could not get (the environment's fault, which setup may
  * mend) runs again next time.
@@ -108,7 +108,7 @@ export function cachedRunner(
   toolchain: (language: Language) => Promise<string> = hostToolchain,
   onReuse?: (commit: string) => void,
 ): TestRunner {
-  return async (gitDir, commit, patch, language, ids, timeoutMs, signal, unread) => {
+  return async (gitDir, commit, patch, language, ids, timeoutMs, signal, unread, env) => {
     const key = sha256(
       JSON.stringify([
         RUN_CACHE_VERSION,
@@ -119,6 +119,10 @@ export function cachedRunner(
         [...ids].sort(),
         [...(unread ?? [])].sort(),
         timeoutMs,
+        // only when given, so the keys of runs without added variables stay as they were
+        ...(env && Object.keys(env).length > 0
+          ? [Object.entries(env).sort(([a], [b]) => a.localeCompare(b))]
+          : []),
       ]),
     );
     const stored = cache.kv.get<StoredRun>(RUN_CACHE_NAMESPACE, key);
@@ -126,7 +130,7 @@ export function cachedRunner(
       onReuse?.(commit);
       return { ...stored.run, log: cache.blobs.getText(stored.log) };
     }
-    const run = await runner(gitDir, commit, patch, language, ids, timeoutMs, signal, unread);
+    const run = await runner(gitDir, commit, patch, language, ids, timeoutMs, signal, unread, env);
     if (isStorable(run, language, signal)) {
       const { log, ...rest } = run;
       cache.kv.set(RUN_CACHE_NAMESPACE, key, { run: rest, log: cache.blobs.put(log) });

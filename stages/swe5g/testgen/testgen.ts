@@ -17,6 +17,7 @@ import { testgenDefaults, type TestgenSettings } from './config.js';
 import { generateTestGen, makeHostRunner } from './generate.js';
 import { cSubprojectPreparer } from './c-subprojects.js';
 import { cachedRunner } from './run-cache.js';
+import { withGoModuleFallback } from './go-fallback.js';
 import { configuredMirrorsDir } from '../mine/source.js';
 import { createProvider, stageLlmDeps } from '../../../pipeline/providers/llm/config.js';
 
@@ -53,7 +54,10 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   // 13: a text site counts the tests of its condition mirrored, negated and through a one-level
   //    local alias (text-count.ts), and no longer in a dead `if` branch: every state's text tests
   //    (and their parent counts) are generated again
-  version: 13,
+  // 14: a Go host run that the module proxy cannot serve is made again from a module cache filled
+  //    through the mirrors folder (go-fallback.ts): Strategy A where it read "dependencies
+  //    unavailable" (free5GC main-branch pseudo-versions)
+  version: 14,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:
@@ -103,10 +107,10 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
         )
       : undefined;
     // the package roots the Python image puts on the path: the generated imports need them too
-    const pythonRoots =
-      ctx
-        .memo('swe5g.testgen.registry', () => registryById(ctx.config, ctx.configFile))
-        .get(r.registry_id)?.environment?.python?.roots ?? [];
+    const entry = ctx
+      .memo('swe5g.testgen.registry', () => registryById(ctx.config, ctx.configFile))
+      .get(r.registry_id);
+    const pythonRoots = entry?.environment?.python?.roots ?? [];
     // one runner per run: C checks get the meson subprojects from the mirrors, told once each
     const runner = ctx.memo('swe5g.testgen.runner', () => {
       const s5 = swe5gSettings(ctx.config);
@@ -129,7 +133,16 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
           )
         : host;
     });
-    const gen = await generateTestGen(gitDir, r, settings, runner, {
+    // a Go run the proxy cannot serve is made again from a cache filled through the mirrors
+    const itemRunner = withGoModuleFallback(runner, {
+      stateDir: ctx.stateDir,
+      mirrorsDir: configuredMirrorsDir(ctx),
+      moduleDir: r.registry_id.includes(':') ? r.registry_id.split(':')[1]! : '',
+      cgo: entry?.environment?.cgo === true,
+      onUnavailable: (commit, why) =>
+        ctx.log(`${r.instance_id}: no module cache for ${commit.slice(0, 12)}: ${why}`),
+    });
+    const gen = await generateTestGen(gitDir, r, settings, itemRunner, {
       signal: ctx.signal,
       pythonRoots,
       ...(llm ? { llm } : {}),
