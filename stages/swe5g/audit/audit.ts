@@ -243,7 +243,10 @@ export const auditStage = defineStage<AuditInput, AuditOutput, HasSwe5g>({
   //    after a function's last statement continues it when indented like the guard; a good-value
   //    guard reads the value in its body (not only in the condition) and De Morgan forms
   //    (`!(a || b)`) count (a reviewer's 39 adversarial cases, mutants-adversarial.test.ts)
-  version: 8,
+  // 9: a fix site is its first added occurrence in live code (testgen 15): a gold that writes its
+  //    condition first in `#if 0` (real Open5GS 1552) had that copy's body emptied, a mutant equal
+  //    to the gold, and was withheld as weak
+  version: 9,
   // swe5g.statement first: an instance completed by a model-written statement is audited too
   needs: ['swe5g.validate', 'swe5g.statement'],
   description:

@@ -18,7 +18,7 @@ import {
 } from '../../../pipeline/providers/treesitter/parser.js';
 import { PATH_TYPES, controlSignatures, resolveOperand } from './control.js';
 import { conditionOf, conditionSignatures } from './condition.js';
-import { comparisonCounting, countPattern, nullCheckCounting } from './text-count.js';
+import { comparisonCounting, countPattern, liveChildren, nullCheckCounting } from './text-count.js';
 
 /** Kinds of fix pattern, most preferred first. */
 export type PatternKind = 'null_check' | 'length_check' | 'comparison' | 'expression';
@@ -660,7 +660,9 @@ export async function deriveFixSites(
             }
           }
         }
-        for (const c of n.namedChildren) if (c) visit(c);
+        // a site is its first added occurrence in live code: not in `#if 0`, nor in `if (0)`
+        // (real Open5GS 1552 adds its condition first inside `#if 0`, then as the real guard)
+        for (const c of liveChildren(n)) visit(c);
       };
       if (fn.body) visit(fn.body);
       const all = [...found.values()].sort(

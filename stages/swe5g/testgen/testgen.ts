@@ -57,7 +57,9 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   // 14: a Go host run that the module proxy cannot serve is made again from a module cache filled
   //    through the mirrors folder (go-fallback.ts): Strategy A where it read "dependencies
   //    unavailable" (free5GC main-branch pseudo-versions)
-  version: 14,
+  // 15: a fix site is the pattern's first added occurrence in live code, not in `#if 0` or a dead
+  //    `if` (text-count.ts liveChildren, the one rule of the text count and the site search)
+  version: 15,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:

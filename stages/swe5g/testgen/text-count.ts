@@ -160,20 +160,35 @@ const deadIf = (n: Node): boolean =>
   (n.type === 'if_statement' || n.type === 'elif_clause') &&
   isDeadCondition(n.childForFieldName('condition'));
 
-/** Visits the named nodes of `n` outside comments and dead `if` conditions and then branches. */
-function walkLive(n: Node, visit: (n: Node) => void): void {
-  if (n.type === 'comment') return;
+/**
+ * The named children of `n` that are live code: none of a comment; of a dead `if` (`if false`,
+ * `if (0)`, `if (0 && x)`) its else part only; of a C `#if 0` / `#elif 0` its `#else`/`#elif`
+ * part only; else all of them. The one rule of what is dead for the text count and for where a
+ * fix site is (patterns.ts: a site's line is its first added occurrence in live code).
+ */
+export function liveChildren(n: Node): Node[] {
+  if (n.type === 'comment') return [];
+  const all = n.namedChildren.filter((c): c is Node => c !== null);
   if (deadIf(n)) {
     const skip = new Set(
       [n.childForFieldName('condition')?.id, n.childForFieldName('consequence')?.id].filter(
         (x) => x !== undefined,
       ),
     );
-    for (const c of n.namedChildren) if (c && !skip.has(c.id)) walkLive(c, visit);
-    return;
+    return all.filter((c) => !skip.has(c.id));
   }
-  visit(n);
-  for (const c of n.namedChildren) if (c) walkLive(c, visit);
+  if ((n.type === 'preproc_if' || n.type === 'preproc_elif') && isDeadPreproc(n)) {
+    const alt = n.childForFieldName('alternative');
+    return alt ? [alt] : [];
+  }
+  return all;
+}
+
+/** Visits the named nodes of `n` outside comments and dead code ({@link liveChildren}). */
+function walkLive(n: Node, visit: (n: Node) => void): void {
+  if (n.type === 'comment') return;
+  if (!deadIf(n)) visit(n);
+  for (const c of liveChildren(n)) walkLive(c, visit);
 }
 
 /** Whether `x` is the identifier of one of `names`. */
