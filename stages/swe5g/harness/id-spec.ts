@@ -21,6 +21,7 @@
  */
 import type { TestSpec } from './spec.js';
 import { MESON_STEP_SCRIPT } from '../../../pipeline/providers/docker/meson-step.js';
+import { GO_DIRECTIVE_GUARD } from '../../../pipeline/providers/docker/go-directive.js';
 
 /** A Go module of the checkout: its folder (relative, '' for the root) and module path. */
 export interface GoModule {
@@ -93,7 +94,7 @@ export function idSteps(
         name: `go test ${pkg}`,
         spec: spec(
           'go-test-json',
-          `${cd}go test -json -count=1 -timeout ${testTimeout}s -run ${run} ${shq(pkg)}`,
+          `${cd}${GO_DIRECTIVE_GUARD} && go test -json -count=1 -timeout ${testTimeout}s -run ${run} ${shq(pkg)}`,
         ),
         ids: names.map((n) => `${pkg}::${n}`),
       };

@@ -13,6 +13,7 @@ import {
 import { posix } from 'node:path';
 import type { StepLimits } from '../../../pipeline/providers/docker/executor.js';
 import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
+import { GO_DIRECTIVE_GUARD } from '../../../pipeline/providers/docker/go-directive.js';
 import { patchFiles } from '../../../pipeline/providers/git/repo.js';
 
 /** The log parsers of the table in parse.ts, by the log format they read. */
@@ -197,7 +198,7 @@ export function testCommand(
   if (recipe === 'go') {
     const pkgs = dirs === 'all' ? './...' : dirs.map((d) => (d === '.' ? '.' : `./${d}`)).join(' ');
     return {
-      command: `${cd}go test -json -count=1 -timeout ${timeoutS}s ${pkgs}`,
+      command: `${cd}${GO_DIRECTIVE_GUARD} && go test -json -count=1 -timeout ${timeoutS}s ${pkgs}`,
       collect: [],
     };
   }

@@ -24,6 +24,17 @@ import { dependencyFailure, type TestRunner } from './generate.js';
 
 /** Bump when what a stored run means changes (the runner's result shape or its reading). */
 export const RUN_CACHE_VERSION = 1;
+/**
+ * Bump a language's number when the commands its runs are made with change (its stored runs are
+ * then made anew, the other languages' kept). Go 2: a go.mod without a `go` directive is built as
+ * Go 1.16 (pipeline/providers/docker/go-directive.ts). Version 1 is not in the key (the keys of
+ * the runs stored before these numbers existed).
+ */
+export const RUNNER_VERSIONS: Readonly<Record<'go' | 'c' | 'python', number>> = {
+  go: 2,
+  c: 1,
+  python: 1,
+};
 /** The key-value namespace of the stored runs. */
 export const RUN_CACHE_NAMESPACE = 'swe5g.testgen.host_runs';
 
@@ -112,6 +123,7 @@ export function cachedRunner(
     const key = sha256(
       JSON.stringify([
         RUN_CACHE_VERSION,
+        ...(RUNNER_VERSIONS[language] > 1 ? [`runner ${RUNNER_VERSIONS[language]}`] : []),
         await toolchain(language),
         commit,
         sha256(patch),

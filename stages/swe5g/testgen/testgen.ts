@@ -59,7 +59,9 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   //    unavailable" (free5GC main-branch pseudo-versions)
   // 15: a fix site is the pattern's first added occurrence in live code, not in `#if 0` or a dead
   //    `if` (text-count.ts liveChildren, the one rule of the text count and the site search)
-  version: 15,
+  // 16: a go.mod without a `go` directive is built as Go 1.16, not at the toolchain's version
+  //    (go-directive.ts: -mod=mod wrote `go 1.26.8` into it; new vet checks failed 2019 Magma)
+  version: 16,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:

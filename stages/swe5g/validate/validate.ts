@@ -428,7 +428,10 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   // 6: SWE-bench's convention: the parent ("before") run holds the test patches, FAIL_TO_PASS and
   //    PASS_TO_PASS judged on the test patch's version of every test (every stored validation
   //    re-runs once)
-  version: 6,
+  // 7: a go.mod without a `go` directive is built as Go 1.16 in every Go step (go-directive.ts:
+  //    `go test -mod=mod` wrote the toolchain's version into it, so 2019 Magma folders were built
+  //    as Go 1.26 code and failed newer vet checks; every stored validation re-runs once)
+  version: 7,
   needs: ['swe5g.build', 'swe5g.testgen'],
   description:
     'Three-step validation: existing tests pass at the parent, F2P tests fail there and pass after the fix (3 runs).',

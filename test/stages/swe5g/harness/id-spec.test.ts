@@ -4,6 +4,7 @@
  * quote runs as itself), and the specs run by the one step
  * runner on a real shell: a make target's exit code is its result.
  */
+import { GO_DIRECTIVE_GUARD } from '../../../../pipeline/providers/docker/go-directive.js';
 import { describe, it, expect, afterAll } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,9 +34,11 @@ describe('idSteps', () => {
       ['go test example.org/sub/b', ['example.org/sub/b::TestB']],
     ]);
     expect(steps[0]!.spec.command).toBe(
-      "go test -json -count=1 -timeout 55s -run '^(TestA|TestC)$' 'example.org/root/a'",
+      `${GO_DIRECTIVE_GUARD} && go test -json -count=1 -timeout 55s -run '^(TestA|TestC)$' 'example.org/root/a'`,
     );
-    expect(steps[1]!.spec.command.startsWith("cd 'sub' && go test")).toBe(true);
+    expect(steps[1]!.spec.command.startsWith(`cd 'sub' && ${GO_DIRECTIVE_GUARD} && go test`)).toBe(
+      true,
+    );
     expect(steps.every((s) => s.spec.parser === 'go-test-json')).toBe(true);
   });
 

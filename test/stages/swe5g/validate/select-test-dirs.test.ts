@@ -1,3 +1,4 @@
+import { GO_DIRECTIVE_GUARD } from '../../../../pipeline/providers/docker/go-directive.js';
 import { describe, it, expect } from 'vitest';
 import {
   registryTestIds,
@@ -127,7 +128,7 @@ describe('testCommand for C with registry commands (issue 16)', () => {
     expect(usesMakeStep({ build: 'make' })).toBe(false);
     // Go keeps go test -json; repeats are separate -count=1 processes (issue 21), never -count=3
     const go = testCommand('go', ['ngap'], 60, '', { commands: { test: 'make check' } }).command;
-    expect(go).toBe('go test -json -count=1 -timeout 60s ./ngap');
+    expect(go).toBe(`${GO_DIRECTIVE_GUARD} && go test -json -count=1 -timeout 60s ./ngap`);
     const three = stepCommand({ command: go, fresh: 'process' }, 3);
     expect(three).toContain('-lt 3');
     expect(three).toContain('telebench-run $i exit $c');

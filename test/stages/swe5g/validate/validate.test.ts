@@ -163,7 +163,7 @@ describe('swe5g.validate with the local executor', () => {
     // the go test invocation inside the command the harness stored in the step log (a loop of
     // fresh processes around it)
     const stored = readStepLog(logs.get('parent_p2p') ?? '').command;
-    const cmd = /go test [^;)&|]*/.exec(stored)?.[0]?.trim() ?? '';
+    const cmd = /go test [^;)&|']*/.exec(stored)?.[0]?.trim() ?? '';
     expect(cmd).toMatch(/ \.\/ngap$/);
     expect(cmd).not.toMatch(/ \.( |$)/);
   });
