@@ -50,7 +50,12 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   //    checker); effects are assignments, updates and calls only (Open5GS PRs 3393, 3728)
   // 12: for a condition, assigning the operand in the bad branch is no guard (a clamp that falls
   //    through); a label is a join point in every mode; `false && C` is dead code
-  version: 12,
+  // 13: a Python A test whose host check stopped at the module's import is kept as `deferred_a`
+  //    beside the B fallback, for swe5g.validate to decide in the instance image (regenerates
+  //    every test: B records of such instances gain the field and a longer strategy_reason);
+  //    the generated Python tests of a monorepo entry go under its `path`, where validation runs
+  //    pytest (they were at the repository root, outside the steps' folder)
+  version: 13,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:
@@ -99,11 +104,12 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
           ),
         )
       : undefined;
-    // the package roots the Python image puts on the path: the generated imports need them too
-    const pythonRoots =
-      ctx
-        .memo('swe5g.testgen.registry', () => registryById(ctx.config, ctx.configFile))
-        .get(r.registry_id)?.environment?.python?.roots ?? [];
+    // the package roots the Python image puts on the path: the generated imports need them too;
+    // the entry's folder, where validation runs pytest: the generated tests go under it
+    const entry = ctx
+      .memo('swe5g.testgen.registry', () => registryById(ctx.config, ctx.configFile))
+      .get(r.registry_id);
+    const pythonRoots = entry?.environment?.python?.roots ?? [];
     // one runner per run: C checks get the meson subprojects from the mirrors, told once each
     const runner = ctx.memo('swe5g.testgen.runner', () => {
       const s5 = swe5gSettings(ctx.config);
@@ -129,6 +135,8 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
     const gen = await generateTestGen(gitDir, r, settings, runner, {
       signal: ctx.signal,
       pythonRoots,
+      // the build's module folder rule (build.ts): the registry id's `:path`
+      ...(r.registry_id.includes(':') ? { moduleDir: r.registry_id.split(':')[1]! } : {}),
       ...(llm ? { llm } : {}),
     });
     if (gen.testgen.f2p_test_patch)
