@@ -55,10 +55,12 @@ const statusList = (r: ImageRun): string =>
 
 /**
  * Why the A test's run at the parent does not let it be the fail-to-pass test, or null when every
- * id failed there as it must (the crash). An import failure in a failing or absent test's log is
- * the environment's even in the image.
+ * id failed there, as testgen's host check (`checkFlip`) asks: on the crash, or on an import
+ * inside the test (the fixed module may be new, or import only after the fix: the run with the
+ * gold patch decides, {@link fixReading}). A test that was not collected did not run.
  * @returns `timed out at the parent`, `... ambiguous ...`, `does not fail at the parent (t: pass)`,
- *   `does not import even here (No module named 'x')`, `does not run at the parent (...)`
+ *   `does not import even here (No module named 'x')` (not collected because of an import),
+ *   `does not run at the parent (...)`
  */
 export function parentReading(run: ImageRun): string | null {
   if (run.timedOut) return 'timed out at the parent';
@@ -66,25 +68,27 @@ export function parentReading(run: ImageRun): string | null {
   const sts = Object.values(run.statuses);
   if (sts.some((s) => s === 'pass' || s === 'skip'))
     return `does not fail at the parent (${statusList(run)})`;
-  const imp = pythonImportFailure(run.log);
-  if (imp) return `does not import even here (${imp})`;
-  if (sts.some((s) => s === 'absent'))
+  if (sts.some((s) => s === 'absent')) {
+    const imp = pythonImportFailure(run.log);
+    if (imp) return `does not import even here (${imp})`;
     return `does not run at the parent (${run.collectionErrors.length ? `collection errors in ${run.collectionErrors.join(', ')}` : 'not in the report'})`;
+  }
   return null;
 }
 
 /**
  * Why the A test's run with the gold patch does not let it be the fail-to-pass test, or null when
  * every id passed.
- * @returns `timed out at the fix`, `... ambiguous ...`, `does not import even here, with the gold
- *   patch (...)`, `does not pass at the fix (t: fail)`
+ * @returns `timed out at the fix`, `... ambiguous ...`, `does not import even here (...)` (the
+ *   image lacks what the host lacked, or something else the module imports), `does not pass at the
+ *   fix (t: fail)`
  */
 export function fixReading(run: ImageRun): string | null {
   if (run.timedOut) return 'timed out at the fix';
   if (run.ambiguous) return `its log at the fix is ambiguous (${run.ambiguous.slice(0, 200)})`;
   if (Object.values(run.statuses).every((s) => s === 'pass')) return null;
   const imp = pythonImportFailure(run.log);
-  if (imp) return `does not import even here, with the gold patch (${imp})`;
+  if (imp) return `does not import even here (${imp})`;
   return `does not pass at the fix (${statusList(run)})`;
 }
 
@@ -239,7 +243,12 @@ export async function tryDeferredA(
   );
   const atFix = fixReading(fix.run);
   if (atFix) return keepB(atFix);
-  const reason = `A: ${a.function} called with ${a.inputs} crashes at base_commit and not after the fix, decided in the instance image (testgen's host could not import it: ${a.host_import_failure})`;
+  // a test that failed at the parent on an import (a module new in the fix) says so
+  const parentImport = pythonImportFailure(parent.run.log);
+  const atBase = parentImport
+    ? `fails at base_commit, where it does not import (${parentImport}), and passes after the fix`
+    : 'crashes at base_commit and not after the fix';
+  const reason = `A: ${a.function} called with ${a.inputs} ${atBase}, decided in the instance image (testgen's host could not import it: ${a.host_import_failure})`;
   // a Strategy B strength says nothing of an A test
   const { f2p_strength: _s, ...asA } = rest;
   return {
