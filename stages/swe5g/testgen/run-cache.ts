@@ -119,6 +119,9 @@ export function cachedRunner(
         [...ids].sort(),
         [...(unread ?? [])].sort(),
         timeoutMs,
+        // Python runs read since pytest ids are rooted at the checkout (`--rootdir=.`,
+        // harness/id-spec.ts): earlier Python runs are not read back; Go and C keys are unchanged
+        ...(language === 'python' ? ['pytest --rootdir=.'] : []),
       ]),
     );
     const stored = cache.kv.get<StoredRun>(RUN_CACHE_NAMESPACE, key);

@@ -17,6 +17,7 @@ import { pythonDeferral } from '../../../../stages/swe5g/testgen/py-direct-call.
 import { pythonTestDir } from '../../../../stages/swe5g/testgen/emit.js';
 import { resolveFixture } from '../../../fixtures/repos/harness.js';
 import { DEFERRED_PKG, pyDeferredFixture } from '../../../fixtures/repos/py-deferred.js';
+import { buildRepo, resolvedOf } from './repos.js';
 
 const settings = testgenSchema.parse({ verify: 'a', test_timeout_s: 120 });
 let root: string;
@@ -60,6 +61,43 @@ describe('testgen defers a Python Strategy A test the host cannot import', () =>
     );
     // the host runs were made and say why
     expect(gen.strategyA.check?.parent?.log).toContain(`No module named '${DEFERRED_PKG}'`);
+  });
+});
+
+describe('a monorepo folder under a pytest.ini (Magma: lte/gateway/pytest.ini)', () => {
+  it('the A test goes in the folder and its host check finds it by its repository id', async () => {
+    const buggy = 'def pdu_type(session):\n    return session.upper()\n';
+    const repo = buildRepo({
+      'lte/gateway/pytest.ini': '[pytest]\n',
+      'lte/gateway/python/smf/__init__.py': '',
+      'lte/gateway/python/smf/pdu.py': buggy,
+    });
+    try {
+      const fix = repo.commit(
+        {
+          'lte/gateway/python/smf/pdu.py':
+            'def pdu_type(session):\n    if session is None:\n        return ""\n    return session.upper()\n',
+        },
+        'fix',
+      );
+      const gen = await generateTestGen(
+        repo.dir,
+        resolvedOf(repo, fix, 'python'),
+        settings,
+        undefined,
+        {
+          pythonRoots: ['lte/gateway/python'],
+          moduleDir: 'lte/gateway/python/smf',
+        },
+      );
+      // pytest roots its ids at lte/gateway (the ini): the id step roots them at the checkout
+      expect(gen.testgen.strategy, gen.testgen.strategy_reason).toBe('A');
+      expect(gen.testgen.FAIL_TO_PASS).toEqual([
+        'lte/gateway/python/smf/test_f2p_call.py::test_f2p_call_pdu_type',
+      ]);
+    } finally {
+      repo.cleanup();
+    }
   });
 });
 
