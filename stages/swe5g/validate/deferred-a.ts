@@ -26,6 +26,9 @@ import { planSpec, testPlan } from '../test-plan.js';
 import { pythonImportFailure } from '../testgen/py-direct-call.js';
 import type { DeferredStrategyA, TestGen } from '../types.js';
 import type { ValidateContext, ValidateInput } from './validate.js';
+import { reportedId } from './verdicts.js';
+
+export { reportedId } from './verdicts.js';
 
 /** What validation decided about a deferred A test (the validated record's `deferred_a`). */
 export interface DeferredADecision {
@@ -90,25 +93,6 @@ export function fixReading(run: ImageRun): string | null {
   const imp = pythonImportFailure(run.log);
   if (imp) return `does not import even here (${imp})`;
   return `does not pass at the fix (${statusList(run)})`;
-}
-
-/**
- * The id a run reports for `id`: `id` itself, else the one reported id with the same test name
- * whose file is `id`'s file with leading folders left off, or the other way round (pytest roots
- * its ids at its rootdir, which may be a folder of the repository: Magma's
- * `python/magma/policydb/tests/...` for `lte/gateway/python/magma/policydb/tests/...`).
- * @returns the reported id, or null when none (or more than one) fits
- */
-export function reportedId(id: string, reported: readonly string[]): string | null {
-  if (reported.includes(id)) return id;
-  const [file, ...rest] = id.split('::');
-  const name = rest.join('::');
-  const fits = reported.filter((r) => {
-    const [f, ...n] = r.split('::');
-    if (n.join('::') !== name || !f || !file) return false;
-    return file.endsWith(`/${f}`) || f.endsWith(`/${file}`);
-  });
-  return fits.length === 1 ? fits[0]! : null;
 }
 
 /** The A test's statuses in a step, keyed by testgen's ids, and the ids the step reported. */

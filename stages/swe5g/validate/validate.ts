@@ -64,6 +64,7 @@ import {
   goTestOutput,
   notFailingAtParent,
   parentNeedsRerunAfterFix,
+  reportedId,
   splitBeforeAfter,
 } from './verdicts.js';
 import { buildStage } from '../build/build.js';
@@ -217,8 +218,10 @@ export async function validateInstance(
   const s1 = await run('parent_p2p', withTests, s.test_repeats, !hasTestPatches(testPatches));
   if (s1.parsed.build_failures.length > 0)
     await parentMustBuild(s1, { run, instanceId: res.instance_id, testPatches, step_logs });
-  // Step 2: the given fail-to-pass tests fail before (in step 1's runs).
-  const notFailing = notFailingAtParent(s1.parsed, tg.FAIL_TO_PASS, recipe);
+  // Step 2: the given fail-to-pass tests fail before (in step 1's runs), by the ids the step
+  // reports (pytest roots them at a pytest.ini above the folder: Magma's lte/gateway)
+  const givenF2P = tg.FAIL_TO_PASS.map((id) => reportedId(id, Object.keys(s1.parsed.tests)) ?? id);
+  const notFailing = notFailingAtParent(s1.parsed, givenF2P, recipe);
   if (notFailing.length > 0) {
     throw new SkipItem(
       'f2p_does_not_fail_at_parent',
@@ -237,16 +240,12 @@ export async function validateInstance(
   // Step 1 again while a test fails in every before run and not consistently passing after: a
   // flake passes in one of them and is listed (dropped), never a reason to reject.
   const parentRuns: ParsedRun[] = [s1.parsed];
-  for (
-    let i = 0;
-    i < s.parent_reruns && parentNeedsRerunAfterFix(parentRuns, fix, tg.FAIL_TO_PASS);
-    i++
-  )
+  for (let i = 0; i < s.parent_reruns && parentNeedsRerunAfterFix(parentRuns, fix, givenF2P); i++)
     parentRuns.push(
       (await run(`parent_p2p_${i + 2}`, withTests, s.test_repeats, !hasTestPatches(testPatches)))
         .parsed,
     );
-  const split = splitBeforeAfter(parentRuns, fix, tg.FAIL_TO_PASS);
+  const split = splitBeforeAfter(parentRuns, fix, givenF2P);
   const { parent, FAIL_TO_PASS, p2pCandidates } = split;
   const s1stdout = s1.stored.map((r) => r.stdout).join('\n');
   const dropped_failing_at_parent = split.failingBoth.map((test) => ({

@@ -27,6 +27,7 @@ import {
 import { stateInstance } from '../../../../stages/swe5g/evaluate/instances.js';
 import { gradePrediction } from '../../../../stages/swe5g/evaluate/grade.js';
 import { resolveFixture } from '../../../fixtures/repos/harness.js';
+import { buildRepo, resolvedOf } from '../testgen/repos.js';
 import { NAMING, namingPatch, pyDeferredFixture } from '../../../fixtures/repos/py-deferred.js';
 
 const A_ID = 'tests/test_f2p_call.py::test_f2p_call_session_label';
@@ -142,6 +143,58 @@ describe('validation decides the deferred Python Strategy A (LocalExecutor)', ()
       reason:
         'deferred Strategy A (session_label with suffix=None) not used: in the instance image it does not fail at the parent (test_f2p_call_session_label: pass)',
     });
+  });
+});
+
+describe('a monorepo folder under a pytest.ini (Magma: lte/gateway/pytest.ini)', () => {
+  it("validation finds testgen's repository ids among the ids pytest roots at the ini", async () => {
+    const repo = buildRepo({
+      'lte/gateway/pytest.ini': '[pytest]\n',
+      'lte/gateway/python/smf/__init__.py': '',
+      'lte/gateway/python/smf/pdu.py': 'def pdu_type(session):\n    return session.upper()\n',
+      'lte/gateway/python/smf/test_ok.py': 'def test_ok():\n    assert True\n',
+    });
+    try {
+      const fix = repo.commit(
+        {
+          'lte/gateway/python/smf/pdu.py':
+            'def pdu_type(session):\n    if session is None:\n        return ""\n    return session.upper()\n',
+        },
+        'fix',
+      );
+      const res = resolvedOf(repo, fix, 'python');
+      const gen = await generateTestGen(repo.dir, res, testgenSchema.parse({}), undefined, {
+        pythonRoots: ['lte/gateway/python'],
+        moduleDir: 'lte/gateway/python/smf',
+      });
+      expect(gen.testgen.FAIL_TO_PASS).toEqual([
+        'lte/gateway/python/smf/test_f2p_call.py::test_f2p_call_pdu_type',
+      ]);
+      const source_dir = join(root, 'testbed-ini');
+      await exportCleanRepo(repo.dir, res.base_commit, source_dir);
+      const v = await validateInstance(
+        {
+          resolved: res,
+          testgen: gen.testgen,
+          built: {
+            instance_id: res.instance_id,
+            image_recipe: 'python',
+            images: { base: 'local', env: 'local', instance: 'local' },
+            base_from: 'host',
+            toolchain: 'host',
+            sizes: { base: 0, env_layer: 0, instance_layer: 0, instance_total: 0 },
+            source_dir,
+            module_dir: 'lte/gateway/python/smf',
+            build_seconds: { base: 0, env: 0, instance: 0 },
+          },
+        },
+        { executor: new LocalExecutor(), settings, saveLog: (step) => step },
+      );
+      expect(v.FAIL_TO_PASS).toEqual(['python/smf/test_f2p_call.py::test_f2p_call_pdu_type']);
+      expect(v.PASS_TO_PASS).toEqual(['python/smf/test_ok.py::test_ok']);
+    } finally {
+      repo.cleanup();
+    }
   });
 });
 
