@@ -68,6 +68,7 @@ import {
   splitBeforeAfter,
 } from './verdicts.js';
 import { buildStage } from '../build/build.js';
+import { GO_ASSUMED_VERSION } from '../../../pipeline/providers/docker/go-directive.js';
 import { testgenStage } from '../testgen/testgen.js';
 import { resolveStage } from '../resolve/resolve.js';
 import { currentIssueText, withIssueText, withoutIssueText } from '../statement/current.js';
@@ -450,10 +451,11 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   //    re-runs once)
   // (the deferred Strategy A try changes the output only of inputs with `TestGen.deferred_a`,
   // which testgen 17 first writes: every other stored validation stays valid, no bump for it)
-  // 7: a go.mod without a `go` directive is built as Go 1.16 in every Go step (go-directive.ts:
-  //    `go test -mod=mod` wrote the toolchain's version into it, so 2019 Magma folders were built
-  //    as Go 1.26 code and failed newer vet checks; every stored validation re-runs once)
-  version: 7,
+  // (a go.mod without a `go` directive is built as Go 1.16 in every Go step, go-directive.ts:
+  // `go test -mod=mod` wrote the toolchain's version into it, so 2019 Magma folders were built as
+  // Go 1.26 code and failed newer vet checks; the cache key of Go validations says so, so only
+  // they re-run once, the C and Python ones stay)
+  version: 6,
   needs: ['swe5g.build', 'swe5g.testgen'],
   description:
     'Three-step validation: existing tests pass at the parent, F2P tests fail there and pass after the fix (3 runs).',
@@ -473,6 +475,7 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
     resolved: withoutIssueText(i.resolved),
     testgen: withoutClassification(i.testgen),
     built: builtIdentity(i.built),
+    ...(i.built.image_recipe === 'go' ? { go_directive: GO_ASSUMED_VERSION } : {}),
   }),
   *plan(ctx) {
     const tests = new Map([...ctx.store.outputs(testgenStage)].map((t) => [t.key, t.output]));
