@@ -100,6 +100,13 @@ export const environmentsSchema = z.strictObject({
         .string()
         .regex(/^uv==[0-9][0-9.]*$/, 'uv==<version>')
         .default('uv==0.13.9'),
+      /**
+       * Pins of the era an env layer may lift when they do not install on the era's Python (an
+       * sdist whose setup.py or build fails, no wheel for it, a build dependency that does not
+       * run on it): each is replaced by its oldest later release that installs and recorded
+       * (Built `python_env.lifts`); 0: none, one uv install as before.
+       */
+      max_lifts: z.number().int().min(0).max(50).default(10),
     })
     .default({
       interpreter: 'era',
@@ -109,6 +116,7 @@ export const environmentsSchema = z.strictObject({
       rootfs_image: 'telebench-rootfs:{suite}',
       rootfs_dir: '/var/cache/telebench-rootfs-{suite}',
       uv: 'uv==0.13.9',
+      max_lifts: 10,
     }),
   /** Prefix of the image names (`telebench-base:<hash>`, `telebench-env:...`, `telebench-instance:...`). */
   image_prefix: z

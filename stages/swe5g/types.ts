@@ -216,6 +216,34 @@ export interface TestGen {
    * unreachable for the bad value (testgen/control.ts), `text` when one counts the fix's text.
    */
   f2p_strength?: 'control' | 'text';
+  /**
+   * Strategy B records of Python only: the Strategy A test testgen could not decide on its host
+   * because the fixed module does not import there. Validation decides it in the instance image
+   * (validate/deferred-a.ts); absent when no A test met that failure.
+   */
+  deferred_a?: DeferredStrategyA;
+}
+
+/**
+ * A Python Strategy A test (testgen/py-direct-call.ts) whose host flip check stopped at the import
+ * of the fixed module (`pythonImportFailure`: on testgen's host, Magma's setup.py dependencies and
+ * generated protos are absent, the instance image has them): an environmental failure that says
+ * nothing of the test. testgen keeps it beside its Strategy B fallback; `swe5g.validate` runs it
+ * in the instance image, at base_commit and with the gold patch, before its three steps, and uses
+ * it as the instance's fail-to-pass test when it fails at the parent and passes at the fix
+ * (docs/strategy-a-python.md, "Where A is decided"). Only the first such function is kept.
+ */
+export interface DeferredStrategyA {
+  /** The test patch (`<tests dir>/test_f2p_call.py`), applied at step time as `f2p_test_patch` is. */
+  f2p_test_patch: string;
+  /** Its test ids, repository-relative (`tests/test_f2p_call.py::test_f2p_call_<function>`). */
+  FAIL_TO_PASS: string[];
+  /** The fixed function the test calls (`Class.method` or `function`). */
+  function: string;
+  /** The crash-triggering inputs it is called with (`mac=None`, `req without key "k"`). */
+  inputs: string;
+  /** What did not import on testgen's host (`No module named 'grpc'`). */
+  host_import_failure: string;
 }
 
 /**
@@ -283,6 +311,9 @@ export interface ValidatedInstance extends RowFields {
     parent_f2p?: string;
     /** The parent without the test patches, run only when step 1 does not build. */
     parent_bare?: string;
+    /** testgen's deferred Python Strategy A test alone, at the parent and with the gold patch. */
+    deferred_a_parent?: string;
+    deferred_a_fix?: string;
     fix_1?: string;
     fix_2?: string;
     fix_3?: string;

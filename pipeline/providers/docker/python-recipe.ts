@@ -3,6 +3,9 @@
  * "Python"): the env layer's pip install, grpcio-tools apart from the project's packages and the
  * package roots' `.pth` file; the instance layer's protoc run over the base commit's protos.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../manifest.js';
 
 /** Where a Python image's generated protos live (outside /testbed: `git status` stays clean). */
 export const PY_GEN_DIR = '/opt/telebench/pygen';
@@ -28,10 +31,28 @@ export interface PythonEnvSpec {
    * `--exclude-newer <date>`, so a requirement without an upper pin resolves to what PyPI had
    * then, build dependencies of sdists (setuptools) included; `exempt` are project names taken
    * without the date (a registry override's `use` pin, chosen for this image's Python). Absent:
-   * pip, newest releases (the recipe text as before).
+   * pip, newest releases (the recipe text as before). `maxLifts` > 0: the install runs through
+   * {@link PY_ERA_SCRIPT_FILE}, which lifts at most that many pins of the era that do not
+   * install on the image's Python and records them in {@link PY_LIFTS_REPORT}; 0 or absent: one
+   * `uv pip install` (the recipe text before the lifts).
    */
-  era?: { excludeNewer: string; exempt: string[]; uv: string };
+  era?: { excludeNewer: string; exempt: string[]; uv: string; maxLifts?: number };
 }
+
+/** Where the env layer's install script records the pins it lifted (read back by the build). */
+export const PY_LIFTS_REPORT = '/etc/telebench/python-lifts.json';
+
+/** The era install script in this checkout (`py_era_install.py`; standard library only). */
+export const PY_ERA_SCRIPT_FILE = join(
+  PROJECT_ROOT,
+  'pipeline',
+  'providers',
+  'docker',
+  'py_era_install.py',
+);
+
+/** Where the env layer's build context puts the era install script. */
+const PY_ERA_SCRIPT_PATH = '/usr/local/lib/telebench/py_era_install.py';
 
 /** Where uv is installed, apart from the project's packages (only with era pins). */
 export const PY_UV_DIR = '/opt/telebench/uv';
@@ -45,13 +66,18 @@ const shq = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
  * `.pth` file in the interpreter's first site directory (`site.getsitepackages()`, on sys.path on
  * every Debian; `sysconfig`'s purelib is not on bullseye) naming the roots and {@link PY_GEN_DIR}.
  * @param hasRequirements the layer's context holds `requirements.txt`
+ * With era pins and `maxLifts`, the install is the era script's (its text goes in `inline`, so
+ * a change of the script names new env images).
  * @param copies the recipe's context copies: the CA bundle is added as `host-ca.crt`
+ * @param inline the recipe's inline context files: the era script is added as `py_era_install.py`
  * @returns Dockerfile lines, in order
+ * @throws Error (ENOENT) when the era script is missing from the checkout
  */
 export function pythonEnvLines(
   py: PythonEnvSpec,
   hasRequirements: boolean,
   copies: Record<string, string>,
+  inline: Record<string, string> = {},
 ): string[] {
   const lines: string[] = [];
   // PEP 668's opt-out as pip's environment variable, not its flag: the pip of an older Debian
@@ -64,12 +90,25 @@ export function pythonEnvLines(
   }
   if (hasRequirements && py.era) {
     const ca = py.caBundle ? 'SSL_CERT_FILE=/tmp/telebench-ca.crt ' : '';
-    const exempt = py.era.exempt.map((n) => ` --exclude-newer-package ${shq(`${n}=false`)}`);
+    const uv = `${PY_UV_DIR}/bin/uv`;
     lines.push(
       'COPY requirements.txt /tmp/requirements.txt',
       `RUN ${pip} --target ${PY_UV_DIR} ${shq(py.era.uv)}`,
-      `RUN ${ca}UV_NO_CACHE=1 PYTHONPATH=${PY_UV_DIR} ${PY_UV_DIR}/bin/uv pip install --system --break-system-packages --python python3 --exclude-newer ${shq(py.era.excludeNewer)}${exempt.join('')} -r /tmp/requirements.txt && rm /tmp/requirements.txt`,
     );
+    if (py.era.maxLifts) {
+      // uv in rounds: a pin of the era that does not install here is lifted, and recorded
+      inline['py_era_install.py'] = readFileSync(PY_ERA_SCRIPT_FILE, 'utf8');
+      const exempt = py.era.exempt.map((n) => ` --exempt ${shq(n)}`).join('');
+      lines.push(
+        `COPY py_era_install.py ${PY_ERA_SCRIPT_PATH}`,
+        `RUN ${ca}PYTHONPATH=${PY_UV_DIR} python3 ${PY_ERA_SCRIPT_PATH} --uv ${uv} --requirements /tmp/requirements.txt --exclude-newer ${shq(py.era.excludeNewer)}${exempt} --max-lifts ${py.era.maxLifts} --report ${PY_LIFTS_REPORT} && rm /tmp/requirements.txt`,
+      );
+    } else {
+      const exempt = py.era.exempt.map((n) => ` --exclude-newer-package ${shq(`${n}=false`)}`);
+      lines.push(
+        `RUN ${ca}UV_NO_CACHE=1 PYTHONPATH=${PY_UV_DIR} ${uv} pip install --system --break-system-packages --python python3 --exclude-newer ${shq(py.era.excludeNewer)}${exempt.join('')} -r /tmp/requirements.txt && rm /tmp/requirements.txt`,
+      );
+    }
   } else if (hasRequirements)
     lines.push(
       'COPY requirements.txt /tmp/requirements.txt',

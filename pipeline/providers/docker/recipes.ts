@@ -344,7 +344,9 @@ export function envRecipe(
   if (recipe === 'python' && python) {
     if (depFiles['requirements.txt'] !== undefined)
       inline['requirements.txt'] = depFiles['requirements.txt'];
-    lines.push(...pythonEnvLines(python, depFiles['requirements.txt'] !== undefined, copies));
+    lines.push(
+      ...pythonEnvLines(python, depFiles['requirements.txt'] !== undefined, copies, inline),
+    );
   } else if (recipe === 'python' && depFiles['requirements.txt'] !== undefined) {
     inline['requirements.txt'] = depFiles['requirements.txt'];
     lines.push(

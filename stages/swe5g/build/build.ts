@@ -52,6 +52,7 @@ import { planPerResolved, sameKeyIn } from '../resolve/plan.js';
 import { withoutIssueText } from '../statement/current.js';
 import { fillHostModCache, goDepFiles, goModuleFailure, type HostModCache } from './go-modules.js';
 import { goImportsInImage, type GoImportsRecord } from './go-imports.js';
+import { namedPythonEnvFailure, pythonLiftsInImage, type PythonLift } from './python-lifts.js';
 import type { InstanceGit } from './instance-git.js';
 import { testgenStage } from '../testgen/testgen.js';
 import { buildContextOf } from './build-context.js';
@@ -86,6 +87,12 @@ export interface Built {
     interpreter?: InterpreterChoice;
     /** The era pins' date (uv `--exclude-newer`, python_era `pins: era`). */
     exclude_newer?: string;
+    /**
+     * Pins of the era that did not install on the era's Python, each replaced by its oldest
+     * later release that does (python_era `max_lifts`, python-lifts.ts); [] when none was;
+     * absent when the env layer could lift none (`max_lifts: 0`, `pins: latest`).
+     */
+    lifts?: PythonLift[];
   };
   /**
    * C with a registry `environment`: the env layer's kept build (environment commit, subprojects
@@ -445,7 +452,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
     goModCache,
     cBuild: cEnv?.spec,
     goWarm,
-    python: py && pythonEnvSpec(py, era?.exclude_newer, s.python_era.uv),
+    python: py && pythonEnvSpec(py, era?.exclude_newer, s.python_era.uv, s.python_era.max_lifts),
     ...(recipe === 'python' && monoTree ? { tree: { source: envRepo, key: envTreeKey(res) } } : {}),
   });
   const repoInEnv = cEnv?.spec.source ?? (monoTree ? envRepo : undefined);
@@ -464,6 +471,8 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   }
   const tEnv = await ensureImage(bc, env, { 'telebench.parent': base.name }).catch(
     (err: unknown) => {
+      // a Python pin of the era that installs at no later release either: named (python-lifts.ts)
+      if (recipe === 'python') throw namedPythonEnvFailure(err, env.name);
       // A module the proxy no longer (or not yet) serves: say so instead of a generic build failure.
       const f =
         recipe === 'go' ? goModuleFailure(err instanceof Error ? err.message : String(err)) : null;
@@ -490,6 +499,11 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
   const goImports =
     recipe === 'go' && depFiles['go.mod'] !== undefined
       ? (hostCache?.imports ?? (await goImportsInImage(bc.docker, env.name, bc.kv)))
+      : undefined;
+  // the pins of the era the env layer lifted, read back from the image (once per image)
+  const pyLifts =
+    py && era?.exclude_newer && s.python_era.max_lifts > 0 && pyReqs?.text
+      ? await pythonLiftsInImage(bc.docker, env.name, bc.kv)
       : undefined;
   if (goImports?.unresolved.length)
     bc.log?.(
@@ -545,6 +559,7 @@ export async function buildInstanceImages(res: BuildSubject, bc: BuildContext): 
             overrides: pyReqs.applied,
             ...(era?.interpreter ? { interpreter: era.interpreter } : {}),
             ...(era?.exclude_newer ? { exclude_newer: era.exclude_newer } : {}),
+            ...(pyLifts ? { lifts: pyLifts } : {}),
           },
         }
       : {}),
@@ -752,7 +767,9 @@ export const buildStage = defineStage<Resolved, Built, HasSwe5g>({
   // instance layer is the delta (tree-delta.ts); deletions go before the copy (all recipes)
   // 8: the Go env layer holds every module the folder's packages and tests import (issue 31,
   // the import check); Built `go_imports`
-  version: 8,
+  // 9: a Python env layer lifts the pins of the era that do not install on the era's Python
+  // (python_era `max_lifts`, python-lifts.ts); Built `python_env.lifts`
+  version: 9,
   // testgen first: an instance whose test generation failed (no_fix_pattern, ...) is never built
   needs: ['swe5g.resolve', 'swe5g.testgen'],
   itemNeeds: sameKeyIn('swe5g.resolve', 'swe5g.testgen'),

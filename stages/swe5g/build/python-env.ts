@@ -156,11 +156,14 @@ const DEBIAN_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
  * chosen by hand, for an interpreter, whatever their upload date).
  * @param excludeNewer ISO 8601 UTC date of the era pins (python-era.ts `eraDate`); absent: pip
  * @param uv the uv requirement (`uv==0.13.9`)
+ * @param maxLifts pins of the era the env layer may lift when they do not install (python_era
+ *   `max_lifts`; 0: one uv install, as before the lifts)
  */
 export function pythonEnvSpec(
   py: PythonEnvironment,
   excludeNewer?: string,
   uv = 'uv==0.13.9',
+  maxLifts = 0,
 ): PythonEnvSpec {
   const ca = hostCaBundle();
   const exempt = py.overrides
@@ -170,6 +173,15 @@ export function pythonEnvSpec(
     roots: py.roots,
     ...(py.protos ? { protocTool: py.protos.tool } : {}),
     ...(ca ? { caBundle: ca } : {}),
-    ...(excludeNewer ? { era: { excludeNewer, exempt: [...new Set(exempt)].sort(), uv } } : {}),
+    ...(excludeNewer
+      ? {
+          era: {
+            excludeNewer,
+            exempt: [...new Set(exempt)].sort(),
+            uv,
+            ...(maxLifts > 0 ? { maxLifts } : {}),
+          },
+        }
+      : {}),
   };
 }

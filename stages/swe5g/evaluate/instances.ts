@@ -2,8 +2,9 @@
  * A validated record of the state as the {@link EvalInstance} grading and the solver need: its
  * SWE-bench fields, image and clean tree, and the test plan its validation ran, made by the same
  * `testPlan` (stages/swe5g/test-plan.ts) from the same inputs `swe5g.validate` used (the build's
- * module folder, the gold patch, `test_patch` + `f2p_test_patch`, the registry entry), so grading
- * runs validation's fix step. The released-row counterpart is `datasetInstance` (dataset.ts).
+ * module folder, the gold patch, `test_patch` + the f2p test patch the steps ran, the registry
+ * entry: testgen's `f2p_test_patch`, or the deferred Strategy A test validation decided to use,
+ * `Validated.f2p_test_patch`), so grading runs validation's fix step. The released-row counterpart is `datasetInstance` (dataset.ts).
  */
 import type { RecipeName } from '../../../pipeline/providers/docker/recipes.js';
 import type { EnvironmentsSettings } from '../environments-config.js';
@@ -31,7 +32,8 @@ export function stateInstance(
       recipe,
       moduleDir: inputs.built.module_dir,
       patch: v.patch,
-      testPatches: [inputs.resolved.test_patch, inputs.testgen.f2p_test_patch],
+      // the f2p test the steps ran: the deferred Strategy A when validation used it
+      testPatches: [inputs.resolved.test_patch, v.f2p_test_patch ?? inputs.testgen.f2p_test_patch],
     },
     registryTestsOf(entry, v.patch),
     settings,

@@ -9,7 +9,9 @@
  * One step per command:
  * - Go: one step per import path, `go test -json -count=1 -run '^(A|B)$' <pkg>` in the folder of
  *   the module that holds it (the test binary may run at most 120 s);
- * - Python: one step, pytest on the node ids with a JUnit XML report;
+ * - Python: one step, pytest on the node ids with a JUnit XML report, `--rootdir=.` so the
+ *   reported ids are the checkout-relative ones asked for (a `pytest.ini` above the test file,
+ *   Magma's `lte/gateway/pytest.ini`, would root them there: `python/magma/...`);
  * - C, meson (`f2p::<name>` ids): one step, the images' meson step script
  *   (pipeline/providers/docker/meson-step.ts, fed on stdin) in {@link F2P_BUILD}: `meson setup
  *   --wrap-mode=nodownload` (subprojects come from the mirrors, testgen/c-subprojects.ts, never
@@ -107,7 +109,7 @@ export function idSteps(
         name: 'pytest',
         spec: spec(
           'junit-xml',
-          `mkdir -p ${ID_RESULTS} && rm -f ${xml}; python3 -m pytest -rA -p no:cacheprovider --junitxml=${xml} -o junit_family=xunit1 ${ids.map(shq).join(' ')}`,
+          `mkdir -p ${ID_RESULTS} && rm -f ${xml}; python3 -m pytest -rA -p no:cacheprovider --rootdir=. --junitxml=${xml} -o junit_family=xunit1 ${ids.map(shq).join(' ')}`,
           [xml],
         ),
         ids: [...ids],

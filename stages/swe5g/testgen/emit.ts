@@ -512,11 +512,18 @@ export function cIntentTests(
   return { files, FAIL_TO_PASS: ids };
 }
 
-/** Where a generated pytest module goes: an existing `tests/` or `test/` folder, else the root. */
-export function pythonTestDir(exists: (path: string) => boolean): string {
+/**
+ * Where a generated pytest module goes: an existing `tests/` or `test/` folder of `under`, else
+ * `under` itself.
+ * @param under the registry entry's folder (`path`: a monorepo folder such as Magma's
+ *   `lte/gateway/python/magma/mobilityd`, where validation's steps run pytest), '' for the root
+ * @returns a repository-relative folder, `.` for the root
+ */
+export function pythonTestDir(exists: (path: string) => boolean, under = ''): string {
+  const at = (d: string): string => (under ? `${under}/${d}` : d);
   for (const d of ['tests', 'test'])
-    if (exists(`${d}/__init__.py`) || exists(`${d}/conftest.py`)) return d;
-  return '.';
+    if (exists(`${at(d)}/__init__.py`) || exists(`${at(d)}/conftest.py`)) return at(d);
+  return under || '.';
 }
 
 /**
@@ -529,6 +536,8 @@ export function intentTests(
   sites: FixSite[],
   readFix: ReadRepoFile,
   readBase: ReadRepoFile,
+  /** Python: the registry entry's folder the test goes under ({@link pythonTestDir}). */
+  pythonUnder = '',
 ): GeneratedTests {
   if (language === 'go') {
     const files: GeneratedFile[] = [];
@@ -549,7 +558,7 @@ export function intentTests(
     return { files, FAIL_TO_PASS: ids };
   }
   if (language === 'python') {
-    const dir = pythonTestDir((p) => readBase(p) !== null);
+    const dir = pythonTestDir((p) => readBase(p) !== null, pythonUnder);
     const path = dir === '.' ? 'test_f2p_intent.py' : `${dir}/test_f2p_intent.py`;
     const { content, tests } = pythonIntentTest(path, sites);
     return {

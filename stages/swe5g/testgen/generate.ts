@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { posix } from 'node:path';
 import { SkipItem, TelebenchError } from '../../../pipeline/errors.js';
 import { splitNulPaths } from '../../../pipeline/providers/git/repo.js';
-import type { Resolved, TestGen } from '../types.js';
+import type { DeferredStrategyA, Resolved, TestGen } from '../types.js';
 import { bugCategory, specRefs } from './classify.js';
 import { readDiff, languageOfPath } from './diffinfo.js';
 import {
@@ -24,7 +24,7 @@ import { applyPatch, removeScratch, runTests, scratchCheckout, type TestRun } fr
 import { toGitPatch } from './patchfile.js';
 import { deriveFixSites, type FixSite, type SiteNote } from './patterns.js';
 import { goDirectCall } from './strategyA.js';
-import { pythonDirectCall, pythonImportFailure, pythonModuleOf } from './py-direct-call.js';
+import { pythonDeferral, pythonDirectCall, pythonModuleOf } from './py-direct-call.js';
 import { cDirectCall } from './strategyA-c.js';
 import type { TestgenSettings } from './config.js';
 import type { LlmProvider } from '../../../pipeline/providers/llm/types.js';
@@ -239,7 +239,10 @@ const describeSites = (sites: FixSite[]): string => {
 };
 
 /**
- * Generates the fail-to-pass test of one instance.
+ * Generates the fail-to-pass test of one instance. A Python Strategy A test whose host check
+ * stopped at the fixed module's import ({@link pythonDeferral}) does not decide: the first such
+ * test is kept as the B record's `deferred_a` (types.ts `DeferredStrategyA`), decided by
+ * `swe5g.validate` in the instance image.
  * @param gitDir repository holding base_commit and merge_commit (the resolve stage's mirror)
  * @param runner where the generated tests run (default: host toolchain in a scratch copy)
  * @param extra `llm`: provider for the optional LLM-written Strategy A (`settings.llm` must be
@@ -256,7 +259,13 @@ export async function generateTestGen(
   r: Resolved,
   settings: TestgenSettings,
   runner: TestRunner = hostRunner,
-  extra: { llm?: LlmProvider; signal?: AbortSignal; pythonRoots?: string[] } = {},
+  extra: {
+    llm?: LlmProvider;
+    signal?: AbortSignal;
+    pythonRoots?: string[];
+    /** The registry entry's folder (`path`): generated Python tests go under it. */
+    moduleDir?: string;
+  } = {},
 ): Promise<Generation> {
   const timings: Record<string, number> = {};
   let t = Date.now();
@@ -348,6 +357,8 @@ export async function generateTestGen(
   // function whose direct call flips.
   const aReasons: string[] = [];
   let aCheck: FlipCheck | undefined;
+  // Python: the first A test the host could not import, for validation to decide in the image
+  let deferred: DeferredStrategyA | undefined;
   const aLanguage = r.language === 'go' || r.language === 'python' || r.language === 'c';
   if (settings.strategy_a && aLanguage) {
     t = Date.now();
@@ -381,7 +392,8 @@ export async function generateTestGen(
         path = dir === '.' ? 'f2p_call_test.go' : `${dir}/f2p_call_test.go`;
         idOf = (n) => `${goImportPath(dir, readFix)}::${n}`;
       } else {
-        const dir = pythonTestDir((p) => readBase(p) !== null);
+        // inside the entry's folder, where validation's steps run pytest
+        const dir = pythonTestDir((p) => readBase(p) !== null, extra.moduleDir);
         path = dir === '.' ? 'test_f2p_call.py' : `${dir}/test_f2p_call.py`;
         const mod = pythonModuleOf(s0.file, (p) => readFix(p) !== null, extra.pythonRoots);
         call = mod
@@ -426,8 +438,15 @@ export async function generateTestGen(
           timings,
         };
       }
-      const importFailure =
-        r.language === 'python' ? pythonImportFailure(aCheck.parent?.log ?? '') : null;
+      const importFailure = r.language === 'python' ? pythonDeferral(aCheck) : null;
+      if (importFailure && !deferred)
+        deferred = {
+          f2p_test_patch: patch,
+          FAIL_TO_PASS: [id],
+          function: call.function,
+          inputs: 'inputs' in call ? call.inputs : '',
+          host_import_failure: importFailure,
+        };
       aReasons.push(
         `direct call of ${call.function} ${importFailure ? `does not import on this runner (${importFailure})` : aCheck.reason}`,
       );
@@ -475,7 +494,7 @@ export async function generateTestGen(
     aReasons.push(llm.reason);
   }
 
-  const gen: GeneratedTests = intentTests(r.language, sites, readFix, readBase);
+  const gen: GeneratedTests = intentTests(r.language, sites, readFix, readBase, extra.moduleDir);
   const patch = toGitPatch(gen.files);
   let checkB: FlipCheck | undefined;
   if (settings.verify === 'all') {
@@ -512,11 +531,12 @@ export async function generateTestGen(
     testgen: {
       ...base,
       strategy: 'B',
-      strategy_reason: `B: ${describeSites(sites)}; Strategy A not used: ${aReasons.join('; ') || 'no candidate function'}`,
+      strategy_reason: `B: ${describeSites(sites)}; Strategy A not used: ${aReasons.join('; ') || 'no candidate function'}${deferred ? `; the A test of ${deferred.function} is deferred to validation in the instance image` : ''}`,
       f2p_test_patch: patch,
       FAIL_TO_PASS: gen.FAIL_TO_PASS,
       bug_category,
       f2p_strength: sites.every((s) => s.strength === 'control') ? 'control' : 'text',
+      ...(deferred ? { deferred_a: deferred } : {}),
     },
     sites,
     notes,

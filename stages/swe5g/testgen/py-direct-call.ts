@@ -282,3 +282,20 @@ export function pythonImportFailure(log: string): string | null {
     /ImportError: ([^\n]{1,160})/.exec(log);
   return m ? m[1]! : null;
 }
+
+/**
+ * Why a Python Strategy A test's host flip check says nothing of the test, or null: the fixed
+ * module did not import on the host at base_commit or at merge_commit ({@link pythonImportFailure}
+ * of either run's log; a fix may add the import the host lacks). Such a test is kept as the
+ * record's `deferred_a` (types.ts `DeferredStrategyA`) and decided in the instance image by
+ * `swe5g.validate`; a check that ran the call (failed on another reason, or flipped) is decided.
+ * @param check the flip check's runs (generate.ts `FlipCheck`): `parent` and, when it ran, `fix`
+ */
+export function pythonDeferral(check: {
+  ok: boolean;
+  parent?: { log: string };
+  fix?: { log: string };
+}): string | null {
+  if (check.ok) return null;
+  return pythonImportFailure(check.parent?.log ?? '') ?? pythonImportFailure(check.fix?.log ?? '');
+}

@@ -27,13 +27,14 @@ export const RUN_CACHE_VERSION = 1;
 /**
  * Bump a language's number when the commands its runs are made with change (its stored runs are
  * then made anew, the other languages' kept). Go 2: a go.mod without a `go` directive is built as
- * Go 1.16 (pipeline/providers/docker/go-directive.ts). Version 1 is not in the key (the keys of
+ * Go 1.16 (pipeline/providers/docker/go-directive.ts). Python 2: pytest ids are rooted at the
+ * checkout (`--rootdir=.`, harness/id-spec.ts). Version 1 is not in the key (the keys of
  * the runs stored before these numbers existed).
  */
 export const RUNNER_VERSIONS: Readonly<Record<'go' | 'c' | 'python', number>> = {
   go: 2,
   c: 1,
-  python: 1,
+  python: 2,
 };
 /** The key-value namespace of the stored runs. */
 export const RUN_CACHE_NAMESPACE = 'swe5g.testgen.host_runs';

@@ -61,7 +61,12 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
   //    `if` (text-count.ts liveChildren, the one rule of the text count and the site search)
   // 16: a go.mod without a `go` directive is built as Go 1.16, not at the toolchain's version
   //    (go-directive.ts: -mod=mod wrote `go 1.26.8` into it; new vet checks failed 2019 Magma)
-  version: 16,
+  // 17: a Python A test whose host check stopped at the module's import is kept as `deferred_a`
+  //    beside the B fallback, for swe5g.validate to decide in the instance image (regenerates
+  //    every test: B records of such instances gain the field and a longer strategy_reason);
+  //    the generated Python tests of a monorepo entry go under its `path`, where validation runs
+  //    pytest (they were at the repository root, outside the steps' folder)
+  version: 17,
   needs: ['swe5g.resolve'],
   itemNeeds: sameKeyIn('swe5g.resolve'),
   description:
@@ -110,7 +115,8 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
           ),
         )
       : undefined;
-    // the package roots the Python image puts on the path: the generated imports need them too
+    // the package roots the Python image puts on the path: the generated imports need them too;
+    // the entry's folder, where validation runs pytest: the generated tests go under it
     const entry = ctx
       .memo('swe5g.testgen.registry', () => registryById(ctx.config, ctx.configFile))
       .get(r.registry_id);
@@ -149,6 +155,8 @@ export const testgenStage = defineStage<Resolved, TestGen, HasSwe5g>({
     const gen = await generateTestGen(gitDir, r, settings, itemRunner, {
       signal: ctx.signal,
       pythonRoots,
+      // the build's module folder rule (build.ts): the registry id's `:path`
+      ...(r.registry_id.includes(':') ? { moduleDir: r.registry_id.split(':')[1]! } : {}),
       ...(llm ? { llm } : {}),
     });
     if (gen.testgen.f2p_test_patch)

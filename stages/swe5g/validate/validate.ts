@@ -3,6 +3,10 @@
  * SWE-bench's convention: the parent ("before") run holds the test patches (`test_patch` +
  * testgen's `f2p_test_patch`), so every test is judged on the test patch's version of it, before
  * and after (a test the patch rewrites or renames is judged on its new version only).
+ *  0. testgen's deferred Python Strategy A test (`TestGen.deferred_a`, when it has one) is decided
+ *     in the instance image first (deferred-a.ts): when it fails at the parent and passes with the
+ *     gold patch it replaces the Strategy B test in the steps below (`strategy` 'A'), else B stays
+ *     and `deferred_a` says why;
  *  1. at the parent with the test patches (`parent_p2p`, `test_repeats` fresh runs): tests that
  *     pass are the PASS_TO_PASS candidates. A parent that does not build is rejected
  *     (`build_failed_at_parent`) unless only the new tests need the fix (`parent_bare`, the
@@ -60,13 +64,16 @@ import {
   goTestOutput,
   notFailingAtParent,
   parentNeedsRerunAfterFix,
+  reportedId,
   splitBeforeAfter,
 } from './verdicts.js';
 import { buildStage } from '../build/build.js';
+import { GO_ASSUMED_VERSION } from '../../../pipeline/providers/docker/go-directive.js';
 import { testgenStage } from '../testgen/testgen.js';
 import { resolveStage } from '../resolve/resolve.js';
 import { currentIssueText, withIssueText, withoutIssueText } from '../statement/current.js';
 import { inRunOrder } from '../run-order.js';
+import { tryDeferredA, type DeferredADecision } from './deferred-a.js';
 
 export { environmentalReason, goTestOutput } from './verdicts.js';
 
@@ -90,6 +97,17 @@ export interface Validated extends ValidatedInstance {
   test_commands?: RegistryCommands;
   /** Suites the registry excludes (they need a service), with the reason: never run, never failing. */
   excluded_suites?: ExcludedSuite[];
+  /**
+   * testgen's deferred Python Strategy A test (`TestGen.deferred_a`), decided in the instance image
+   * before the three steps (deferred-a.ts): used (`strategy` 'A') or not, and why. Absent when the
+   * testgen record deferred none.
+   */
+  deferred_a?: DeferredADecision;
+  /**
+   * The fail-to-pass test patch the steps ran when it is not testgen's `f2p_test_patch` (the
+   * deferred A test was used): what grading and the audit apply (evaluate/instances.ts).
+   */
+  f2p_test_patch?: string;
 }
 
 /** Everything validation needs besides the instance. */
@@ -117,8 +135,11 @@ export async function validateInstance(
   input: ValidateInput,
   vc: ValidateContext,
 ): Promise<Validated> {
-  const { resolved: res, testgen: tg, built } = input;
+  const { resolved: res, built } = input;
   const s = vc.settings;
+  // testgen's deferred Python Strategy A, decided here in the image before the three steps
+  const deferred = await tryDeferredA(input, vc);
+  const tg = deferred?.testgen ?? input.testgen;
   const recipe = built.image_recipe;
   const commands = vc.registryCommands;
   // the one test plan of the instance: grading builds its step from the same function
@@ -137,8 +158,8 @@ export async function validateInstance(
     ),
     s,
   );
-  const step_logs: Validated['step_logs'] = {};
-  const step_seconds: Record<string, number> = {};
+  const step_logs: Validated['step_logs'] = { ...deferred?.logs };
+  const step_seconds: Record<string, number> = { ...deferred?.seconds };
 
   const run = async (
     step: keyof Validated['step_logs'] & string,
@@ -198,8 +219,10 @@ export async function validateInstance(
   const s1 = await run('parent_p2p', withTests, s.test_repeats, !hasTestPatches(testPatches));
   if (s1.parsed.build_failures.length > 0)
     await parentMustBuild(s1, { run, instanceId: res.instance_id, testPatches, step_logs });
-  // Step 2: the given fail-to-pass tests fail before (in step 1's runs).
-  const notFailing = notFailingAtParent(s1.parsed, tg.FAIL_TO_PASS, recipe);
+  // Step 2: the given fail-to-pass tests fail before (in step 1's runs), by the ids the step
+  // reports (pytest roots them at a pytest.ini above the folder: Magma's lte/gateway)
+  const givenF2P = tg.FAIL_TO_PASS.map((id) => reportedId(id, Object.keys(s1.parsed.tests)) ?? id);
+  const notFailing = notFailingAtParent(s1.parsed, givenF2P, recipe);
   if (notFailing.length > 0) {
     throw new SkipItem(
       'f2p_does_not_fail_at_parent',
@@ -218,16 +241,12 @@ export async function validateInstance(
   // Step 1 again while a test fails in every before run and not consistently passing after: a
   // flake passes in one of them and is listed (dropped), never a reason to reject.
   const parentRuns: ParsedRun[] = [s1.parsed];
-  for (
-    let i = 0;
-    i < s.parent_reruns && parentNeedsRerunAfterFix(parentRuns, fix, tg.FAIL_TO_PASS);
-    i++
-  )
+  for (let i = 0; i < s.parent_reruns && parentNeedsRerunAfterFix(parentRuns, fix, givenF2P); i++)
     parentRuns.push(
       (await run(`parent_p2p_${i + 2}`, withTests, s.test_repeats, !hasTestPatches(testPatches)))
         .parsed,
     );
-  const split = splitBeforeAfter(parentRuns, fix, tg.FAIL_TO_PASS);
+  const split = splitBeforeAfter(parentRuns, fix, givenF2P);
   const { parent, FAIL_TO_PASS, p2pCandidates } = split;
   const s1stdout = s1.stored.map((r) => r.stdout).join('\n');
   const dropped_failing_at_parent = split.failingBoth.map((test) => ({
@@ -325,6 +344,8 @@ export async function validateInstance(
     dropped_failing_at_parent:
       s.pass_to_pass_policy === 'drop-failing' ? dropped_failing_at_parent : [],
     ...(spec.excluded.length ? { excluded_suites: spec.excluded } : {}),
+    ...(deferred ? { deferred_a: deferred.decision } : {}),
+    ...(deferred?.decision.used ? { f2p_test_patch: tg.f2p_test_patch } : {}),
     ...(recipe === 'c-meson' && usesMakeStep(commands) ? { test_commands: commands } : {}),
   };
 }
@@ -428,10 +449,13 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
   // 6: SWE-bench's convention: the parent ("before") run holds the test patches, FAIL_TO_PASS and
   //    PASS_TO_PASS judged on the test patch's version of every test (every stored validation
   //    re-runs once)
-  // 7: a go.mod without a `go` directive is built as Go 1.16 in every Go step (go-directive.ts:
-  //    `go test -mod=mod` wrote the toolchain's version into it, so 2019 Magma folders were built
-  //    as Go 1.26 code and failed newer vet checks; every stored validation re-runs once)
-  version: 7,
+  // (the deferred Strategy A try changes the output only of inputs with `TestGen.deferred_a`,
+  // which testgen 17 first writes: every other stored validation stays valid, no bump for it)
+  // (a go.mod without a `go` directive is built as Go 1.16 in every Go step, go-directive.ts:
+  // `go test -mod=mod` wrote the toolchain's version into it, so 2019 Magma folders were built as
+  // Go 1.26 code and failed newer vet checks; the cache key of Go validations says so, so only
+  // they re-run once, the C and Python ones stay)
+  version: 6,
   needs: ['swe5g.build', 'swe5g.testgen'],
   description:
     'Three-step validation: existing tests pass at the parent, F2P tests fail there and pass after the fix (3 runs).',
@@ -451,6 +475,7 @@ export const validateStage = defineStage<ValidateInput, Validated, HasSwe5g>({
     resolved: withoutIssueText(i.resolved),
     testgen: withoutClassification(i.testgen),
     built: builtIdentity(i.built),
+    ...(i.built.image_recipe === 'go' ? { go_directive: GO_ASSUMED_VERSION } : {}),
   }),
   *plan(ctx) {
     const tests = new Map([...ctx.store.outputs(testgenStage)].map((t) => [t.key, t.output]));

@@ -214,3 +214,22 @@ export function parentNeedsRerunAfterFix(
       !(afterFix.consistent(id) && afterFix.allPass(id)),
   );
 }
+
+/**
+ * The id a run reports for `id`: `id` itself, else the one reported id with the same test name
+ * whose file is `id`'s file with leading folders left off, or the other way round (pytest roots
+ * its ids at its rootdir, which may be a folder of the repository: Magma's
+ * `python/magma/policydb/tests/...` for `lte/gateway/python/magma/policydb/tests/...`).
+ * @returns the reported id, or null when none (or more than one) fits
+ */
+export function reportedId(id: string, reported: readonly string[]): string | null {
+  if (reported.includes(id)) return id;
+  const [file, ...rest] = id.split('::');
+  const name = rest.join('::');
+  const fits = reported.filter((r) => {
+    const [f, ...n] = r.split('::');
+    if (n.join('::') !== name || !f || !file) return false;
+    return file.endsWith(`/${f}`) || f.endsWith(`/${file}`);
+  });
+  return fits.length === 1 ? fits[0]! : null;
+}

@@ -3,7 +3,9 @@
  * store holding validate, testgen and audit records: the kind comes from the validated strategy
  * and, for Strategy B, testgen's `f2p_strength` (text when absent); no-op and rewrite rates count
  * graded mutants only; a weak instance is withheld; a validation that was skipped is not counted;
- * behavioural = Strategy A and shipped tests.
+ * behavioural = Strategy A and shipped tests. A Python instance whose deferred Strategy A test
+ * validation used in the image (testgen's record B, the validated one A) counts as A, here and in
+ * the report's testgen table.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { storeReader } from '../../../../pipeline/runner.js';
 import { auditStage } from '../../../../stages/swe5g/audit/audit.js';
 import { testgenStage } from '../../../../stages/swe5g/testgen/testgen.js';
 import { validateStage } from '../../../../stages/swe5g/validate/validate.js';
+import { testgenMarkdown, testgenRows } from '../../../../stages/swe5g/testgen/report.js';
 import {
   auditByTestKind,
   auditByTestKindMarkdown,
@@ -129,6 +132,33 @@ function state(): Store {
     put(store, validateStage, key, { instance_id: key, strategy });
     if (ms) put(store, auditStage, key, audit(key, ms));
   }
+  // Magma: testgen fell back to B (control) with a deferred A test, which validation used
+  put(store, testgenStage, 'magma__magma-4', {
+    instance_id: 'magma__magma-4',
+    strategy: 'B',
+    f2p_strength: 'control',
+    bug_category: 'nil_pointer',
+    deferred_a: { function: 'encrypt_str', inputs: 'mac=None' },
+  });
+  put(store, validateStage, 'magma__magma-4', {
+    instance_id: 'magma__magma-4',
+    strategy: 'A',
+    deferred_a: { used: true, reason: 'A: ... decided in the instance image' },
+  });
+  put(store, auditStage, 'magma__magma-4', audit('magma__magma-4', [['noop', 'reject', false]]));
+  // and one whose deferred A test validation did not use: B stays
+  put(store, testgenStage, 'magma__magma-5', {
+    instance_id: 'magma__magma-5',
+    strategy: 'B',
+    f2p_strength: 'control',
+    bug_category: 'nil_pointer',
+    deferred_a: { function: 'tune_datapath', inputs: 'config_dict without key "dp_irq"' },
+  });
+  put(store, validateStage, 'magma__magma-5', {
+    instance_id: 'magma__magma-5',
+    strategy: 'B',
+    deferred_a: { used: false, reason: 'not used: ... does not fail at the parent' },
+  });
   // a validation that was skipped is no validated instance
   put(store, testgenStage, 'open5gs__open5gs-4', {
     instance_id: 'open5gs__open5gs-4',
@@ -148,6 +178,8 @@ describe('audit per project and test kind', () => {
         'free5gc/A',
         'free5gc/shipped',
         'free5gc/all',
+        'magma/A',
+        'magma/B control',
         'magma/B text',
         'magma/all',
         'open5gs/B control',
@@ -177,6 +209,9 @@ describe('audit per project and test kind', () => {
         behavioural: { k: 2, n: 2 },
       });
       expect(at('magma', 'B text')).toMatchObject({ validated: 1, audited: 1, weak: 0 });
+      expect(at('magma', 'A')).toMatchObject({ validated: 1, audited: 1, weak: 0 });
+      expect(at('magma', 'B control')).toMatchObject({ validated: 1, audited: 0 });
+      expect(at('magma', 'all')).toMatchObject({ validated: 3, behavioural: { k: 1, n: 3 } });
       const md = auditByTestKindMarkdown({ store: reader(store) });
       expect(md).toContain(
         '| open5gs | B text | 2 | 2 | 1 of 1 | 2 of 3 | 1 of 2 (50%) | 1 | 1 |  |',
@@ -185,6 +220,21 @@ describe('audit per project and test kind', () => {
         '| open5gs | all | 3 | 3 | 1 of 2 | 2 of 4 | 2 of 3 (67%) | 1 | 2 | 0 of 3 (0%) |',
       );
       expect(md).toContain('| free5gc | shipped | 1 | 0 | - | - | - | 0 | 1 |  |');
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe("the report's testgen table reads the strategy validation used", () => {
+  it('a deferred A test validation used counts as A; the column gives used of deferred', () => {
+    const store = state();
+    try {
+      const magma = testgenRows({ store: reader(store) }).find((r) => r.repo === 'magma/magma');
+      expect(magma).toMatchObject({ A: 1, B: 2, deferred: { used: 1, tried: 2 } });
+      expect(testgenMarkdown({ store: reader(store) })).toMatch(
+        /\| magma\/magma \| 1 \| 2 \| 0 \| .* \| 1 of 2 \|/,
+      );
     } finally {
       store.close();
     }

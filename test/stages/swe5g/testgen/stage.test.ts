@@ -146,7 +146,7 @@ describe('swe5g.testgen stage', () => {
     const md = testgenMarkdown({
       store: storeReader(state.store, () => undefined),
     });
-    expect(md).toContain('| test/go | 1 | 1 | 0 | no_fix_pattern 1 | 0 | nil_pointer 2 |');
+    expect(md).toContain('| test/go | 1 | 1 | 0 | no_fix_pattern 1 | 0 | nil_pointer 2 | - |');
     const second = await run();
     expect(JSON.stringify(second)).not.toMatch(/"ran":[1-9]/);
     state.close();

@@ -1,7 +1,8 @@
 /**
  * What re-validates an instance (validateStage.cacheKey): a rebuild of the same images (a new
  * build version: other seconds, no `.git` note when the image was already there) does not; other
- * images, another module folder or another test do.
+ * images, another module folder or another test do; a Go validation made before the go-directive
+ * guard does once.
  */
 import { describe, it, expect } from 'vitest';
 import { sha256 } from '../../../../pipeline/hash.js';
@@ -48,5 +49,18 @@ describe('validateStage.cacheKey', () => {
     expect(key(input(other))).not.toBe(key(input(built)));
     expect(key(input({ ...built, module_dir: 'lib' }))).not.toBe(key(input(built)));
     expect(key(input(built, 'diff --git a/y b/y\n'))).not.toBe(key(input(built)));
+  });
+  it('re-runs a Go validation once for the go-directive guard, and keeps C and Python ones', () => {
+    // the stored keys of C and Python validations (made before the guard) are what they were:
+    // resolved, testgen and built only
+    const keyOf = (b: Built) => validateStage.cacheKey!(input(b)) as Record<string, unknown>;
+    expect(Object.keys(keyOf(built)).sort()).toEqual(['built', 'resolved', 'testgen']);
+    expect(Object.keys(keyOf({ ...built, image_recipe: 'python' })).sort()).toEqual([
+      'built',
+      'resolved',
+      'testgen',
+    ]);
+    const goBuilt: Built = { ...built, image_recipe: 'go', c_build: undefined };
+    expect(keyOf(goBuilt)).toMatchObject({ go_directive: '1.16' });
   });
 });
