@@ -270,6 +270,9 @@ beforeAll(async () => {
       `    git_url_base: ${join(root, 'src')}`,
       '    base_source: offline',
       '    limits: { timeout_s: 300, memory_mib: 1024 }',
+      // the pipeline above stops at validation (the agent's run is this test's subject; the
+      // audit gate of a release has its own test, test/datasets/swe5g-audit-gate.test.ts)
+      '  audit: { release_unaudited: true }',
       '',
     ].join('\n'),
   );
