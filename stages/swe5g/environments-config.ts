@@ -104,9 +104,18 @@ export const environmentsSchema = z.strictObject({
        * Pins of the era an env layer may lift when they do not install on the era's Python (an
        * sdist whose setup.py or build fails, no wheel for it, a build dependency that does not
        * run on it): each is replaced by its oldest later release that installs and recorded
-       * (Built `python_env.lifts`); 0: none, one uv install as before.
+       * (Built `python_env.lifts`); 0: none, one uv install as before. The description is the
+       * JSON Schema's (config/telebench.schema.json) for editors.
        */
-      max_lifts: z.number().int().min(0).max(50).default(10),
+      max_lifts: z
+        .number()
+        .int()
+        .min(0)
+        .max(50)
+        .default(10)
+        .describe(
+          "Pins of the era a Python env layer may lift when they do not install on the era's Python (an sdist whose setup.py or build fails, no wheel for it, a build dependency that does not run on it): each is replaced by its oldest later release that installs and recorded in Built python_env.lifts (docs/environments.md, 'A pin of the era that does not install'). 0: off, one uv install as before the lifts.",
+        ),
     })
     .default({
       interpreter: 'era',

@@ -23,7 +23,9 @@ releases installs, a failure that names no package (a resolution conflict, a dow
 a package beyond ``--max-lifts``, exits 1 with a last ``telebench:`` line naming it.
 
 Usage: python3 py_era_install.py --uv UV --requirements FILE --exclude-newer DATE
-           [--exempt NAME]... --report FILE [--max-lifts N] [--max-probes N]
+           [--exempt NAME]... --report FILE [--max-lifts N] [--max-probes N] [--python PYTHON]
+``--python`` is the interpreter installed for (default ``python3``, the image's own): uv's
+``--system`` passes over a virtual environment's ``python3`` on the PATH, not one named by path.
 Standard library only (Python 3.6 and later); uv's output goes to stderr as it comes.
 """
 
@@ -106,8 +108,12 @@ def failing_build_dependency(output):
     m = FAILED_BUILD.search(output)
     if not m:
         return None
-    frames = [f for f in re.findall(r'File "([^"]+)", line \d+', output[m.start():]) if not f.startswith("<")]
-    if not frames:
+    frames = re.findall(r'File "([^"]+)", line \d+', output[m.start():])
+    # ``<frozen importlib._bootstrap>``: the import machinery, not code of the build environment
+    frames = [f for f in frames if not f.startswith("<frozen")]
+    # ``<string>`` as the last frame: the setup.py the backend ran, a package's own code
+    # (the setuptools of mid-2022 on exec()s its text; earlier ones compiled it as "setup.py")
+    if not frames or frames[-1].startswith("<"):
         return None
     d = BUILD_ENV_FRAME.search(frames[-1])
     if not d:
@@ -128,8 +134,9 @@ class Uv:
     """Runs uv with the era date, the exempt packages and the lifts so far (overrides, build
     constraints, the date lifted for each)."""
 
-    def __init__(self, uv, exclude_newer, exempt, scratch):
+    def __init__(self, uv, exclude_newer, exempt, scratch, python="python3"):
         self.uv = uv
+        self.python = python
         self.exclude_newer = exclude_newer
         self.exempt = [normalized(n) for n in exempt]
         self.scratch = scratch
@@ -171,7 +178,7 @@ class Uv:
     def install(self, requirements, extras):
         """The full install of ``requirements`` into the interpreter's site (``--system``), the
         package lifts as overrides; returns (exit code, uv's output)."""
-        args = ["--system", "--break-system-packages", "--python", "python3"] + self._args()
+        args = ["--system", "--break-system-packages", "--python", self.python] + self._args()
         overrides = [
             "%s%s==%s" % (l["package"], extras.get(normalized(l["package"]), ""), l["version"])
             for l in self.lifts
@@ -186,14 +193,14 @@ class Uv:
         the date also lifted for ``lifted``; returns (exit code, output, {name: version taken})."""
         target = os.path.join(self.scratch, "probe")
         shutil.rmtree(target, ignore_errors=True)
-        args = ["--python", "python3", "--target", target, "--no-deps", "--resolution", "lowest"]
+        args = ["--python", self.python, "--target", target, "--no-deps", "--resolution", "lowest"]
         code, out = self._run("install", args + self._args(lifted, constraints) + [requirement])
         shutil.rmtree(target, ignore_errors=True)
         return code, out, {normalized(m.group(1)): m.group(2) for m in INSTALLED.finditer(out)}
 
     def resolve(self, requirement, lifted=(), lowest=False):
         """The version ``uv pip compile`` takes for ``requirement`` alone (None when none)."""
-        args = ["-", "--no-header", "--no-annotate", "--no-deps", "--python", "python3"]
+        args = ["-", "--no-header", "--no-annotate", "--no-deps", "--python", self.python]
         args += ["--resolution", "lowest"] if lowest else []
         code, out = self._run("compile", args + self._args(lifted), stdin=requirement + "\n")
         m = COMPILED.search(out) if code == 0 else None
@@ -273,6 +280,9 @@ def install(args, uv):
         lift = next((l for l in uv.lifts if normalized(l["package"]) == key), None)
         dep = failing_build_dependency(out) if kind == "build" else None
         known = lift is not None or (dep and any(normalized(l["package"]) == dep for l in uv.lifts))
+        if not known and args.max_lifts == 0:
+            said = "telebench: python package %s: %s does not install (%s), and lifting is off (--max-lifts 0)"
+            return 1, said % (name, version, error_line(out))
         if not known and len(uv.lifts) >= args.max_lifts:
             done = ", ".join("%s %s -> %s" % (l["package"], l["date_version"], l["version"]) for l in uv.lifts)
             return 1, (
@@ -295,7 +305,7 @@ def install(args, uv):
             said = " (tried %s)" % ", ".join(lift["tried"]) if lift["tried"] else ""
             return 1, (
                 "telebench: python package %s: %s (the era's) does not install on %s, nor any later release%s: %s"
-                % (name, lift["date_version"], python_version(), said, lift["error"])
+                % (name, lift["date_version"], python_version(uv.python), said, lift["error"])
             )
         lift["version"] = taken
         if lift not in uv.lifts:
@@ -304,13 +314,13 @@ def install(args, uv):
     return 1, "telebench: the era's requirements still fail after %d install rounds" % rounds
 
 
-def python_version():
-    """``Python 3.9.2``: the interpreter the packages are installed for (``python3``)."""
+def python_version(python):
+    """``Python 3.9.2``: the interpreter the packages are installed for (``python``)."""
     try:
-        p = subprocess.run(["python3", "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        return p.stdout.decode("utf-8", "replace").strip() or "python3"
+        p = subprocess.run([python, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        return p.stdout.decode("utf-8", "replace").strip() or python
     except OSError:
-        return "python3"
+        return python
 
 
 def main(argv):
@@ -322,10 +332,11 @@ def main(argv):
     p.add_argument("--report", required=True)
     p.add_argument("--max-lifts", type=int, default=10)
     p.add_argument("--max-probes", type=int, default=12)
+    p.add_argument("--python", default="python3")
     args = p.parse_args(argv)
     scratch = tempfile.mkdtemp(prefix="telebench-py-era-")
     try:
-        uv = Uv(args.uv, args.exclude_newer, args.exempt, scratch)
+        uv = Uv(args.uv, args.exclude_newer, args.exempt, scratch, args.python)
         code, message = install(args, uv)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -333,7 +344,7 @@ def main(argv):
         emit(message + "\n")
         return code
     keys = ("package", "date_version", "version", "tried", "error", "kind", "for")
-    report = {"python": python_version(), "lifts": [{k: l[k] for k in keys if k in l} for l in uv.lifts]}
+    report = {"python": python_version(args.python), "lifts": [{k: l[k] for k in keys if k in l} for l in uv.lifts]}
     if os.path.dirname(args.report):
         os.makedirs(os.path.dirname(args.report), exist_ok=True)
     with open(args.report, "w") as f:

@@ -1,7 +1,8 @@
 /**
  * The env layer's era install script (`py_era_install.py`, issue 31), on the host: how it reads
  * uv's failures (real outputs captured on Debian bullseye's Python 3.9 for Magma's 2019-2020
- * requirements, `test/fixtures/uv-output/`), and the decisions of its rounds against a fake uv
+ * requirements, `test/fixtures/uv-output/`, and one of the real-uv test's index on 3.11,
+ * py-era-install-real-uv.test.ts), and the decisions of its rounds against a fake uv
  * that answers from those outputs: which pin it lifts, to which release, what it records, and
  * when it gives up naming the package.
  */
@@ -54,6 +55,13 @@ describe("reading uv's failures", () => {
     expect(read('cffi-ffi-h.txt')).toEqual([
       ['cffi', '1.13.2', 'build'],
       'c/_cffi_backend.c:15:10: fatal error: ffi.h: No such file or directory',
+      null,
+    ]);
+    // a setuptools of mid-2022 on runs setup.py as `<string>` (its last frame): the package's own
+    // failure, not setuptools' (captured with the real uv 0.13.9, setuptools 75.3.0, on 3.11)
+    expect(read('setup-py-exec-string.txt')).toEqual([
+      ['eraflaky', '1.0', 'build'],
+      "AttributeError: module '_ast' has no attribute 'Str'",
       null,
     ]);
     // the 2019 setuptools of the build environment does not import on 3.9: a build dependency's
