@@ -16,7 +16,7 @@ const built: Built = {
   base_from: 'telebench-offline:bookworm',
   toolchain: 'gcc 12.2.0',
   sizes: { base: 1, env_layer: 2, instance_layer: 3, instance_total: 6 },
-  source_dir: '/state/work/open5gs__open5gs-1272',
+  source_dir: 'swe5g/instances/open5gs__open5gs-1272/testbed',
   module_dir: '',
   build_seconds: { base: 10, env: 600, instance: 90 },
   c_build: {
